@@ -1,0 +1,17 @@
+// Command sim is roofsim's command-line interface: simulate an LLM serving
+// deployment (run), analyse operators and phases on a roofline (roofline),
+// fit and check GPU profiles (calibrate, validate) and plan capacity (sweep).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

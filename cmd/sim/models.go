@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/hardware"
+
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/spf13/cobra"
+)
+
+type modelsOptions struct {
+	JSON bool
+}
+
+func newModelsCmd(s streams, runF func(*modelsOptions) error) *cobra.Command {
+	opts := &modelsOptions{}
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the model catalog: architecture, parameters, weight size",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runModels(s, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalog as JSON")
+	return cmd
+}
+
+// modelRow is one model in `sim models --json`.
+type modelRow struct {
+	model.Config
+	ParamsTotal     float64 `json:"params_total"`
+	ParamsActive    float64 `json:"params_active"`
+	WeightBytes     float64 `json:"weight_bytes"`
+	KVBytesPerToken float64 `json:"kv_bytes_per_token_bf16"`
+}
+
+func runModels(s streams, opts *modelsOptions) error {
+	// Weight bytes come from the step model at TP 1 on a part that supports
+	// every precision (B200), so they do not depend on the listing's GPU.
+	ref, err := hardware.Lookup("b200")
+	if err != nil {
+		return err
+	}
+	var rows []modelRow
+	for _, m := range model.List() {
+		p := m.Params()
+		step, err := roofline.NewStepModel(&m, ref, roofline.StepOptions{TP: 1})
+		if err != nil {
+			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		wb := step.WeightBytesPerGPU()
+		rows = append(rows, modelRow{Config: m, ParamsTotal: p.Total, ParamsActive: p.ActivePerToken,
+			WeightBytes: wb, KVBytesPerToken: m.KVBytesPerToken(2)})
+	}
+	if opts.JSON {
+		return writeJSON(s.out, rows)
+	}
+	tw := newTable(s.out)
+	fmt.Fprintln(tw, "NAME\tPARAMS\tACTIVE\tLAYERS\tHIDDEN\tHEADS/KV\tMLP\tDTYPE\tWEIGHTS\tKV/TOKEN (bf16)")
+	for _, r := range rows {
+		mlp := fmt.Sprintf("dense %d", r.IntermediateSize)
+		if r.MoE != nil {
+			mlp = fmt.Sprintf("moe %dx%d top-%d", r.MoE.NumExperts, r.MoE.ExpertIntermediateSize, r.MoE.TopK)
+		}
+		dt := r.DType
+		if r.ExpertDType != "" {
+			dt += "/" + r.ExpertDType
+		}
+		fmt.Fprintf(tw, "%s\t%.2fB\t%.2fB\t%d\t%d\t%d/%d\t%s\t%s\t%.1f GB\t%.0f KiB\n",
+			r.Name, r.ParamsTotal/1e9, r.ParamsActive/1e9, r.NumLayers, r.HiddenSize,
+			r.NumHeads, r.NumKVHeads, mlp, dt, r.WeightBytes/1e9, r.KVBytesPerToken/1024)
+	}
+	return tw.Flush()
+}

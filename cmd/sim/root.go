@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the roofsim release; overridden at link time with -X.
+var version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // bad input or a failed run
+	exitUsage = 2 // unknown command or flag
+)
+
+// usageError marks errors in the command line itself (exit code 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// streams are a command's standard streams.
+type streams struct {
+	in          io.Reader
+	out, errOut io.Writer
+}
+
+// execute runs the CLI with args and returns the process exit code. Errors
+// are printed as one line on stderr: "sim: <what>: <why>".
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	io := streams{in: stdin, out: stdout, errOut: stderr}
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	msg := strings.TrimSpace(err.Error())
+	fmt.Fprintf(stderr, "sim: %s\n", msg)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCmd(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sim",
+		Short: "roofsim: simulate LLM inference serving on a roofline step model",
+		Long: `roofsim predicts how a vLLM-style server behaves on a given GPU, model and
+parallelism, without a GPU: latency percentiles, throughput, KV-cache use,
+and which operators are memory- or compute-bound.
+
+Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
+> workload/config file > built-in defaults.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newGPUsCmd(s, nil),
+		newModelsCmd(s, nil),
+		newRooflineCmd(s),
+		newRunCmd(s, nil),
+	)
+	return root
+}

@@ -1,0 +1,243 @@
+package hardware
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// catalogYAML is the built-in GPU catalog (schema: docs/gpu-schema.md).
+//
+//go:embed catalog.yaml
+var catalogYAML []byte
+
+// profileFiles holds profiles/<name>.yaml overrides; profiles/README.md keeps
+// the pattern matching when there are none.
+//
+//go:embed profiles
+var profileFiles embed.FS
+
+// builtin parses the embedded catalog once. The parsed slice is never
+// handed out: List and Lookup return deep copies, so it stays immutable.
+var builtin = sync.OnceValues(func() ([]GPU, error) {
+	return parseCatalog(catalogYAML, "catalog.yaml", profileFiles, "profiles")
+})
+
+// catalog returns the parsed built-in catalog. A broken embedded catalog is
+// a build defect, which the package tests catch; callers get it as an error.
+func catalog() ([]GPU, error) {
+	gpus, err := builtin()
+	if err != nil {
+		return nil, fmt.Errorf("built-in GPU catalog: %w", err)
+	}
+	return gpus, nil
+}
+
+// mustCatalog is catalog for the functions without an error result; it
+// panics only when the embedded catalog itself is invalid (an invariant
+// the package tests guarantee).
+func mustCatalog() []GPU {
+	gpus, err := catalog()
+	if err != nil {
+		panic(err)
+	}
+	return gpus
+}
+
+// List returns deep copies of all catalog GPUs in catalog order, each with
+// its embedded profile override applied (Profile nil means DefaultProfile).
+func List() []GPU {
+	gpus := mustCatalog()
+	out := make([]GPU, len(gpus))
+	for i := range gpus {
+		out[i] = *gpus[i].Clone()
+	}
+	return out
+}
+
+// Names returns the canonical catalog names in catalog order.
+func Names() []string {
+	gpus := mustCatalog()
+	out := make([]string, len(gpus))
+	for i, g := range gpus {
+		out[i] = g.Name
+	}
+	return out
+}
+
+// Lookup returns a copy of the catalog GPU whose name or alias equals name,
+// ignoring case and surrounding spaces. An unknown name is an error listing
+// the canonical names: `unknown GPU "x100" (known: t4, v100, ...)`.
+func Lookup(name string) (*GPU, error) {
+	gpus, err := catalog()
+	if err != nil {
+		return nil, err
+	}
+	if g := find(gpus, name); g != nil {
+		return g.Clone(), nil
+	}
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = g.Name
+	}
+	return nil, fmt.Errorf("unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// find returns the GPU in gpus named name (or aliased), or nil.
+func find(gpus []GPU, name string) *GPU {
+	name = strings.TrimSpace(name)
+	for i := range gpus {
+		if strings.EqualFold(gpus[i].Name, name) {
+			return &gpus[i]
+		}
+		for _, a := range gpus[i].Aliases {
+			if strings.EqualFold(a, name) {
+				return &gpus[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Resolve turns a --gpu argument into a GPU. An argument ending in .yaml or
+// .yml is a file (LoadFile); otherwise a catalog name or alias wins; then an
+// existing regular file is loaded; anything else is Lookup's unknown-GPU
+// error.
+func Resolve(nameOrPath string) (*GPU, error) {
+	ext := strings.ToLower(path.Ext(nameOrPath))
+	if ext == ".yaml" || ext == ".yml" {
+		return LoadFile(nameOrPath)
+	}
+	gpus, err := catalog()
+	if err != nil {
+		return nil, err
+	}
+	if g := find(gpus, nameOrPath); g != nil {
+		return g.Clone(), nil
+	}
+	if st, err := os.Stat(nameOrPath); err == nil && st.Mode().IsRegular() {
+		return LoadFile(nameOrPath)
+	}
+	return Lookup(nameOrPath)
+}
+
+// catalogFile is the top level of catalog.yaml.
+type catalogFile struct {
+	GPUs []GPU `yaml:"gpus"`
+}
+
+// parseCatalog parses a catalog document and applies the profile files found
+// in directory dir of profiles (dir/<name>.yaml). Every entry is validated;
+// canonical names must be lower case; names and aliases must be unique
+// ignoring case; a profile file must name a catalog GPU that has no inline
+// profile. Files in dir that are not .yaml/.yml (README.md) are ignored.
+func parseCatalog(data []byte, origin string, profiles fs.FS, dir string) ([]GPU, error) {
+	var cf catalogFile
+	root, err := decodeStrict(data, origin, &cf)
+	if err != nil {
+		return nil, err
+	}
+	if len(cf.GPUs) == 0 {
+		return nil, fmt.Errorf("%s: gpus: must list at least one GPU", origin)
+	}
+	_, seq := lookupKey(root, "gpus")
+	seq = resolve(seq)
+	seen := map[string]string{}
+	for i := range cf.GPUs {
+		g := &cf.GPUs[i]
+		var node *yaml.Node
+		if seq != nil && seq.Kind == yaml.SequenceNode && i < len(seq.Content) {
+			node = seq.Content[i]
+		}
+		keys := mappingKeys(node)
+		for _, k := range requiredGPUKeys() {
+			if _, ok := keys[k]; !ok {
+				return nil, fmt.Errorf("%s:%d: gpus[%d]: %s: required key missing", origin, lineOfNode(node), i, k)
+			}
+		}
+		if g.Profile != nil {
+			fillProfileDefaults(g.Profile, keySet(keys["profile"]))
+		}
+		if err := g.Validate(); err != nil {
+			return nil, locate(origin, node, err)
+		}
+		if g.Name != strings.ToLower(g.Name) {
+			return nil, fmt.Errorf("%s:%d: gpu %q: name: canonical names must be lower case", origin, lineOfNode(node), g.Name)
+		}
+		for _, n := range append([]string{g.Name}, g.Aliases...) {
+			k := strings.ToLower(strings.TrimSpace(n))
+			if prev, dup := seen[k]; dup {
+				return nil, fmt.Errorf("%s:%d: gpu %q: name or alias %q already used by gpu %q", origin, lineOfNode(node), g.Name, n, prev)
+			}
+			seen[k] = g.Name
+		}
+	}
+	if err := applyProfileFiles(cf.GPUs, profiles, dir); err != nil {
+		return nil, err
+	}
+	return cf.GPUs, nil
+}
+
+// applyProfileFiles sets the profile of each GPU that has dir/<name>.yaml.
+func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
+	if profiles == nil {
+		return nil
+	}
+	entries, err := fs.ReadDir(profiles, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", dir, err)
+	}
+	fromFile := map[string]string{}
+	for _, e := range entries {
+		ext := path.Ext(e.Name())
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		file := path.Join(dir, e.Name())
+		name := strings.TrimSuffix(e.Name(), ext)
+		var g *GPU
+		for i := range gpus {
+			if gpus[i].Name == name {
+				g = &gpus[i]
+			}
+		}
+		if g == nil {
+			return fmt.Errorf("%s: no catalog GPU is named %q (profile files are named <canonical name>.yaml)", file, name)
+		}
+		if prev, dup := fromFile[name]; dup {
+			return fmt.Errorf("%s: gpu %q already has a profile file %s; keep one of the two", file, name, prev)
+		}
+		fromFile[name] = file
+		if g.Profile != nil {
+			return fmt.Errorf("%s: gpu %q already has an inline profile in the catalog; keep one of the two", file, name)
+		}
+		data, err := fs.ReadFile(profiles, file)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", file, err)
+		}
+		p, err := ParseProfile(data, file)
+		if err != nil {
+			return err
+		}
+		g.Profile = p
+	}
+	return nil
+}
+
+// lineOfNode returns node's line, or 0 for nil.
+func lineOfNode(node *yaml.Node) int {
+	if node == nil {
+		return 0
+	}
+	return node.Line
+}

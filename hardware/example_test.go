@@ -1,0 +1,25 @@
+package hardware_test
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+func ExampleLookup() {
+	g, err := hardware.Lookup("H100_SXM")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	bf16, _ := g.PeakFLOPS("bf16")
+	// Ridge point: the arithmetic intensity (FLOP/byte) above which a
+	// perfectly efficient kernel is compute-bound.
+	fmt.Printf("%s: %.1f TFLOPS bf16, %.0f GB/s, ridge %.0f FLOP/byte\n",
+		g.Name, bf16/1e12, g.MemoryBandwidthGBps, bf16/g.BandwidthBytesPerSec())
+	_, err = hardware.Lookup("x100")
+	fmt.Println(err)
+	// Output:
+	// h100: 989.4 TFLOPS bf16, 3350 GB/s, ridge 295 FLOP/byte
+	// unknown GPU "x100" (known: t4, v100, a100-40gb, a100-80gb, h100, h100-pcie, h200, l4, l40s, b200, gb10)
+}

@@ -1,0 +1,186 @@
+package hardware
+
+import "math"
+
+// Curve is a saturating efficiency curve in (0, 1]:
+//
+//	eff(x) = Max * x^Exp / (x^Exp + Half^Exp)   (Half = 0 gives the constant Max;
+//	                                           Exp = 0 is read as 1)
+//
+// x is the work size the curve is indexed by (FLOPs for compute curves,
+// bytes for memory curves). Max <= 1 keeps the model physical: no operator
+// ever runs faster than the hardware peak.
+type Curve struct {
+	Max  float64 `yaml:"max" json:"max"`
+	Half float64 `yaml:"half,omitempty" json:"half,omitempty"`
+	// Exp sharpens (> 1) or softens (< 1) the knee; 0 means 1.
+	Exp float64 `yaml:"exp,omitempty" json:"exp,omitempty"`
+}
+
+// MinEfficiencyFraction is the floor of Curve.At as a fraction of Max: it
+// keeps operator times finite for tiny or zero work sizes.
+const MinEfficiencyFraction = 1e-9
+
+// At evaluates the curve at work size x (x >= 0). The result is
+// non-decreasing in x, never above Max, and never below
+// Max*MinEfficiencyFraction (so it is > 0 whenever Max > 0). It is computed
+// in a form that does not overflow for very large x or Half.
+func (c Curve) At(x float64) float64 {
+	if c.Half <= 0 {
+		return c.Max
+	}
+	floor := c.Max * MinEfficiencyFraction
+	if !(x > 0) {
+		return floor
+	}
+	var e float64
+	if x >= c.Half {
+		e = c.Max / (1 + c.Half/x)
+	} else {
+		r := x / c.Half
+		e = c.Max * r / (1 + r)
+	}
+	return math.Max(e, floor)
+}
+
+// OpEfficiency is the efficiency model of one operator family.
+type OpEfficiency struct {
+	// Compute scales the precision peak; indexed by the operator's FLOPs.
+	Compute Curve `yaml:"compute" json:"compute"`
+	// Memory scales the nominal bandwidth; indexed by the operator's bytes.
+	Memory Curve `yaml:"memory" json:"memory"`
+	// LaunchUS is the fixed per-kernel cost in microseconds (eager launch).
+	LaunchUS float64 `yaml:"launch_us,omitempty" json:"launch_us,omitempty"`
+}
+
+// AllReduce is a latency + bandwidth model of a tensor-parallel all-reduce:
+//
+//	t(bytes, n) = LatencyUS*1e-6 + 2*(n-1)/n * bytes / (BusBandwidthGBps*1e9)
+//
+// Where ByGPUs has an entry for n, it overrides the top-level values.
+type AllReduce struct {
+	LatencyUS        float64                `yaml:"latency_us" json:"latency_us"`
+	BusBandwidthGBps float64                `yaml:"bus_bandwidth_gbps" json:"bus_bandwidth_gbps"`
+	ByGPUs           map[int]AllReducePoint `yaml:"by_gpus,omitempty" json:"by_gpus,omitempty"`
+}
+
+// AllReducePoint is the fitted all-reduce model for one GPU count.
+type AllReducePoint struct {
+	LatencyUS        float64 `yaml:"latency_us" json:"latency_us"`
+	BusBandwidthGBps float64 `yaml:"bus_bandwidth_gbps" json:"bus_bandwidth_gbps"`
+}
+
+// Seconds returns the all-reduce time for a message of bytes across n GPUs.
+// n <= 1 costs nothing.
+func (a AllReduce) Seconds(bytes float64, n int) float64 {
+	if n <= 1 {
+		return 0
+	}
+	lat, bw := a.LatencyUS, a.BusBandwidthGBps
+	if p, ok := a.ByGPUs[n]; ok {
+		lat, bw = p.LatencyUS, p.BusBandwidthGBps
+	}
+	if bw <= 0 {
+		return math.Inf(1)
+	}
+	return lat*1e-6 + 2*float64(n-1)/float64(n)*bytes/(bw*1e9)
+}
+
+// Profile is a GPU's efficiency profile: how close each operator family gets
+// to the roofline, plus fixed overheads. Calibrated profiles are written by
+// `sim calibrate` and record the command and data that produced them.
+type Profile struct {
+	// Calibrated is false for the built-in defaults.
+	Calibrated bool `yaml:"calibrated" json:"calibrated"`
+	// Engine is the serving engine the profile describes (e.g. "vllm-0.14",
+	// "llama.cpp"); kernels differ between engines.
+	Engine string `yaml:"engine,omitempty" json:"engine,omitempty"`
+	// Source says how the profile was made: the command and the data files.
+	Source string `yaml:"source,omitempty" json:"source,omitempty"`
+
+	GEMM OpEfficiency `yaml:"gemm" json:"gemm"`
+	// GEMMByPrecision overrides GEMM for one compute precision ("bf16",
+	// "fp8", ...): tensor-core efficiency differs between precisions.
+	GEMMByPrecision  map[string]OpEfficiency `yaml:"gemm_by_precision,omitempty" json:"gemm_by_precision,omitempty"`
+	AttentionPrefill OpEfficiency            `yaml:"attention_prefill" json:"attention_prefill"`
+	AttentionDecode  OpEfficiency            `yaml:"attention_decode" json:"attention_decode"`
+	Elementwise      OpEfficiency            `yaml:"elementwise" json:"elementwise"`
+	MoE              OpEfficiency            `yaml:"moe" json:"moe"`
+	AllReduce        AllReduce               `yaml:"allreduce" json:"allreduce"`
+
+	// StepOverheadUS is the fixed CPU/scheduler cost of one engine step.
+	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`
+	// PerRequestOverheadUS is added per request in the batch (input prep,
+	// sampling, detokenisation).
+	PerRequestOverheadUS float64 `yaml:"per_request_overhead_us" json:"per_request_overhead_us"`
+	// GraphLaunchFactor scales per-kernel launch costs for decode-only steps
+	// that run as CUDA graphs (0..1; 1 = no graph benefit).
+	GraphLaunchFactor float64 `yaml:"graph_launch_factor" json:"graph_launch_factor"`
+}
+
+// DefaultProfile is the uncalibrated profile used for GPUs without a fitted
+// one: typical efficiencies of tuned vLLM kernels on datacenter GPUs. Values
+// are round engineering defaults, not fitted to any data set.
+func DefaultProfile() *Profile {
+	return &Profile{
+		Calibrated:           false,
+		Engine:               "generic",
+		Source:               "built-in defaults (uncalibrated)",
+		GEMM:                 OpEfficiency{Compute: Curve{Max: 0.75, Half: 2e9}, Memory: Curve{Max: 0.85, Half: 4e6}, LaunchUS: 4},
+		AttentionPrefill:     OpEfficiency{Compute: Curve{Max: 0.6, Half: 1e9}, Memory: Curve{Max: 0.8, Half: 4e6}, LaunchUS: 4},
+		AttentionDecode:      OpEfficiency{Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.75, Half: 2e6}, LaunchUS: 4},
+		Elementwise:          OpEfficiency{Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.7, Half: 1e6}, LaunchUS: 3},
+		MoE:                  OpEfficiency{Compute: Curve{Max: 0.6, Half: 4e9}, Memory: Curve{Max: 0.75, Half: 8e6}, LaunchUS: 6},
+		AllReduce:            AllReduce{LatencyUS: 10, BusBandwidthGBps: 0}, // bandwidth filled from the GPU's interconnect by the step model when 0
+		StepOverheadUS:       3000,
+		PerRequestOverheadUS: 10,
+		GraphLaunchFactor:    0.1,
+	}
+}
+
+// DefaultBusEfficiency is the fraction of the nominal per-direction
+// interconnect bandwidth an all-reduce achieves when the profile does not
+// say (no calibration): NCCL ring bus bandwidth is typically ~70% of link.
+const DefaultBusEfficiency = 0.7
+
+// AllReduceSeconds returns the time of an all-reduce of bytes across n GPUs.
+// When the profile has no bus bandwidth (uncalibrated), it uses
+// DefaultBusEfficiency x the GPU's interconnect bandwidth.
+func (p *Profile) AllReduceSeconds(g *GPU, bytes float64, n int) float64 {
+	a := p.AllReduce
+	if _, ok := a.ByGPUs[n]; !ok && a.BusBandwidthGBps <= 0 {
+		a.BusBandwidthGBps = DefaultBusEfficiency * g.InterconnectGBps
+	}
+	return a.Seconds(bytes, n)
+}
+
+// Clone returns a deep copy of p (its ByGPUs map is not shared). A nil
+// profile clones to nil.
+func (p *Profile) Clone() *Profile {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.AllReduce.ByGPUs != nil {
+		c.AllReduce.ByGPUs = make(map[int]AllReducePoint, len(p.AllReduce.ByGPUs))
+		for n, pt := range p.AllReduce.ByGPUs {
+			c.AllReduce.ByGPUs[n] = pt
+		}
+	}
+	if p.GEMMByPrecision != nil {
+		c.GEMMByPrecision = make(map[string]OpEfficiency, len(p.GEMMByPrecision))
+		for k, v := range p.GEMMByPrecision {
+			c.GEMMByPrecision[k] = v
+		}
+	}
+	return &c
+}
+
+// GEMMFor returns the GEMM efficiency for a compute precision: the
+// precision-specific entry when the profile has one, else GEMM.
+func (p *Profile) GEMMFor(precision string) OpEfficiency {
+	if e, ok := p.GEMMByPrecision[precision]; ok {
+		return e
+	}
+	return p.GEMM
+}

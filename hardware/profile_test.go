@@ -1,0 +1,212 @@
+package hardware
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/quick"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func sampleProfile() *Profile {
+	p := DefaultProfile()
+	p.Calibrated = true
+	p.Engine = "vllm-0.14"
+	p.Source = "sim calibrate --gpu h100 ../shared/data/kernels/h100_sxm"
+	p.GEMM = OpEfficiency{Compute: Curve{Max: 0.8312345678901234, Half: 1.234567e9}, Memory: Curve{Max: 1}, LaunchUS: 0}
+	p.AttentionDecode.Compute = Curve{Max: 1e-3, Half: 0}
+	p.AllReduce = AllReduce{LatencyUS: 7.5, BusBandwidthGBps: 0, ByGPUs: map[int]AllReducePoint{
+		2: {LatencyUS: 6, BusBandwidthGBps: 310.25},
+		8: {LatencyUS: 14, BusBandwidthGBps: 0.1 + 0.2},
+	}}
+	p.StepOverheadUS = 0
+	p.GraphLaunchFactor = 1
+	return p
+}
+
+func TestProfileYAMLRoundTrip(t *testing.T) {
+	for _, p := range []*Profile{DefaultProfile(), sampleProfile()} {
+		data, err := yaml.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseProfile(data, "p.yaml")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		if !reflect.DeepEqual(got, p) {
+			t.Errorf("round trip changed the profile\n got %+v\nwant %+v\nyaml:\n%s", got, p, data)
+		}
+	}
+}
+
+func TestGPUYAMLRoundTrip(t *testing.T) {
+	gpus := List()
+	withProfile := *gpus[0].Clone()
+	withProfile.Profile = sampleProfile()
+	for _, g := range append(gpus, withProfile) {
+		data, err := yaml.Marshal(&g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseGPU(data, g.Name+".yaml")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		if !reflect.DeepEqual(*got, g) {
+			t.Errorf("%s: round trip changed the GPU\n got %+v\nwant %+v", g.Name, got, &g)
+		}
+	}
+}
+
+func TestDefaultProfileValidates(t *testing.T) {
+	p := DefaultProfile()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Calibrated {
+		t.Error("defaults must be labelled uncalibrated")
+	}
+}
+
+func TestProfileValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(p *Profile)
+		want   string // "" = valid
+	}{
+		{"defaults", func(p *Profile) {}, ""},
+		{"max exactly 1", func(p *Profile) { p.GEMM.Compute.Max = 1 }, ""},
+		{"graph factor 0", func(p *Profile) { p.GraphLaunchFactor = 0 }, ""},
+		{"max 0", func(p *Profile) { p.GEMM.Compute.Max = 0 }, "gemm.compute.max: must be in (0, 1]"},
+		{"max above 1", func(p *Profile) { p.AttentionPrefill.Memory.Max = 1.01 }, "attention_prefill.memory.max: must be in (0, 1]"},
+		{"max NaN", func(p *Profile) { p.MoE.Compute.Max = math.NaN() }, "moe.compute.max: must be in (0, 1]"},
+		{"half negative", func(p *Profile) { p.Elementwise.Memory.Half = -1 }, "elementwise.memory.half: must be >= 0"},
+		{"half infinite", func(p *Profile) { p.Elementwise.Memory.Half = math.Inf(1) }, "elementwise.memory.half: must be >= 0"},
+		{"launch negative", func(p *Profile) { p.AttentionDecode.LaunchUS = -1 }, "attention_decode.launch_us: must be >= 0"},
+		{"allreduce latency", func(p *Profile) { p.AllReduce.LatencyUS = -1 }, "allreduce.latency_us: must be >= 0"},
+		{"allreduce bw", func(p *Profile) { p.AllReduce.BusBandwidthGBps = -1 }, "allreduce.bus_bandwidth_gbps: must be >= 0"},
+		{"per request", func(p *Profile) { p.PerRequestOverheadUS = -1 }, "per_request_overhead_us: must be >= 0"},
+		{"graph factor", func(p *Profile) { p.GraphLaunchFactor = -0.1 }, "graph_launch_factor: must be in [0, 1]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := DefaultProfile()
+			tt.change(p)
+			err := p.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("error = %v, want %q", err, tt.want)
+			}
+			g := GPU{Name: "g", PeakTFLOPS: map[string]float64{"fp16": 1}, MemoryBandwidthGBps: 1, MemoryGiB: 1, Profile: p}
+			if err := g.Validate(); err == nil || err.Error() != `gpu "g": profile.`+tt.want {
+				t.Errorf("GPU.Validate = %v, want %q", err, `gpu "g": profile.`+tt.want)
+			}
+		})
+	}
+	if err := (*Profile)(nil).Validate(); err == nil {
+		t.Error("nil profile validated")
+	}
+}
+
+func TestCurveAtMonotoneAndBounded(t *testing.T) {
+	prop := func(max, half, x1, x2 float64) bool {
+		c := Curve{Max: 0.01 + 0.99*math.Abs(math.Mod(max, 1)), Half: math.Abs(half)}
+		a, b := math.Abs(x1), math.Abs(x2)
+		if a > b {
+			a, b = b, a
+		}
+		ea, eb := c.At(a), c.At(b)
+		return ea <= eb && eb <= c.Max && ea > 0
+	}
+	if err := quick.Check(prop, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCurveAtHandValues(t *testing.T) {
+	tests := []struct {
+		c    Curve
+		x    float64
+		want float64
+	}{
+		{Curve{Max: 0.8}, 123, 0.8},            // Half 0: constant
+		{Curve{Max: 0.8, Half: 100}, 100, 0.4}, // at x = Half: Max/2
+		{Curve{Max: 0.8, Half: 100}, 300, 0.6}, // 0.8*300/400
+		{Curve{Max: 1, Half: 1e9}, 1e18, 1e18 / (1e18 + 1e9)},
+	}
+	for _, tt := range tests {
+		if got := tt.c.At(tt.x); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%+v.At(%g) = %g, want %g", tt.c, tt.x, got, tt.want)
+		}
+	}
+	c := Curve{Max: 0.5, Half: 10}
+	if got := c.At(0); got != 0.5*MinEfficiencyFraction {
+		t.Errorf("At(0) = %g, want the floor %g", got, 0.5*MinEfficiencyFraction)
+	}
+	if !(c.At(0) <= c.At(1e-300) && c.At(1e-300) <= c.At(1) && c.At(1) <= c.At(math.MaxFloat64) && c.At(math.Inf(1)) == 0.5) {
+		t.Error("At is not monotone from 0 to +Inf")
+	}
+}
+
+func TestAllReduceSeconds(t *testing.T) {
+	const mib = 1 << 20
+	a := AllReduce{LatencyUS: 10, BusBandwidthGBps: 100}
+	// Ring all-reduce: each GPU sends and receives 2(n-1)/n of the message.
+	if got, want := a.Seconds(mib, 4), 10e-6+1.5*1048576/1e11; math.Abs(got-want) > 1e-15 {
+		t.Errorf("Seconds(1 MiB, 4) = %g, want %g", got, want)
+	}
+	if got, want := a.Seconds(mib, 2), 10e-6+1.0*1048576/1e11; math.Abs(got-want) > 1e-15 {
+		t.Errorf("Seconds(1 MiB, 2) = %g, want %g", got, want)
+	}
+	for _, n := range []int{1, 0, -3} {
+		if got := a.Seconds(mib, n); got != 0 {
+			t.Errorf("Seconds(n=%d) = %g, want 0", n, got)
+		}
+	}
+	a.ByGPUs = map[int]AllReducePoint{8: {LatencyUS: 20, BusBandwidthGBps: 200}}
+	if got, want := a.Seconds(mib, 8), 20e-6+1.75*1048576/2e11; math.Abs(got-want) > 1e-15 {
+		t.Errorf("Seconds with by_gpus[8] = %g, want %g", got, want)
+	}
+	if got, want := a.Seconds(mib, 4), 10e-6+1.5*1048576/1e11; math.Abs(got-want) > 1e-15 {
+		t.Errorf("by_gpus[8] leaked into n=4: %g, want %g", got, want)
+	}
+	// More bytes never cost less; more bandwidth never costs more.
+	if a.Seconds(2*mib, 4) <= a.Seconds(mib, 4) {
+		t.Error("doubling the message did not raise the time")
+	}
+	if (AllReduce{LatencyUS: 10, BusBandwidthGBps: 200}).Seconds(mib, 4) >= a.Seconds(mib, 4) {
+		t.Error("doubling the bandwidth did not lower the time")
+	}
+}
+
+func TestProfileAllReduceSecondsFallsBackToInterconnect(t *testing.T) {
+	g, _ := Lookup("h100")
+	p := DefaultProfile() // latency 10 us, no bus bandwidth
+	want := 10e-6 + 1.5*(1<<20)/(DefaultBusEfficiency*450e9)
+	if got := p.AllReduceSeconds(g, 1<<20, 4); math.Abs(got-want) > 1e-15 {
+		t.Errorf("AllReduceSeconds = %g, want %g", got, want)
+	}
+	p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100}}
+	if got, want := p.AllReduceSeconds(g, 1<<20, 4), 5e-6+1.5*(1<<20)/1e11; math.Abs(got-want) > 1e-15 {
+		t.Errorf("measured by_gpus point not used: %g, want %g", got, want)
+	}
+	noLink := &GPU{Name: "solo"}
+	if got := DefaultProfile().AllReduceSeconds(noLink, 1<<20, 2); !math.IsInf(got, 1) {
+		t.Errorf("all-reduce without any link = %g, want +Inf", got)
+	}
+}
+
+func TestParseProfileStrict(t *testing.T) {
+	_, err := ParseProfile([]byte("gemm:\n  compute: {max: 0.5}\n  memory: {max: 0.5}\n  lanch_us: 3\n"), "p.yaml")
+	if err == nil || !strings.Contains(err.Error(), `p.yaml:4: unknown key "lanch_us"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,218 @@
+package hardware
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Precisions returns the compute precision names a peak_tflops map may use,
+// from widest to narrowest. The slice is fresh on each call.
+func Precisions() []string {
+	return []string{"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}
+}
+
+func isPrecision(name string) bool {
+	for _, p := range Precisions() {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldError is a validation failure of one field. Path is the dotted YAML
+// key path of the field (e.g. "peak_tflops.bf16", "profile.gemm.compute.max")
+// so that file loaders can point at the offending line.
+type FieldError struct {
+	// GPU is the name of the GPU being validated; empty for a bare profile.
+	GPU string
+	// Path is the dotted YAML key path.
+	Path string
+	// Reason says what is wrong, e.g. "must be > 0".
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.GPU != "" {
+		return fmt.Sprintf("gpu %q: %s: %s", e.GPU, e.Path, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+}
+
+// fieldErr is the shorthand the checks below use.
+func fieldErr(path, reason string) *FieldError { return &FieldError{Path: path, Reason: reason} }
+
+// positive checks v > 0 and finite (NaN fails).
+func positive(path string, v float64) *FieldError {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fieldErr(path, "must be > 0")
+	}
+	return nil
+}
+
+// nonNegative checks v >= 0 and finite (NaN fails).
+func nonNegative(path string, v float64) *FieldError {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return fieldErr(path, "must be >= 0")
+	}
+	return nil
+}
+
+// Validate reports the first problem with g, checking fields in schema order,
+// as a *FieldError naming the field: `gpu "foo": peak_tflops.bf16: must be > 0`.
+// A nil profile is valid (DefaultProfile applies).
+func (g *GPU) Validate() error {
+	if g == nil {
+		return fieldErr("gpu", "is missing")
+	}
+	if err := g.validate(); err != nil {
+		err.GPU = g.Name
+		return err
+	}
+	return nil
+}
+
+func (g *GPU) validate() *FieldError {
+	if strings.TrimSpace(g.Name) == "" {
+		return fieldErr("name", "must be non-empty")
+	}
+	for i, a := range g.Aliases {
+		if strings.TrimSpace(a) == "" {
+			return fieldErr(fmt.Sprintf("aliases[%d]", i), "must be non-empty")
+		}
+	}
+	if len(g.PeakTFLOPS) == 0 {
+		return fieldErr("peak_tflops", "must give at least one precision (fp32, tf32, fp16, bf16, fp8, int8, fp4)")
+	}
+	keys := make([]string, 0, len(g.PeakTFLOPS))
+	for k := range g.PeakTFLOPS {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !isPrecision(k) {
+			return fieldErr("peak_tflops."+k, "unknown precision (known: "+strings.Join(Precisions(), ", ")+")")
+		}
+	}
+	for _, k := range keys {
+		if err := positive("peak_tflops."+k, g.PeakTFLOPS[k]); err != nil {
+			return err
+		}
+	}
+	if err := positive("memory_bandwidth_gbps", g.MemoryBandwidthGBps); err != nil {
+		return err
+	}
+	if err := positive("memory_gib", g.MemoryGiB); err != nil {
+		return err
+	}
+	if err := nonNegative("usable_memory_gib", g.UsableMemoryGiB); err != nil {
+		return err
+	}
+	if g.UsableMemoryGiB > g.MemoryGiB {
+		return fieldErr("usable_memory_gib", fmt.Sprintf("must be <= memory_gib (%g)", g.MemoryGiB))
+	}
+	if err := nonNegative("interconnect_gbps", g.InterconnectGBps); err != nil {
+		return err
+	}
+	if err := nonNegative("l2_mib", g.L2MiB); err != nil {
+		return err
+	}
+	if g.Profile != nil {
+		if err := g.Profile.validate(); err != nil {
+			err.Path = "profile." + err.Path
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate reports the first problem with p as a *FieldError whose path is
+// relative to the profile (e.g. "gemm.compute.max: must be in (0, 1]").
+func (p *Profile) Validate() error {
+	if p == nil {
+		return fieldErr("profile", "is missing")
+	}
+	if err := p.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (p *Profile) validate() *FieldError {
+	ops := []struct {
+		key string
+		op  OpEfficiency
+	}{
+		{"gemm", p.GEMM},
+		{"attention_prefill", p.AttentionPrefill},
+		{"attention_decode", p.AttentionDecode},
+		{"elementwise", p.Elementwise},
+		{"moe", p.MoE},
+	}
+	for _, o := range ops {
+		if err := o.op.validate(o.key); err != nil {
+			return err
+		}
+	}
+	if err := p.AllReduce.validate("allreduce"); err != nil {
+		return err
+	}
+	if err := nonNegative("step_overhead_us", p.StepOverheadUS); err != nil {
+		return err
+	}
+	if err := nonNegative("per_request_overhead_us", p.PerRequestOverheadUS); err != nil {
+		return err
+	}
+	if !(p.GraphLaunchFactor >= 0 && p.GraphLaunchFactor <= 1) {
+		return fieldErr("graph_launch_factor", "must be in [0, 1]")
+	}
+	return nil
+}
+
+func (o OpEfficiency) validate(prefix string) *FieldError {
+	if err := o.Compute.validate(prefix + ".compute"); err != nil {
+		return err
+	}
+	if err := o.Memory.validate(prefix + ".memory"); err != nil {
+		return err
+	}
+	return nonNegative(prefix+".launch_us", o.LaunchUS)
+}
+
+func (c Curve) validate(prefix string) *FieldError {
+	if !(c.Max > 0 && c.Max <= 1) {
+		return fieldErr(prefix+".max", "must be in (0, 1]")
+	}
+	return nonNegative(prefix+".half", c.Half)
+}
+
+func (a AllReduce) validate(prefix string) *FieldError {
+	if err := nonNegative(prefix+".latency_us", a.LatencyUS); err != nil {
+		return err
+	}
+	// 0 is allowed: the bus bandwidth then comes from the GPU's interconnect.
+	if err := nonNegative(prefix+".bus_bandwidth_gbps", a.BusBandwidthGBps); err != nil {
+		return err
+	}
+	ns := make([]int, 0, len(a.ByGPUs))
+	for n := range a.ByGPUs {
+		ns = append(ns, n)
+	}
+	sort.Ints(ns)
+	for _, n := range ns {
+		pt := a.ByGPUs[n]
+		p := fmt.Sprintf("%s.by_gpus.%d", prefix, n)
+		if n < 2 {
+			return fieldErr(p, "GPU count must be >= 2")
+		}
+		if err := nonNegative(p+".latency_us", pt.LatencyUS); err != nil {
+			return err
+		}
+		if err := positive(p+".bus_bandwidth_gbps", pt.BusBandwidthGBps); err != nil {
+			return err
+		}
+	}
+	return nil
+}

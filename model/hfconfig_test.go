@@ -1,0 +1,358 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadSharedModelConfigs loads every config.json under
+// shared/data/models. Each must load with a parameter total within the
+// tolerance of its published size, and match the built-in catalog entry of
+// the same model when there is one; the MLA models must fail with
+// ErrUnsupported.
+func TestLoadSharedModelConfigs(t *testing.T) {
+	dir := filepath.Join(dataDir(t), "models")
+	type want struct {
+		published float64 // advertised total parameters
+		tol       float64 // relative tolerance on Total
+		active    float64 // advertised active parameters (MoE), 0 = skip
+		catalog   string  // catalog entry with the same architecture, "" = none
+		sliding   int     // expected number of sliding/chunked layers
+		dtype     string
+		mla       bool // must fail: multi-head latent attention
+	}
+	table := map[string]want{
+		"codellama-34b-instruct-hf":  {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
+		"deepseek-v2-lite":           {mla: true},
+		"gemma-3-4b-it":              {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
+		"glm-5.2-fp8":                {mla: true},
+		"gpt-oss-20b":                {published: 20.9e9, tol: 0.01, catalog: "gpt-oss-20b", sliding: 12, dtype: "bf16"},
+		"llama-2-70b-hf":             {published: 68.98e9, tol: 0.01, catalog: "llama-2-70b", dtype: "fp16"},
+		"llama-2-7b-hf":              {published: 6.74e9, tol: 0.01, catalog: "llama-2-7b", dtype: "fp16"},
+		"llama-3.1-70b-instruct":     {published: 70.6e9, tol: 0.01, catalog: "llama-3.1-70b", dtype: "bf16"},
+		"llama-3.1-8b-instruct":      {published: 8.03e9, tol: 0.01, catalog: "llama-3.1-8b", dtype: "bf16"},
+		"mistral-nemo-instruct-2407": {published: 12.2e9, tol: 0.01, catalog: "mistral-nemo-12b", dtype: "bf16"},
+		"mixtral-8x7b-v0.1":          {published: 46.7e9, tol: 0.01, active: 12.9e9, catalog: "mixtral-8x7b", dtype: "bf16"},
+		"qwen2.5-7b-instruct":        {published: 7.61e9, tol: 0.01, catalog: "qwen2.5-7b", dtype: "bf16"},
+		"qwen3-1.7b":                 {published: 1.72e9, tol: 0.01, catalog: "qwen3-1.7b", dtype: "bf16"},
+		"qwen3-14b":                  {published: 14.8e9, tol: 0.01, catalog: "qwen3-14b", dtype: "bf16"},
+		"qwen3-30b-a3b":              {published: 30.5e9, tol: 0.01, active: 3.3e9, catalog: "qwen3-30b-a3b", dtype: "bf16"},
+		"qwen3-8b":                   {published: 8.19e9, tol: 0.01, catalog: "qwen3-8b", dtype: "bf16"},
+		"yi-34b":                     {published: 34.4e9, tol: 0.01, catalog: "yi-34b", dtype: "bf16"},
+		// Llama 4 Scout: Meta's 109B total includes the ~0.9B vision tower,
+		// which is not modelled (text part ~107.8B), hence 2%. 17B active.
+		// 36 of 48 layers use 8192-token chunked attention.
+		"llama-4-scout-17b-16e-instruct-fp8-dynamic": {published: 109e9, tol: 0.02, active: 17e9, sliding: 36, dtype: "fp8"},
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name(), "config.json")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		seen++
+		t.Run(e.Name(), func(t *testing.T) {
+			w, ok := table[e.Name()]
+			if !ok {
+				t.Fatalf("no expectation recorded for %s: add it to the table", e.Name())
+			}
+			cfg, err := LoadHFConfig(path)
+			if w.mla {
+				if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "multi-head latent attention (kv_lora_rank") {
+					t.Fatalf("want unsupported MLA error, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Name != e.Name() {
+				t.Errorf("Name = %q, want directory name %q", cfg.Name, e.Name())
+			}
+			p := cfg.Params()
+			if rel := p.Total/w.published - 1; math.Abs(rel) > w.tol {
+				t.Errorf("Total = %.4g, published %.4g (%+.2f%%)", p.Total, w.published, 100*rel)
+			}
+			if w.active > 0 {
+				if rel := p.ActivePerToken/w.active - 1; math.Abs(rel) > 0.03 {
+					t.Errorf("ActivePerToken = %.4g, published %.4g (%+.2f%%)", p.ActivePerToken, w.active, 100*rel)
+				}
+			}
+			if got := cfg.NumSlidingLayers(); got != w.sliding {
+				t.Errorf("NumSlidingLayers = %d, want %d", got, w.sliding)
+			}
+			if cfg.DType != w.dtype {
+				t.Errorf("DType = %q, want %q", cfg.DType, w.dtype)
+			}
+			if w.catalog != "" {
+				ref, err := Lookup(w.catalog)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cfg.SameArchitecture(ref) {
+					t.Errorf("architecture differs from catalog %s:\n loaded  %+v\n catalog %+v", w.catalog, *cfg, *ref)
+				}
+				if cfg.ExpertDType != ref.ExpertDType {
+					t.Errorf("ExpertDType = %q, catalog %q", cfg.ExpertDType, ref.ExpertDType)
+				}
+			}
+		})
+	}
+	if seen != len(table) {
+		t.Errorf("found %d model configs, table has %d", seen, len(table))
+	}
+}
+
+func TestParseHFConfigFeatures(t *testing.T) {
+	tests := []struct {
+		name  string
+		json  string
+		check func(t *testing.T, c *Config)
+	}{
+		{
+			name: "defaults: kv heads and head_dim",
+			json: `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100}`,
+			check: func(t *testing.T, c *Config) {
+				if c.NumKVHeads != 8 || c.HeadDim != 8 || c.DType != "bf16" || c.TiedEmbeddings || !c.GatedMLP {
+					t.Errorf("got kv=%d head_dim=%d dtype=%s tied=%v gated=%v", c.NumKVHeads, c.HeadDim, c.DType, c.TiedEmbeddings, c.GatedMLP)
+				}
+			},
+		},
+		{
+			name: "mistral v0.1 sliding window on every layer",
+			json: `{"model_type":"mistral","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":128,"vocab_size":100,"sliding_window":4096,"torch_dtype":"float16"}`,
+			check: func(t *testing.T, c *Config) {
+				if c.SlidingWindow != 4096 || c.NumSlidingLayers() != 3 || c.DType != "fp16" {
+					t.Errorf("window=%d sliding=%d dtype=%s", c.SlidingWindow, c.NumSlidingLayers(), c.DType)
+				}
+			},
+		},
+		{
+			name: "qwen2 sliding window disabled by use_sliding_window",
+			json: `{"model_type":"qwen2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":128,"vocab_size":100,"sliding_window":131072,"use_sliding_window":false}`,
+			check: func(t *testing.T, c *Config) {
+				if c.SlidingWindow != 0 || c.NumSlidingLayers() != 0 || !c.AttentionBias || c.AttentionOutputBias {
+					t.Errorf("window=%d sliding=%d bias=%v obias=%v", c.SlidingWindow, c.NumSlidingLayers(), c.AttentionBias, c.AttentionOutputBias)
+				}
+			},
+		},
+		{
+			name: "qwen2 sliding above max_window_layers",
+			json: `{"model_type":"qwen2","hidden_size":64,"num_hidden_layers":4,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100,"sliding_window":32,"use_sliding_window":true,"max_window_layers":3}`,
+			check: func(t *testing.T, c *Config) {
+				if c.NumSlidingLayers() != 1 || !c.IsSlidingLayer(3) {
+					t.Errorf("sliding=%d layer_types=%v", c.NumSlidingLayers(), c.LayerTypes)
+				}
+			},
+		},
+		{
+			name: "gemma3 text_config nesting and pattern",
+			json: `{"model_type":"gemma3","torch_dtype":"bfloat16","text_config":{"hidden_size":64,"num_hidden_layers":12,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":32,"intermediate_size":128,"vocab_size":100,"sliding_window":16,"sliding_window_pattern":6}}`,
+			check: func(t *testing.T, c *Config) {
+				if !c.TiedEmbeddings || !c.QKNorm || c.NormsPerLayer != 4 || c.HeadDim != 32 {
+					t.Errorf("tied=%v qknorm=%v norms=%d head_dim=%d", c.TiedEmbeddings, c.QKNorm, c.NormsPerLayer, c.HeadDim)
+				}
+				if c.NumSlidingLayers() != 10 || c.IsSlidingLayer(5) || c.IsSlidingLayer(11) || !c.IsSlidingLayer(0) {
+					t.Errorf("layer_types=%v", c.LayerTypes)
+				}
+			},
+		},
+		{
+			name: "qwen3 moe with mlp_only_layers and sparse step",
+			json: `{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":6,"num_attention_heads":8,"num_key_value_heads":2,"head_dim":16,"intermediate_size":128,"moe_intermediate_size":32,"num_experts":8,"num_experts_per_tok":2,"decoder_sparse_step":2,"mlp_only_layers":[3],"vocab_size":100}`,
+			check: func(t *testing.T, c *Config) {
+				if c.MoE == nil || c.NumMoELayers() != 2 || c.IsMoELayer(3) || !c.IsMoELayer(1) || !c.IsMoELayer(5) || c.IntermediateSize != 128 || c.MoE.ExpertIntermediateSize != 32 || !c.QKNorm {
+					t.Errorf("moe=%+v layers=%d", c.MoE, c.NumMoELayers())
+				}
+			},
+		},
+		{
+			name: "qwen2 moe shared expert",
+			json: `{"model_type":"qwen2_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"moe_intermediate_size":32,"shared_expert_intermediate_size":96,"num_experts":8,"num_experts_per_tok":2,"vocab_size":100}`,
+			check: func(t *testing.T, c *Config) {
+				if c.MoE.NumSharedExperts != 1 || c.MoE.SharedIntermediateSize != 96 {
+					t.Errorf("moe=%+v", c.MoE)
+				}
+			},
+		},
+		{
+			name: "gpt-oss defaults and mxfp4 experts",
+			json: `{"model_type":"gpt_oss","hidden_size":64,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,"head_dim":16,"intermediate_size":64,"num_local_experts":8,"experts_per_token":2,"vocab_size":100,"sliding_window":8,"quantization_config":{"quant_method":"mxfp4"}}`,
+			check: func(t *testing.T, c *Config) {
+				if c.DType != "bf16" || c.ExpertDType != "mxfp4" || !c.AttentionBias || !c.AttentionOutputBias || !c.AttentionSinks || !c.MoE.RouterBias || !c.MoE.ExpertBias || c.MoE.TopK != 2 {
+					t.Errorf("cfg=%+v moe=%+v", *c, *c.MoE)
+				}
+				if c.NumSlidingLayers() != 2 || !c.IsSlidingLayer(0) || c.IsSlidingLayer(1) {
+					t.Errorf("layer_types=%v", c.LayerTypes)
+				}
+			},
+		},
+		{
+			name: "fp8 checkpoint",
+			json: `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`,
+			check: func(t *testing.T, c *Config) {
+				if c.DType != "fp8" {
+					t.Errorf("dtype=%s", c.DType)
+				}
+			},
+		},
+		{
+			name: "compressed-tensors int4",
+			json: `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"compressed-tensors","config_groups":{"group_0":{"weights":{"num_bits":4,"type":"int"}}}}}`,
+			check: func(t *testing.T, c *Config) {
+				if c.DType != "int4" {
+					t.Errorf("dtype=%s", c.DType)
+				}
+			},
+		},
+		{
+			name: "attention_bias sets q,k,v and o biases; null keys are absent",
+			json: `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100,"attention_bias":true,"sliding_window":null,"rope_scaling":null}`,
+			check: func(t *testing.T, c *Config) {
+				if !c.AttentionBias || !c.AttentionOutputBias || c.SlidingWindow != 0 {
+					t.Errorf("bias=%v obias=%v window=%d", c.AttentionBias, c.AttentionOutputBias, c.SlidingWindow)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseHFConfig([]byte(tt.json), "Test Model")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Name != "test-model" {
+				t.Errorf("Name = %q, want test-model", c.Name)
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestParseHFConfigRejects(t *testing.T) {
+	const base = `"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"intermediate_size":128,"vocab_size":100`
+	tests := []struct {
+		name, json, wantErr string
+		unsupported         bool
+	}{
+		{"not json", `{`, "config.json: invalid JSON", false},
+		{"not an object", `[1,2]`, "config.json: invalid JSON", false},
+		{"null document", `null`, "config.json: must be a JSON object", false},
+		{"zero heads", `{` + base + `,"num_attention_heads":0}`, "config.json: num_attention_heads: must be > 0", false},
+		{"missing heads", `{` + base + `}`, "config.json: num_attention_heads: missing", false},
+		{"string hidden", `{"model_type":"llama","hidden_size":"big","num_hidden_layers":2,"num_attention_heads":8,"vocab_size":100}`, `config.json: hidden_size: must be an integer, got "big"`, false},
+		{"fractional layers", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2.5,"num_attention_heads":8,"vocab_size":100}`, "config.json: num_hidden_layers: must be an integer, got 2.5", false},
+		{"huge layers", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":1e9,"num_attention_heads":8,"vocab_size":100}`, "config.json: num_hidden_layers: must be <= 10000", false},
+		{"kv heads do not divide", `{` + base + `,"num_attention_heads":8,"num_key_value_heads":3}`, "config.json: num_attention_heads: must be divisible by num_key_value_heads (3), got 8", false},
+		{"head_dim underivable", `{"model_type":"llama","hidden_size":60,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100}`, "config.json: head_dim: missing, and hidden_size (60) is not divisible", false},
+		{"top_k above experts", `{` + base + `,"num_attention_heads":8,"num_local_experts":4,"num_experts_per_tok":5}`, "config.json: num_experts_per_tok: must be <= num_local_experts (4), got 5", false},
+		{"moe without top_k", `{` + base + `,"num_attention_heads":8,"num_local_experts":4}`, "config.json: num_experts_per_tok: missing", false},
+		{"layer_types length", `{` + base + `,"num_attention_heads":8,"sliding_window":4,"layer_types":["full_attention"]}`, "config.json: layer_types: must have num_hidden_layers (2) entries, got 1", false},
+		{"layer_types value", `{` + base + `,"num_attention_heads":8,"sliding_window":4,"layer_types":["full_attention","global"]}`, `config.json: layer_types[1]: unsupported: layer type "global"`, true},
+		{"sliding layers without window", `{` + base + `,"num_attention_heads":8,"layer_types":["full_attention","sliding_attention"]}`, "config.json: sliding_window: must be > 0 when layer_types has sliding layers", false},
+		{"text_config not object", `{"text_config":3}`, "config.json: text_config: must be an object, got 3", false},
+		{"bad tie flag", `{` + base + `,"num_attention_heads":8,"tie_word_embeddings":"yes"}`, `config.json: tie_word_embeddings: must be true or false, got "yes"`, false},
+		{"bad dtype", `{` + base + `,"num_attention_heads":8,"torch_dtype":"float64"}`, `config.json: torch_dtype: unsupported: dtype "float64"`, true},
+		{"bad quant method", `{` + base + `,"num_attention_heads":8,"quantization_config":{"quant_method":"bitsandbytes"}}`, `config.json: quantization_config.quant_method: unsupported: "bitsandbytes"`, true},
+		{"mla", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank", true},
+		{"unknown model type", `{` + base + `,"model_type":"gpt2","num_attention_heads":8}`, `config.json: model_type: unsupported: "gpt2"`, true},
+		{"mlp_only_layers index", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[7]}`, "config.json: mlp_only_layers[0]: must be a layer index in [0, 2), got 7", false},
+		{"all layers dense", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[0,1]}`, "no layer is an MoE layer", false},
+		{"missing intermediate", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"vocab_size":100}`, "config.json: intermediate_size: missing", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseHFConfig([]byte(tt.json), "x")
+			if err == nil {
+				t.Fatalf("want error containing %q", tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q, want it to contain %q", err, tt.wantErr)
+			}
+			if errors.Is(err, ErrUnsupported) != tt.unsupported {
+				t.Errorf("errors.Is(err, ErrUnsupported) = %v, want %v", !tt.unsupported, tt.unsupported)
+			}
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	js := `{"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"torch_dtype":"bfloat16"}`
+	mdir := filepath.Join(dir, "My_Model")
+	if err := os.Mkdir(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "config.json"), []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(other, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := Lookup("llama-3.1-8b")
+	for _, tc := range []struct{ in, name string }{
+		{mdir, "my-model"},
+		{filepath.Join(mdir, "config.json"), "my-model"},
+		{other, "custom"},
+		{"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+	} {
+		c, err := Resolve(tc.in)
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", tc.in, err)
+			continue
+		}
+		if c.Name != tc.name || !c.SameArchitecture(ref) {
+			t.Errorf("Resolve(%q) = %q (same arch %v), want %q", tc.in, c.Name, c.SameArchitecture(ref), tc.name)
+		}
+	}
+	if _, err := Resolve(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("Resolve(missing.json) = %v, want no such file", err)
+	}
+	if _, err := Resolve("no-such-model"); err == nil || !strings.Contains(err.Error(), "unknown model") {
+		t.Errorf("Resolve(no-such-model) = %v, want unknown model", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"model_type":"llama","hidden_size":0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(bad); err == nil || !strings.Contains(err.Error(), "config.json: hidden_size: must be > 0") || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("Resolve(bad.json) = %v", err)
+	}
+}
+
+func FuzzParseHFConfig(f *testing.F) {
+	f.Add([]byte(`{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100}`))
+	f.Add([]byte(`{"model_type":"gemma3","text_config":{"hidden_size":64,"num_hidden_layers":12,"num_attention_heads":4,"head_dim":32,"intermediate_size":128,"vocab_size":100,"sliding_window":16,"sliding_window_pattern":6}}`))
+	f.Add([]byte(`{"model_type":"gpt_oss","hidden_size":64,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":64,"num_local_experts":8,"experts_per_token":2,"vocab_size":100,"sliding_window":8,"quantization_config":{"quant_method":"mxfp4"}}`))
+	f.Add([]byte(`{"model_type":"llama4","text_config":{"hidden_size":64,"num_hidden_layers":4,"num_attention_heads":8,"intermediate_size":32,"intermediate_size_mlp":64,"num_local_experts":4,"num_experts_per_tok":1,"interleave_moe_layer_step":2,"attention_chunk_size":16,"vocab_size":100}}`))
+	f.Add([]byte(`{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":6,"num_attention_heads":8,"intermediate_size":128,"moe_intermediate_size":32,"num_experts":8,"num_experts_per_tok":2,"mlp_only_layers":[3],"vocab_size":100}`))
+	f.Add([]byte(`{"kv_lora_rank":512}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseHFConfig(data, "fuzz")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "config.json: ") {
+				t.Fatalf("error without config.json prefix: %v", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("parsed config does not validate: %v", err)
+		}
+		p := c.Params()
+		if !(p.Total > 0) || math.IsInf(p.Total, 0) || p.ActivePerToken > p.Total {
+			t.Fatalf("bad param count %+v", p)
+		}
+	})
+}

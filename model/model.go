@@ -1,0 +1,101 @@
+// Package model describes transformer architectures: the shapes that decide
+// how many FLOPs and bytes a forward pass costs. It knows nothing about
+// hardware or time; package roofline turns these shapes into costs.
+//
+// Reading order: model.go (the Config type), params.go (parameter counting),
+// catalog.go (built-in models), hfconfig.go (Hugging Face config.json loader).
+package model
+
+// Config is a decoder-only transformer architecture. Counts are per model
+// (not per GPU); tensor parallelism is applied by the cost model.
+type Config struct {
+	// Name is the catalog name (lower-case, hyphenated), e.g. "llama-3.1-8b".
+	Name string `yaml:"name" json:"name"`
+	// Family is a free label such as "llama", "qwen3", "gpt-oss".
+	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+
+	HiddenSize       int `yaml:"hidden_size" json:"hidden_size"`
+	NumLayers        int `yaml:"num_layers" json:"num_layers"`
+	NumHeads         int `yaml:"num_heads" json:"num_heads"`
+	NumKVHeads       int `yaml:"num_kv_heads" json:"num_kv_heads"`
+	HeadDim          int `yaml:"head_dim" json:"head_dim"`
+	IntermediateSize int `yaml:"intermediate_size" json:"intermediate_size"` // dense MLP width
+	VocabSize        int `yaml:"vocab_size" json:"vocab_size"`
+	// MaxPositionEmbeddings is the longest context the model supports.
+	MaxPositionEmbeddings int `yaml:"max_position_embeddings" json:"max_position_embeddings"`
+	// TiedEmbeddings: the LM head shares the embedding matrix (counted once).
+	TiedEmbeddings bool `yaml:"tied_embeddings,omitempty" json:"tied_embeddings,omitempty"`
+	// GatedMLP: SwiGLU/GeGLU MLP with three matrices (gate, up, down);
+	// false means a two-matrix MLP (up, down).
+	GatedMLP bool `yaml:"gated_mlp" json:"gated_mlp"`
+	// AttentionBias / QKNorm are small terms kept for exact parameter counts.
+	// AttentionBias is the bias of the q, k and v projections (Qwen2 style);
+	// AttentionOutputBias adds the o-projection bias (Llama attention_bias,
+	// gpt-oss). QKNorm is a per-head RMSNorm of q and k (Qwen3, Gemma 3).
+	AttentionBias       bool `yaml:"attention_bias,omitempty" json:"attention_bias,omitempty"`
+	AttentionOutputBias bool `yaml:"attention_output_bias,omitempty" json:"attention_output_bias,omitempty"`
+	QKNorm              bool `yaml:"qk_norm,omitempty" json:"qk_norm,omitempty"`
+	// AttentionSinks: one learned sink logit per head per layer (gpt-oss).
+	AttentionSinks bool `yaml:"attention_sinks,omitempty" json:"attention_sinks,omitempty"`
+	// NormsPerLayer is the number of hidden-size RMSNorms per decoder layer;
+	// 0 means the usual 2 (pre-attention, pre-MLP). Gemma 2/3 use 4.
+	NormsPerLayer int `yaml:"norms_per_layer,omitempty" json:"norms_per_layer,omitempty"`
+
+	// MoE is nil for dense models.
+	MoE *MoE `yaml:"moe,omitempty" json:"moe,omitempty"`
+
+	// SlidingWindow is the attention window in tokens for sliding-window
+	// layers (0 = none). LayerTypes, when set, has one entry per layer:
+	// "full" or "sliding"; when empty and SlidingWindow > 0 every layer slides.
+	SlidingWindow int      `yaml:"sliding_window,omitempty" json:"sliding_window,omitempty"`
+	LayerTypes    []string `yaml:"layer_types,omitempty" json:"layer_types,omitempty"`
+	// ChunkedAttention: the "sliding" layers use chunked local attention
+	// (Llama 4): a token attends only to earlier tokens of its own aligned
+	// chunk of SlidingWindow tokens, instead of the last SlidingWindow tokens.
+	ChunkedAttention bool `yaml:"chunked_attention,omitempty" json:"chunked_attention,omitempty"`
+
+	// DType is the checkpoint's native weight precision name ("bf16", "fp8",
+	// "mxfp4", ...), resolved through roofline's precision catalog.
+	DType string `yaml:"dtype" json:"dtype"`
+	// ExpertDType, when set, is the precision of routed-expert weights when it
+	// differs from DType (gpt-oss ships MXFP4 experts with bf16 attention).
+	ExpertDType string `yaml:"expert_dtype,omitempty" json:"expert_dtype,omitempty"`
+
+	// PublishedParams is the advertised parameter count (e.g. 8.03e9), used by
+	// tests to check the counting; 0 when unknown.
+	PublishedParams float64 `yaml:"published_params,omitempty" json:"published_params,omitempty"`
+	// PublishedActiveParams is the advertised active parameter count of an
+	// MoE model (e.g. 12.9e9 for Mixtral 8x7B); 0 when unknown or dense.
+	// Vendors differ on whether it includes the input embedding; see
+	// ActiveExcludesEmbedding.
+	PublishedActiveParams float64 `yaml:"published_active_params,omitempty" json:"published_active_params,omitempty"`
+	// ActiveExcludesEmbedding: the vendor's active count leaves out the
+	// input embedding table (OpenAI does for gpt-oss; Mistral and Qwen do not).
+	ActiveExcludesEmbedding bool `yaml:"active_excludes_embedding,omitempty" json:"active_excludes_embedding,omitempty"`
+}
+
+// MoE describes a mixture-of-experts MLP. Layers listed as dense (the first
+// FirstDenseLayers) use the dense IntermediateSize MLP instead.
+type MoE struct {
+	NumExperts int `yaml:"num_experts" json:"num_experts"`
+	// TopK is the number of routed experts per token.
+	TopK int `yaml:"top_k" json:"top_k"`
+	// ExpertIntermediateSize is the MLP width of one routed expert.
+	ExpertIntermediateSize int `yaml:"expert_intermediate_size" json:"expert_intermediate_size"`
+	// NumSharedExperts always-on experts of SharedIntermediateSize each.
+	NumSharedExperts       int `yaml:"num_shared_experts,omitempty" json:"num_shared_experts,omitempty"`
+	SharedIntermediateSize int `yaml:"shared_intermediate_size,omitempty" json:"shared_intermediate_size,omitempty"`
+	// FirstDenseLayers layers at the start use a dense MLP (DeepSeek style).
+	FirstDenseLayers int `yaml:"first_dense_layers,omitempty" json:"first_dense_layers,omitempty"`
+	// LayerStep > 1 makes only every LayerStep-th layer an MoE layer (layer
+	// i is MoE when (i+1) % LayerStep == 0; Qwen decoder_sparse_step, Llama 4
+	// interleave_moe_layer_step); 0 or 1 means every layer.
+	LayerStep int `yaml:"layer_step,omitempty" json:"layer_step,omitempty"`
+	// DenseLayers lists extra 0-based layer indices that use the dense MLP
+	// (Qwen mlp_only_layers).
+	DenseLayers []int `yaml:"dense_layers,omitempty" json:"dense_layers,omitempty"`
+	// RouterBias: the router has a bias term (gpt-oss).
+	RouterBias bool `yaml:"router_bias,omitempty" json:"router_bias,omitempty"`
+	// ExpertBias: each expert's projections carry biases (gpt-oss).
+	ExpertBias bool `yaml:"expert_bias,omitempty" json:"expert_bias,omitempty"`
+}

@@ -1,0 +1,24 @@
+package roofline
+
+import "github.com/roofsim/roofsim/hardware"
+
+// OpSeconds is the time in seconds of one run of operator c under efficiency
+// model e, on a GPU with compute peak peakFLOPS (FLOP/s, for c's compute
+// precision) and nominal bandwidth (bytes/s):
+//
+//	t = max(F / (peakFLOPS * e.Compute.At(F)), B / (bandwidth * e.Memory.At(B))) + e.LaunchUS*1e-6
+//
+// with F = c.FLOPs and B = c.Bytes(). It is the per-operator formula of the
+// step model (without the step's CUDA-graph launch scaling) and the model
+// that calibration fits. A term whose work is zero contributes 0; a cost with
+// no work costs only the launch. O(1), no allocation.
+func OpSeconds(c Cost, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
+	var tc, tm float64
+	if c.FLOPs > 0 {
+		tc = c.FLOPs / (peakFLOPS * e.Compute.At(c.FLOPs))
+	}
+	if b := c.Bytes(); b > 0 {
+		tm = b / (bandwidth * e.Memory.At(b))
+	}
+	return max(tc, tm) + e.LaunchUS*1e-6
+}

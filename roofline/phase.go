@@ -1,0 +1,147 @@
+package roofline
+
+import "fmt"
+
+// PhaseRequest is a llama-bench / llama-batched-bench style measurement:
+// Batch sequences, each with Depth tokens of context already cached, process
+// Prompt new tokens (the prefill phase, "ppN @ dD") and then generate Gen
+// tokens (the decode phase, "tgN @ dD").
+type PhaseRequest struct {
+	// Prompt is the new prompt tokens per sequence (0 = no prefill row).
+	Prompt int `json:"prompt"`
+	// Depth is the cached context per sequence before the prompt.
+	Depth int `json:"depth"`
+	// Batch is the number of sequences processed together (>= 1).
+	Batch int `json:"batch"`
+	// Gen is the generated tokens per sequence (0 = no decode row).
+	Gen int `json:"gen"`
+	// Ubatch is the prefill chunk size per sequence; 0 = the whole prompt
+	// in one step.
+	Ubatch int `json:"ubatch"`
+}
+
+// Validate reports the first invalid field.
+func (r PhaseRequest) Validate() error {
+	switch {
+	case r.Prompt < 0:
+		return fmt.Errorf("prompt: must be >= 0, got %d", r.Prompt)
+	case r.Depth < 0:
+		return fmt.Errorf("depth: must be >= 0, got %d", r.Depth)
+	case r.Batch < 1:
+		return fmt.Errorf("batch: must be >= 1, got %d", r.Batch)
+	case r.Gen < 0:
+		return fmt.Errorf("gen: must be >= 0, got %d", r.Gen)
+	case r.Ubatch < 0:
+		return fmt.Errorf("ubatch: must be >= 0, got %d", r.Ubatch)
+	}
+	return nil
+}
+
+// PhaseResult is one phase of a PhaseRequest. The embedded Analysis covers
+// the whole phase: FLOPs and DRAM bytes summed over its steps, intensity,
+// the ridge and attainable rate of the model's GEMM peak, and times from the
+// step model with the GPU's profile: TimeS is the predicted phase time
+// (efficiencies and overheads included), ComputeTimeS / MemoryTimeS the
+// summed times of its compute- / memory-bound operators, and Bound says
+// which of the two dominates.
+type PhaseResult struct {
+	// Phase is "prefill" or "decode".
+	Phase string `json:"phase"`
+	Analysis
+	// Steps is the number of forward passes in the phase.
+	Steps int `json:"steps"`
+	// Tokens is the new tokens processed (prefill) or generated (decode),
+	// over all sequences.
+	Tokens int `json:"tokens"`
+	// TokensPerS is Tokens / TimeS.
+	TokensPerS float64 `json:"tokens_per_s"`
+	// RooflineTimeS is the phase time at efficiency 1 with no launch, step
+	// or request overheads: per operator max(FLOPs/peak, bytes/bandwidth),
+	// plus all-reduce bus bytes over the nominal interconnect bandwidth.
+	RooflineTimeS float64 `json:"roofline_time_s"`
+}
+
+// Phases predicts the prefill and decode phases of r on m. Prefill runs in
+// ceil(Prompt/Ubatch) steps, each holding one chunk of every sequence (the
+// last chunk is sampled); decode runs Gen steps, step g attending to
+// Depth+Prompt+g+1 keys per sequence. Work is O((steps) x Batch).
+func Phases(m *StepModel, r PhaseRequest) ([]PhaseResult, error) {
+	if m == nil {
+		return nil, fmt.Errorf("phases: step model is nil")
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	var out []PhaseResult
+	if r.Prompt > 0 {
+		ub := r.Ubatch
+		if ub == 0 || ub > r.Prompt {
+			ub = r.Prompt
+		}
+		in := StepInput{Prefills: make([]Chunk, r.Batch)}
+		var tot phaseAcc
+		for done := 0; done < r.Prompt; done += ub {
+			n := min(ub, r.Prompt-done)
+			for i := range in.Prefills {
+				in.Prefills[i] = Chunk{Tokens: n, Cached: r.Depth + done, Sampled: done+n == r.Prompt}
+			}
+			tot.add(m, &in)
+		}
+		name := fmt.Sprintf("pp%d", r.Prompt)
+		out = append(out, tot.result(m, "prefill", name, r, r.Batch*r.Prompt))
+	}
+	if r.Gen > 0 {
+		in := StepInput{Decodes: make([]int, r.Batch)}
+		var tot phaseAcc
+		for g := 0; g < r.Gen; g++ {
+			for i := range in.Decodes {
+				in.Decodes[i] = r.Depth + r.Prompt + g + 1
+			}
+			tot.add(m, &in)
+		}
+		name := fmt.Sprintf("tg%d", r.Gen)
+		out = append(out, tot.result(m, "decode", name, r, r.Batch*r.Gen))
+	}
+	return out, nil
+}
+
+// phaseAcc sums steps of one phase.
+type phaseAcc struct {
+	steps                    int
+	flops, bytes, rooflineS  float64
+	timeS, computeS, memoryS float64
+}
+
+func (p *phaseAcc) add(m *StepModel, in *StepInput) {
+	var acc stepAcc
+	m.eval(in, &acc)
+	p.steps++
+	p.flops += acc.flops
+	p.bytes += acc.bytes
+	p.rooflineS += acc.rooflineS
+	p.timeS += acc.c.Seconds
+	p.computeS += acc.c.ComputeS
+	p.memoryS += acc.c.MemoryS
+}
+
+func (p *phaseAcc) result(m *StepModel, phase, name string, r PhaseRequest, tokens int) PhaseResult {
+	if r.Depth > 0 {
+		name += fmt.Sprintf(" @ d%d", r.Depth)
+	}
+	if r.Batch > 1 {
+		name += fmt.Sprintf(" x b%d", r.Batch)
+	}
+	peak := m.pGEMM.flops
+	a := Analyze(Cost{Name: name, FLOPs: p.flops, ActBytes: p.bytes}, peak, m.bw)
+	a.TimeS, a.ComputeTimeS, a.MemoryTimeS = p.timeS, p.computeS, p.memoryS
+	if p.computeS >= p.memoryS {
+		a.Bound = ComputeBound
+	} else {
+		a.Bound = MemoryBound
+	}
+	res := PhaseResult{Phase: phase, Analysis: a, Steps: p.steps, Tokens: tokens, RooflineTimeS: p.rooflineS}
+	if p.timeS > 0 {
+		res.TokensPerS = float64(tokens) / p.timeS
+	}
+	return res
+}

@@ -1,0 +1,186 @@
+// Package roofline turns transformer shapes into roofline costs: FLOPs and
+// bytes per operator, attainable performance against a GPU's peaks, the
+// memory-/compute-bound classification, and the step cost model that prices
+// one forward pass of a batch. It knows nothing about time-ordering or
+// requests; package sim asks it for one step at a time.
+//
+// Reading order: precision.go (storage formats and their bits per element),
+// cost.go (the Cost type), gemm.go, attention.go, elementwise.go,
+// collective.go (operator constructors with their formulas), analysis.go
+// (the pure roofline against a peak and a bandwidth), step.go (the
+// per-batch step model used by the simulator), phase.go (prefill / decode
+// phase analysis in llama-bench terms).
+package roofline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// Precision is a numeric storage format. Bits is the storage cost of one
+// element averaged over a block, including the block's scale metadata:
+//
+//	Bits = ElementBits + ScaleBits / BlockSize
+//
+// For unscaled formats BlockSize is 1 and ScaleBits 0.
+type Precision struct {
+	// Name is the canonical lower-case name, e.g. "bf16", "nvfp4", "q4_k".
+	Name string `json:"name"`
+	// Bits is the storage bits per element including block scales.
+	Bits float64 `json:"bits"`
+	// ElementBits is the bits of one quantised element without scales.
+	ElementBits int `json:"element_bits"`
+	// BlockSize is the number of elements sharing ScaleBits of metadata.
+	BlockSize int `json:"block_size"`
+	// ScaleBits is the metadata (scales, mins, super-block scales) per block
+	// in bits.
+	ScaleBits int `json:"scale_bits"`
+	// Compute is the key into hardware.GPU.PeakTFLOPS used when this format
+	// is computed natively ("fp8", "fp4", ...); "" for weight-only formats
+	// that are dequantised to the activation precision before the math.
+	Compute string `json:"compute"`
+	// Description says what the format is.
+	Description string `json:"description"`
+}
+
+// BytesPerElement is Bits / 8.
+func (p Precision) BytesPerElement() float64 { return p.Bits / 8 }
+
+// format builds a Precision, deriving Bits from the format's definition.
+func format(name string, elemBits, block, scaleBits int, compute, desc string) Precision {
+	return Precision{
+		Name:        name,
+		Bits:        float64(elemBits) + float64(scaleBits)/float64(block),
+		ElementBits: elemBits,
+		BlockSize:   block,
+		ScaleBits:   scaleBits,
+		Compute:     compute,
+		Description: desc,
+	}
+}
+
+// Precisions returns the catalog in a fixed order. The slice is freshly
+// built on every call; callers may modify it.
+//
+// Choices worth stating:
+//   - nvfp4 also has a per-tensor FP32 second-level scale; amortised over a
+//     whole weight tensor it is ~0 bits per element and is counted as 0.
+//   - mxfp6 computes at the "fp8" peak: Blackwell tensor cores run FP6 at
+//     the FP8 rate, and the catalog has no separate fp6 key.
+//   - fp8_block is DeepSeek-style FP8 with one FP32 scale per 128x128
+//     weight block (the "fp8_block" GEMM dtype of the kernel data).
+//   - K-quant ScaleBits counts all per-super-block metadata: sub-block
+//     scales/mins plus the FP16 super-block scale(s).
+func Precisions() []Precision {
+	const (
+		e8m0 = 8  // MX shared exponent scale
+		e4m3 = 8  // NVFP4 block scale
+		f16  = 16 // fp16 scale / min
+		f32  = 32 // fp32 absmax
+	)
+	return []Precision{
+		format("fp32", 32, 1, 0, "fp32", "IEEE 754 single precision"),
+		format("tf32", 32, 1, 0, "tf32", "TensorFloat-32: 19-bit math, stored as 32-bit fp32"),
+		format("fp16", 16, 1, 0, "fp16", "IEEE 754 half precision"),
+		format("bf16", 16, 1, 0, "bf16", "bfloat16 (8-bit exponent, 7-bit mantissa)"),
+		format("fp8_e4m3", 8, 1, 0, "fp8", "FP8 E4M3 (per-tensor or per-channel scales, ~0 bits/element)"),
+		format("fp8_e5m2", 8, 1, 0, "fp8", "FP8 E5M2"),
+		format("fp8_block", 8, 128*128, f32, "fp8", "FP8 E4M3 with one FP32 scale per 128x128 weight block"),
+		format("int8", 8, 1, 0, "int8", "8-bit integer (per-channel scales, ~0 bits/element)"),
+		format("int4", 4, 1, 0, "", "4-bit integer, weight-only (scales ignored)"),
+		format("mxfp4", 4, 32, e8m0, "fp4", "OCP MX FP4: E2M1 elements + E8M0 scale per 32"),
+		format("mxfp6", 6, 32, e8m0, "fp8", "OCP MX FP6: E3M2/E2M3 elements + E8M0 scale per 32"),
+		format("mxfp8", 8, 32, e8m0, "fp8", "OCP MX FP8: E4M3/E5M2 elements + E8M0 scale per 32"),
+		format("nvfp4", 4, 16, e4m3, "fp4", "NVIDIA FP4: E2M1 elements + E4M3 scale per 16 (+ per-tensor FP32, amortised to 0)"),
+		format("nf4", 4, 64, f32, "", "bitsandbytes NormalFloat4 + FP32 absmax per 64, weight-only"),
+		format("q8_0", 8, 32, f16, "", "GGUF Q8_0: 32 x int8 + fp16 scale"),
+		format("q4_0", 4, 32, f16, "", "GGUF Q4_0: 32 x 4-bit + fp16 scale"),
+		format("q4_1", 4, 32, 2*f16, "", "GGUF Q4_1: 32 x 4-bit + fp16 scale + fp16 min"),
+		format("q5_0", 5, 32, f16, "", "GGUF Q5_0: 32 x 5-bit + fp16 scale"),
+		format("q5_1", 5, 32, 2*f16, "", "GGUF Q5_1: 32 x 5-bit + fp16 scale + fp16 min"),
+		// 256-element super-block: 128 B of 4-bit quants, 12 B of 6-bit
+		// sub-block scales and mins, fp16 d and dmin.
+		format("q4_k", 4, 256, 12*8+2*f16, "", "GGUF Q4_K (Q4_K_M/S): 256-element super-blocks, 6-bit sub-block scales/mins"),
+		// 128 B low nibbles + 32 B high bits (5 bits/element), 12 B scales/mins, fp16 d and dmin.
+		format("q5_k", 5, 256, 12*8+2*f16, "", "GGUF Q5_K (Q5_K_M/S): 256-element super-blocks, 6-bit sub-block scales/mins"),
+		// 128 B low 4 bits + 64 B high 2 bits, 16 int8 sub-block scales, fp16 d.
+		format("q6_k", 6, 256, 16*8+f16, "", "GGUF Q6_K: 256-element super-blocks, int8 sub-block scales"),
+	}
+}
+
+// canonicalPrecisionName maps accepted spellings to catalog names. It is a
+// pure function (no package-level table).
+func canonicalPrecisionName(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	n = strings.ReplaceAll(n, "-", "_")
+	switch n {
+	case "float32", "float", "f32":
+		return "fp32"
+	case "float16", "half", "f16":
+		return "fp16"
+	case "bfloat16":
+		return "bf16"
+	case "fp8", "float8", "e4m3", "fp8e4m3", "float8_e4m3fn", "float8_e4m3", "f8e4m3":
+		return "fp8_e4m3"
+	case "e5m2", "fp8e5m2", "float8_e5m2", "f8e5m2":
+		return "fp8_e5m2"
+	case "fp8_block_scale", "fp8_blockwise":
+		return "fp8_block"
+	case "q4_k_m", "q4_k_s":
+		return "q4_k"
+	case "q5_k_m", "q5_k_s":
+		return "q5_k"
+	}
+	return n
+}
+
+// LookupPrecision finds a format by name, case-insensitively, accepting
+// common aliases ("bfloat16", "half", "fp8", "e5m2", "Q4_K_M", ...).
+func LookupPrecision(name string) (Precision, error) {
+	c := canonicalPrecisionName(name)
+	for _, p := range Precisions() {
+		if p.Name == c {
+			return p, nil
+		}
+	}
+	return Precision{}, fmt.Errorf("unknown precision %q (known: %s)", name, strings.Join(precisionNames(), ", "))
+}
+
+func precisionNames() []string {
+	ps := Precisions()
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// ComputePrecision returns the GPU peak key (e.g. "bf16", "fp8") a matrix
+// product of weights in weight and activations in act runs at:
+//
+//   - weight-only formats (Compute == "") run at the activation's peak,
+//     after dequantisation;
+//   - a natively computed weight format runs at its own peak only when the
+//     activations are in the same precision class (W8A8 fp8, W4A4 fp4) and
+//     the GPU has that peak;
+//   - otherwise the activation's peak.
+//
+// gpu may be nil, in which case the peak's existence is not checked.
+func ComputePrecision(weight, act Precision, gpu *hardware.GPU) string {
+	if act.Compute == "" {
+		// Activations in a weight-only format are not meaningful; fall back
+		// to the weight's own compute so callers get a clear peak error.
+		return weight.Compute
+	}
+	if weight.Compute == "" || weight.Compute != act.Compute {
+		return act.Compute
+	}
+	if gpu != nil {
+		if _, ok := gpu.PeakFLOPS(weight.Compute); !ok {
+			return act.Compute
+		}
+	}
+	return weight.Compute
+}

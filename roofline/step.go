@@ -1,0 +1,688 @@
+package roofline
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+)
+
+// StepOptions selects parallelism and precisions for a StepModel. Zero
+// values mean defaults.
+type StepOptions struct {
+	// TP is the tensor-parallel degree (GPUs per replica); 0 means 1.
+	TP int `json:"tp" yaml:"tp"`
+	// WeightDType is the weight storage precision for every weight matrix;
+	// "" means the model's DType (and its ExpertDType for routed experts).
+	WeightDType string `json:"weight_dtype" yaml:"weight_dtype"`
+	// ActDType is the activation storage and compute precision; "" means
+	// bf16, or fp16 on GPUs without a bf16 peak. When it is "" and the
+	// weights are an fp8 format on a GPU with an fp8 peak, GEMMs compute at
+	// the fp8 peak (W8A8: vLLM quantises activations on the fly) while
+	// activations stay 16-bit in memory.
+	ActDType string `json:"act_dtype" yaml:"act_dtype"`
+	// KVDType is the KV-cache storage precision; "" means ActDType.
+	KVDType string `json:"kv_dtype" yaml:"kv_dtype"`
+}
+
+// Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on
+// top of Cached tokens already in the KV cache (earlier chunks or a prefix
+// cache hit). Sampled marks the prompt's last chunk: the LM head then runs
+// for one token of it.
+type Chunk struct {
+	Tokens, Cached int
+	Sampled        bool
+}
+
+// StepInput is one batch: prefill chunks and decode requests. Decodes[i] is
+// request i's KV length attended INCLUDING its new token (values < 1 count
+// as 1). Chunks with Tokens <= 0 are ignored.
+type StepInput struct {
+	Prefills []Chunk
+	Decodes  []int
+}
+
+// StepCost is the predicted time of one step in seconds, split by what
+// bounds it. Seconds = ComputeS + MemoryS + CommS + OverheadS.
+type StepCost struct {
+	Seconds float64 `json:"seconds"`
+	// ComputeS is the summed time of operators that were compute-bound.
+	ComputeS float64 `json:"compute_s"`
+	// MemoryS is the summed time of operators that were memory-bound.
+	MemoryS float64 `json:"memory_s"`
+	// CommS is tensor-parallel all-reduce time.
+	CommS float64 `json:"comm_s"`
+	// OverheadS is kernel launches plus step and per-request overheads.
+	OverheadS float64 `json:"overhead_s"`
+}
+
+// KindOverhead labels the fixed step/request overhead row of Breakdown; it
+// is not an operator.
+const KindOverhead OpKind = "overhead"
+
+// OpTime is one row of a step breakdown: an operator as it runs Count times
+// in the step (once per layer of its group, or once per step).
+type OpTime struct {
+	Name  string `json:"name"`
+	Kind  OpKind `json:"kind"`
+	Count int    `json:"count"`
+	// FLOPs and Bytes are totals over Count; Bytes is DRAM traffic, or bus
+	// bytes per GPU for all-reduces.
+	FLOPs float64 `json:"flops"`
+	Bytes float64 `json:"bytes"`
+	// Seconds is the total time over Count, including LaunchS.
+	Seconds float64 `json:"seconds"`
+	LaunchS float64 `json:"launch_s"`
+	Bound   string  `json:"bound"`
+	// ComputePrecision is the peak the FLOPs were priced at.
+	ComputePrecision string `json:"compute_precision,omitempty"`
+}
+
+// StepModel prices forward passes of one model on one GPU type with one
+// parallelism. It is immutable after construction and safe for concurrent
+// use.
+//
+// Layers are grouped: attention cost depends only on full vs sliding, MLP
+// cost only on dense vs MoE, so each operator is priced once per group and
+// multiplied by the group's layer count. Cost is O(len(Prefills) +
+// len(Decodes)) and allocation-free.
+type StepModel struct {
+	cfg  *model.Config
+	gpu  *hardware.GPU
+	prof *hardware.Profile
+	opts StepOptions
+	tp   int
+
+	w, expW, emb, act, kv Precision
+	// Peaks (key and FLOP/s) for weight GEMMs, routed experts,
+	// embedding/LM head/router, and activation-precision kernels.
+	pGEMM, pExpert, pEmb, pAct peak
+	bw, linkBW                 float64
+
+	hidden, headsPG, kvHeadsPG, headDim int
+	qkvN, qDim, kvDim                   int
+	interPG                             int
+	gated                               bool
+	nLayers, nFull, nSliding            int
+	nDense, nMoE                        int
+	window                              int
+	experts, topK, expInterPG           int
+	sharedInterPG                       int
+	vocabPG                             int
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes.
+//
+// Tensor parallelism splits heads, MLP width, experts' width and the
+// vocabulary by TP. TP must divide num_heads. When num_kv_heads < TP, vLLM
+// replicates KV heads: TP must then be a multiple of num_kv_heads and each
+// GPU holds one KV head; otherwise TP must divide num_kv_heads.
+//
+// Embedding and LM head stay 16-bit when the weights are a quantised format
+// (Bits < 16), as vLLM-served quantised checkpoints keep them; GGUF files
+// quantise them too, which this overestimates slightly.
+func NewStepModel(cfg *model.Config, gpu *hardware.GPU, opts StepOptions) (*StepModel, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("step model: model config is nil")
+	}
+	if gpu == nil {
+		return nil, fmt.Errorf("step model: gpu is nil")
+	}
+	m := &StepModel{cfg: cfg, gpu: gpu, prof: gpu.EffectiveProfile()}
+	if err := m.initShapes(opts); err != nil {
+		return nil, fmt.Errorf("model %s: %w", cfg.Name, err)
+	}
+	if err := m.initPrecisions(opts); err != nil {
+		return nil, fmt.Errorf("model %s on gpu %s: %w", cfg.Name, gpu.Name, err)
+	}
+	if err := m.checkGPU(); err != nil {
+		return nil, fmt.Errorf("gpu %s: %w", gpu.Name, err)
+	}
+	return m, nil
+}
+
+func (m *StepModel) initShapes(opts StepOptions) error {
+	c := m.cfg
+	tp := opts.TP
+	if tp == 0 {
+		tp = 1
+	}
+	if tp < 0 {
+		return fmt.Errorf("tp: must be >= 1, got %d", opts.TP)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"hidden_size", c.HiddenSize}, {"num_layers", c.NumLayers}, {"num_heads", c.NumHeads},
+		{"num_kv_heads", c.NumKVHeads}, {"vocab_size", c.VocabSize}} {
+		if f.v <= 0 {
+			return fmt.Errorf("%s: must be > 0, got %d", f.name, f.v)
+		}
+	}
+	headDim := c.HeadDim
+	if headDim == 0 {
+		headDim = c.HiddenSize / c.NumHeads
+	}
+	if headDim <= 0 {
+		return fmt.Errorf("head_dim: must be > 0, got %d", c.HeadDim)
+	}
+	if c.NumHeads%tp != 0 {
+		return fmt.Errorf("tp: %d does not divide num_heads %d", tp, c.NumHeads)
+	}
+	kvPG := 1
+	switch {
+	case c.NumKVHeads%tp == 0:
+		kvPG = c.NumKVHeads / tp
+	case tp%c.NumKVHeads != 0:
+		return fmt.Errorf("tp: %d does not divide num_kv_heads %d (nor is it a multiple of it)", tp, c.NumKVHeads)
+	}
+	m.tp = tp
+	m.hidden, m.headDim = c.HiddenSize, headDim
+	m.headsPG, m.kvHeadsPG = c.NumHeads/tp, kvPG
+	m.qDim, m.kvDim = m.headsPG*headDim, kvPG*headDim
+	m.qkvN = m.qDim + 2*m.kvDim
+	m.gated = c.GatedMLP
+	m.vocabPG = ceilDiv(c.VocabSize, tp)
+	m.nLayers = c.NumLayers
+
+	// Attention groups.
+	if len(c.LayerTypes) > 0 {
+		if len(c.LayerTypes) != c.NumLayers {
+			return fmt.Errorf("layer_types: has %d entries, want num_layers %d", len(c.LayerTypes), c.NumLayers)
+		}
+		for i, t := range c.LayerTypes {
+			switch strings.ToLower(t) {
+			case "full", "full_attention":
+				m.nFull++
+			case "sliding", "sliding_attention":
+				m.nSliding++
+			default:
+				return fmt.Errorf("layer_types[%d]: unknown layer type %q (want full or sliding)", i, t)
+			}
+		}
+	} else if c.SlidingWindow > 0 {
+		m.nSliding = c.NumLayers
+	} else {
+		m.nFull = c.NumLayers
+	}
+	if c.SlidingWindow < 0 {
+		return fmt.Errorf("sliding_window: must be >= 0, got %d", c.SlidingWindow)
+	}
+	if m.nSliding > 0 && c.SlidingWindow == 0 {
+		return fmt.Errorf("sliding_window: must be > 0 when layer_types has sliding layers")
+	}
+	m.window = c.SlidingWindow
+
+	// MLP groups.
+	m.nDense = c.NumLayers
+	if e := c.MoE; e != nil {
+		if e.NumExperts <= 0 {
+			return fmt.Errorf("moe.num_experts: must be > 0, got %d", e.NumExperts)
+		}
+		if e.TopK <= 0 || e.TopK > e.NumExperts {
+			return fmt.Errorf("moe.top_k: must be in [1, num_experts=%d], got %d", e.NumExperts, e.TopK)
+		}
+		if e.ExpertIntermediateSize <= 0 {
+			return fmt.Errorf("moe.expert_intermediate_size: must be > 0, got %d", e.ExpertIntermediateSize)
+		}
+		if e.FirstDenseLayers < 0 || e.FirstDenseLayers > c.NumLayers {
+			return fmt.Errorf("moe.first_dense_layers: must be in [0, num_layers=%d], got %d", c.NumLayers, e.FirstDenseLayers)
+		}
+		if e.NumSharedExperts < 0 || e.SharedIntermediateSize < 0 {
+			return fmt.Errorf("moe.num_shared_experts, moe.shared_intermediate_size: must be >= 0")
+		}
+		m.nDense = e.FirstDenseLayers
+		m.nMoE = c.NumLayers - e.FirstDenseLayers
+		m.experts, m.topK = e.NumExperts, e.TopK
+		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, tp)
+		m.sharedInterPG = ceilDiv(e.NumSharedExperts*e.SharedIntermediateSize, tp)
+	}
+	if m.nDense > 0 {
+		if c.IntermediateSize <= 0 {
+			return fmt.Errorf("intermediate_size: must be > 0 for dense MLP layers, got %d", c.IntermediateSize)
+		}
+		m.interPG = ceilDiv(c.IntermediateSize, tp)
+	}
+	return nil
+}
+
+func lookupField(field, name string) (Precision, error) {
+	p, err := LookupPrecision(name)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", field, err)
+	}
+	return p, nil
+}
+
+func (m *StepModel) initPrecisions(opts StepOptions) error {
+	g := m.gpu
+	var err error
+	// Weights.
+	field, name := "weight_dtype", opts.WeightDType
+	if name == "" {
+		field, name = "dtype", m.cfg.DType
+		if name == "" {
+			name = "bf16"
+		}
+	}
+	if m.w, err = lookupField(field, name); err != nil {
+		return err
+	}
+	m.expW = m.w
+	if opts.WeightDType == "" && m.cfg.ExpertDType != "" {
+		if m.expW, err = lookupField("expert_dtype", m.cfg.ExpertDType); err != nil {
+			return err
+		}
+	}
+	// 16-bit default for this GPU.
+	wideName := "bf16"
+	if _, ok := g.PeakFLOPS("bf16"); !ok {
+		wideName = "fp16"
+	}
+	wide, _ := LookupPrecision(wideName)
+	// Activations.
+	m.act = wide
+	if opts.ActDType != "" {
+		if m.act, err = lookupField("act_dtype", opts.ActDType); err != nil {
+			return err
+		}
+		if m.act.Compute == "" {
+			return fmt.Errorf("act_dtype: %s is a weight-only format", m.act.Name)
+		}
+	}
+	if _, ok := g.PeakFLOPS(m.act.Compute); !ok {
+		return fmt.Errorf("act_dtype: gpu %s has no %s peak", g.Name, m.act.Compute)
+	}
+	// KV cache.
+	m.kv = m.act
+	if opts.KVDType != "" {
+		if m.kv, err = lookupField("kv_dtype", opts.KVDType); err != nil {
+			return err
+		}
+	}
+	// Embedding / LM head.
+	m.emb = m.w
+	if m.w.Bits < 16 {
+		m.emb = wide
+	}
+	// Compute peaks.
+	pick := func(w Precision) string {
+		if opts.ActDType == "" && w.Compute == "fp8" {
+			if _, ok := g.PeakFLOPS("fp8"); ok {
+				return "fp8" // implied W8A8
+			}
+		}
+		return ComputePrecision(w, m.act, g)
+	}
+	m.pGEMM.key, m.pExpert.key = pick(m.w), pick(m.expW)
+	m.pEmb.key, m.pAct.key = ComputePrecision(m.emb, m.act, g), m.act.Compute
+	for _, pk := range []*peak{&m.pGEMM, &m.pExpert, &m.pEmb, &m.pAct} {
+		f, ok := g.PeakFLOPS(pk.key)
+		if !ok {
+			return fmt.Errorf("gpu %s has no %s peak", g.Name, pk.key)
+		}
+		pk.flops = f
+	}
+	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
+	return nil
+}
+
+func checkCurve(field string, c hardware.Curve) error {
+	if !(c.Max > 0 && c.Max <= 1) {
+		return fmt.Errorf("%s.max: must be in (0, 1], got %g", field, c.Max)
+	}
+	if c.Half < 0 {
+		return fmt.Errorf("%s.half: must be >= 0, got %g", field, c.Half)
+	}
+	return nil
+}
+
+func (m *StepModel) checkGPU() error {
+	m.bw = m.gpu.BandwidthBytesPerSec()
+	if !(m.bw > 0) {
+		return fmt.Errorf("memory_bandwidth_gbps: must be > 0")
+	}
+	m.linkBW = m.gpu.InterconnectBytesPerSec()
+	p := m.prof
+	for _, f := range []struct {
+		name string
+		e    hardware.OpEfficiency
+	}{{"gemm", p.GEMM}, {"attention_prefill", p.AttentionPrefill}, {"attention_decode", p.AttentionDecode},
+		{"elementwise", p.Elementwise}, {"moe", p.MoE}} {
+		if err := checkCurve("profile."+f.name+".compute", f.e.Compute); err != nil {
+			return err
+		}
+		if err := checkCurve("profile."+f.name+".memory", f.e.Memory); err != nil {
+			return err
+		}
+		if f.e.LaunchUS < 0 {
+			return fmt.Errorf("profile.%s.launch_us: must be >= 0", f.name)
+		}
+	}
+	if p.StepOverheadUS < 0 || p.PerRequestOverheadUS < 0 || p.GraphLaunchFactor < 0 {
+		return fmt.Errorf("profile: overheads and graph_launch_factor must be >= 0")
+	}
+	if m.tp > 1 {
+		if t := p.AllReduceSeconds(m.gpu, 1, m.tp); math.IsInf(t, 0) || math.IsNaN(t) {
+			return fmt.Errorf("interconnect_gbps: must be > 0 (or the profile must give an all-reduce bandwidth) for tp %d", m.tp)
+		}
+	}
+	return nil
+}
+
+// Options returns the resolved options (defaults filled in, dtype names
+// canonical).
+func (m *StepModel) Options() StepOptions { return m.opts }
+
+// Model returns the architecture this model prices.
+func (m *StepModel) Model() *model.Config { return m.cfg }
+
+// GPU returns the GPU this model prices for.
+func (m *StepModel) GPU() *hardware.GPU { return m.gpu }
+
+// WeightBytesPerGPU is the bytes of parameters each GPU holds: per layer
+// QKV, O, two norms and the MLP (dense, or router + all experts + shared
+// experts for MoE layers), plus the vocabulary-split embedding, the LM head
+// (unless tied) and the final norm. Norms and the router are 16-bit and
+// replicated on every GPU; biases are ignored.
+func (m *StepModel) WeightBytesPerGPU() float64 {
+	h := float64(m.hidden)
+	wb, eb, nb := m.w.Bits/8, m.expW.Bits/8, m.emb.Bits/8
+	g := 2.0
+	if m.gated {
+		g = 3
+	}
+	attn := h*float64(m.qkvN) + float64(m.qDim)*h
+	norms := 2 * h
+	total := float64(m.nLayers) * (attn*wb + norms*nb)
+	total += float64(m.nDense) * g * h * float64(m.interPG) * wb
+	if m.nMoE > 0 {
+		perLayer := h*float64(m.experts)*nb +
+			float64(m.experts)*g*h*float64(m.expInterPG)*eb +
+			g*h*float64(m.sharedInterPG)*wb
+		total += float64(m.nMoE) * perLayer
+	}
+	vocab := float64(m.vocabPG) * h * nb
+	total += vocab + h*nb
+	if !m.cfg.TiedEmbeddings {
+		total += vocab
+	}
+	return total
+}
+
+// KVBytesPerTokenPerGPU is the KV-cache bytes one token occupies on each
+// GPU: sum over layers of 2 (K and V) x kv heads per GPU x head_dim x KV
+// bytes. Sliding-window layers are counted like full layers: this is what
+// a paged allocator without a hybrid (windowed) manager reserves per token;
+// with one, sliding layers hold at most window tokens.
+func (m *StepModel) KVBytesPerTokenPerGPU() float64 {
+	return float64(m.nLayers) * 2 * float64(m.kvDim) * m.kv.Bits / 8
+}
+
+// peak is a compute precision key and its FLOP/s on the model's GPU.
+type peak struct {
+	key   string
+	flops float64
+}
+
+// stepAcc accumulates one step's prices. ops is nil for Cost (no
+// allocation) and non-nil for Breakdown.
+type stepAcc struct {
+	c           StepCost
+	flops       float64 // DRAM-side FLOPs (excludes all-reduce)
+	bytes       float64 // DRAM bytes (excludes all-reduce bus bytes)
+	rooflineS   float64 // sum of max(FLOPs/peak, bytes/bw), no efficiency or overhead
+	launchScale float64
+	ops         *[]OpTime
+}
+
+// op prices count runs of c at peak with efficiency e and adds them to acc:
+//
+//	t = max(FLOPs/(peak*e.Compute.At(FLOPs)), Bytes/(bw*e.Memory.At(Bytes)))
+//
+// plus e.LaunchUS per run scaled by the step's launch factor.
+func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency) {
+	c.ComputePrecision = pk.key
+	peak := pk.flops
+	b := c.Bytes()
+	if count <= 0 || (c.FLOPs <= 0 && b <= 0) {
+		return
+	}
+	n := float64(count)
+	var tc, tm float64
+	if c.FLOPs > 0 {
+		tc = c.FLOPs / (peak * e.Compute.At(c.FLOPs))
+	}
+	if b > 0 {
+		tm = b / (m.bw * e.Memory.At(b))
+	}
+	t := max(tc, tm) * n
+	launch := e.LaunchUS * 1e-6 * acc.launchScale * n
+	bound := MemoryBound
+	if tc >= tm {
+		bound = ComputeBound
+		acc.c.ComputeS += t
+	} else {
+		acc.c.MemoryS += t
+	}
+	acc.c.OverheadS += launch
+	acc.flops += c.FLOPs * n
+	acc.bytes += b * n
+	acc.rooflineS += max(c.FLOPs/peak, b/m.bw) * n
+	if acc.ops != nil {
+		*acc.ops = append(*acc.ops, OpTime{Name: c.Name, Kind: c.Kind, Count: count, FLOPs: c.FLOPs * n,
+			Bytes: b * n, Seconds: t + launch, LaunchS: launch, Bound: bound, ComputePrecision: c.ComputePrecision})
+	}
+}
+
+func named(c Cost, name string) Cost { c.Name = name; return c }
+
+// eval prices in into acc. It allocates only when acc.ops is non-nil.
+func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
+	// One pass over the requests: token counts and attention sums.
+	var (
+		prefTokens, sampled, requests int
+		pKeysFull, pKeysSlide         float64
+		pReadFull, pReadSlide         float64
+		dKeysFull, dKeysSlide         float64
+	)
+	for _, ch := range in.Prefills {
+		if ch.Tokens <= 0 {
+			continue
+		}
+		cached := max(ch.Cached, 0)
+		requests++
+		prefTokens += ch.Tokens
+		if ch.Sampled {
+			sampled++
+		}
+		pKeysFull += prefillKeySum(ch.Tokens, cached, 0)
+		pReadFull += prefillKVRead(ch.Tokens, cached, 0)
+		if m.nSliding > 0 {
+			pKeysSlide += prefillKeySum(ch.Tokens, cached, m.window)
+			pReadSlide += prefillKVRead(ch.Tokens, cached, m.window)
+		}
+	}
+	nDec := len(in.Decodes)
+	for _, l := range in.Decodes {
+		l = max(l, 1)
+		dKeysFull += float64(l)
+		if m.nSliding > 0 {
+			dKeysSlide += float64(decodeKeys(l, m.window))
+		}
+	}
+	requests += nDec
+	sampled += nDec
+	T := prefTokens + nDec
+	if T == 0 {
+		return
+	}
+	p := m.prof
+	acc.launchScale = 1
+	if prefTokens == 0 {
+		acc.launchScale = p.GraphLaunchFactor
+	}
+	L := m.nLayers
+	h := m.hidden
+
+	// Attention block, every layer.
+	normE := h * T
+	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
+	m.op(acc, named(GEMM(T, m.qkvN, h, m.w, m.act), "qkv_proj"), L, &m.pGEMM, &p.GEMM)
+	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+	if prefTokens > 0 {
+		pt := float64(prefTokens)
+		m.op(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, &m.pAct, &p.AttentionPrefill)
+		m.op(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
+			m.nSliding, &m.pAct, &p.AttentionPrefill)
+	}
+	if nDec > 0 {
+		m.op(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, &m.pAct, &p.AttentionDecode)
+		m.op(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
+			m.nSliding, &m.pAct, &p.AttentionDecode)
+	}
+	m.op(acc, named(GEMM(T, h, m.qDim, m.w, m.act), "o_proj"), L, &m.pGEMM, &p.GEMM)
+	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
+
+	// Two all-reduces per layer (after O and after the MLP).
+	if m.tp > 1 {
+		msg := float64(T*h) * m.act.Bits / 8
+		t := 2 * float64(L) * p.AllReduceSeconds(m.gpu, msg, m.tp)
+		acc.c.CommS += t
+		ar := AllReduce(msg, m.tp)
+		if m.linkBW > 0 {
+			acc.rooflineS += 2 * float64(L) * ar.ActBytes / m.linkBW
+		}
+		if acc.ops != nil {
+			*acc.ops = append(*acc.ops, OpTime{Name: "allreduce", Kind: KindAllReduce, Count: 2 * L,
+				FLOPs: 2 * float64(L) * ar.FLOPs, Bytes: 2 * float64(L) * ar.ActBytes, Seconds: t,
+				Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
+		}
+	}
+
+	// MLP.
+	denseNames, sharedNames := mlpNamesFor(false), mlpNamesFor(true)
+	actFlops, actReads := 5.0, 2.0
+	if !m.gated {
+		actReads = 1
+	}
+	if m.nDense > 0 {
+		m.mlp(acc, T, m.interPG, m.nDense, &denseNames, actFlops, actReads)
+	}
+	if m.nMoE > 0 {
+		m.op(acc, named(GEMM(T, m.experts, h, m.emb, m.act), "router"), m.nMoE, &m.pEmb, &p.GEMM)
+		m.op(acc, m.routedExperts(T), m.nMoE, &m.pExpert, &p.MoE)
+		if m.sharedInterPG > 0 {
+			m.mlp(acc, T, m.sharedInterPG, m.nMoE, &sharedNames, actFlops, actReads)
+		}
+	}
+
+	// Model-level ops.
+	emb := Cost{Name: "embedding", Kind: KindElementwise, WeightBytes: float64(T*h) * m.emb.Bits / 8,
+		ActBytes: float64(T*h) * m.act.Bits / 8, ComputePrecision: m.act.Compute}
+	m.op(acc, emb, 1, &m.pAct, &p.Elementwise)
+	m.op(acc, Elementwise("final_norm", normE, 4, 2, 1, m.act), 1, &m.pAct, &p.Elementwise)
+	if sampled > 0 {
+		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.emb, m.act), "lm_head"), 1, &m.pEmb, &p.GEMM)
+	}
+
+	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6
+	acc.c.OverheadS += over
+	if acc.ops != nil {
+		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
+	}
+	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+}
+
+// mlp prices a dense MLP of per-GPU width inter running in count layers:
+// gate+up fused GEMM (n = 2 inter) or up GEMM (n = inter), the activation,
+// and the down GEMM.
+func (m *StepModel) mlp(acc *stepAcc, T, inter, count int, names *mlpNames, actFlops, actReads float64) {
+	p := m.prof
+	h := m.hidden
+	up, upName := inter, names.up
+	if m.gated {
+		up, upName = 2*inter, names.gateUp
+	}
+	m.op(acc, named(GEMM(T, up, h, m.w, m.act), upName), count, &m.pGEMM, &p.GEMM)
+	m.op(acc, Elementwise(names.act, T*inter, actFlops, actReads, 1, m.act), count, &m.pAct, &p.Elementwise)
+	m.op(acc, named(GEMM(T, h, inter, m.w, m.act), names.down), count, &m.pGEMM, &p.GEMM)
+}
+
+// mlpNames are the operator names of one MLP flavour (constant strings, so
+// naming costs no allocation).
+type mlpNames struct{ up, gateUp, act, down string }
+
+// mlpNamesFor returns the names for the dense or shared-expert MLP.
+func mlpNamesFor(shared bool) mlpNames {
+	if shared {
+		return mlpNames{"shared_up_proj", "shared_gate_up_proj", "shared_act", "shared_down_proj"}
+	}
+	return mlpNames{"up_proj", "gate_up_proj", "act", "down_proj"}
+}
+
+// ExpectedExpertsTouched is the expected number of distinct experts that T
+// tokens route to when each picks k of E uniformly at random:
+//
+//	E (1 - (1 - k/E)^T)
+//
+// (each expert is missed by one token with probability 1 - k/E).
+func ExpectedExpertsTouched(E, k, T int) float64 {
+	if E <= 0 || k <= 0 || T <= 0 {
+		return 0
+	}
+	if k >= E {
+		return float64(E)
+	}
+	return float64(E) * (1 - math.Pow(1-float64(k)/float64(E), float64(T)))
+}
+
+// routedExperts is one layer's fused MoE kernel for T tokens:
+//
+//	FLOPs       = T k g 2 hidden inter            (g = 3 gated, 2 otherwise)
+//	WeightBytes = touched g hidden inter w/8      (only experts some token routes to)
+//	ActBytes    = T k (2 hidden + 2 g inter) act/8
+//
+// with inter the per-GPU expert width; ActBytes counts, per (token, expert)
+// pair, reading the input row, writing and re-reading the up/gate output,
+// writing and re-reading the activation, and writing the output row.
+func (m *StepModel) routedExperts(T int) Cost {
+	g := 2.0
+	if m.gated {
+		g = 3
+	}
+	h, in := float64(m.hidden), float64(m.expInterPG)
+	pairs := float64(T) * float64(m.topK)
+	return Cost{
+		Name:             "experts",
+		Kind:             KindMoE,
+		FLOPs:            pairs * g * 2 * h * in,
+		WeightBytes:      ExpectedExpertsTouched(m.experts, m.topK, T) * g * h * in * m.expW.Bits / 8,
+		ActBytes:         pairs * (2*h + 2*g*in) * m.act.Bits / 8,
+		ComputePrecision: m.pExpert.key,
+	}
+}
+
+// Cost prices one step. It does O(len(Prefills)+len(Decodes)) work and no
+// heap allocation. An empty step costs 0.
+func (m *StepModel) Cost(in *StepInput) StepCost {
+	var acc stepAcc
+	m.eval(in, &acc)
+	return acc.c
+}
+
+// Breakdown lists the operators of one step with their totals over layers,
+// followed by a "step_overhead" row; the rows' Seconds sum to Cost(in).Seconds.
+// It allocates and is meant for reports.
+func (m *StepModel) Breakdown(in *StepInput) []OpTime {
+	ops := make([]OpTime, 0, 24)
+	acc := stepAcc{ops: &ops}
+	m.eval(in, &acc)
+	return ops
+}

@@ -1,0 +1,43 @@
+package scheduler
+
+// Scheduled is one request's share of a step.
+type Scheduled struct {
+	// Req is the request; its state fields describe it before the step until Commit.
+	Req *Request
+	// Tokens is the number of new tokens computed for Req in this step (>= 1).
+	Tokens int
+	// Context is the number of Req's tokens already in the KV cache before this step,
+	// prefix-cache hits included: attention covers Context+Tokens positions.
+	Context int
+	// Prefill is true for a (possibly partial) prompt chunk, including the recompute
+	// of prompt+generated tokens after a preemption; false for a one-token decode.
+	Prefill bool
+	// Sampled is true when this step produces an output token for Req: the chunk that
+	// completes the prompt (or the recompute) and every decode.
+	Sampled bool
+}
+
+// Batch is one step's work. It and its slices are owned by the Scheduler and valid
+// until the next Schedule call.
+type Batch struct {
+	// Items lists the scheduled requests: running requests in admission order, then
+	// newly admitted ones.
+	Items []Scheduled
+	// NumTokens is the sum of Items[i].Tokens (<= Config.MaxNumBatchedTokens).
+	NumTokens int
+	// NumPrefillTokens is the sum of Tokens over prefill items.
+	NumPrefillTokens int
+	// NumDecodes is the number of decode items (one token each).
+	NumDecodes int
+	// Preempted lists the requests preempted while forming this batch; they are back
+	// in the waiting queue and are not in Items.
+	Preempted []*Request
+}
+
+func (b *Batch) reset() {
+	clear(b.Items) // drop request pointers so finished requests are not pinned
+	b.Items = b.Items[:0]
+	clear(b.Preempted)
+	b.Preempted = b.Preempted[:0]
+	b.NumTokens, b.NumPrefillTokens, b.NumDecodes = 0, 0, 0
+}

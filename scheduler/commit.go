@@ -1,0 +1,46 @@
+package scheduler
+
+// Commit applies the step b (the batch the last Schedule returned): each item's
+// NumComputed grows by its Tokens, each Sampled item gains one output token, and a
+// request that has generated its OutputTokens-th token finishes: its blocks are freed
+// (full ones stay in the prefix cache when enabled), it leaves the running set and it
+// is appended to finished, which is returned (append-style: no allocation when
+// finished has capacity). A nil b is a no-op. b stays readable until the next
+// Schedule. O(items + running).
+func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
+	if b == nil {
+		return finished
+	}
+	if !s.pending || b != &s.batch {
+		panic("scheduler: Commit of a batch that is not the pending one")
+	}
+	s.pending = false
+	done := false
+	for i := range b.Items {
+		it := &b.Items[i]
+		r := it.Req
+		r.NumComputed += it.Tokens
+		if !it.Sampled {
+			continue
+		}
+		r.NumOutput++
+		if r.NumOutput == r.OutputTokens {
+			s.freeBlocks(r)
+			s.recycle(r)
+			r.state = stateFinished
+			finished = append(finished, r)
+			done = true
+		}
+	}
+	if done {
+		kept := s.running[:0]
+		for _, r := range s.running {
+			if r.state == stateRunning {
+				kept = append(kept, r)
+			}
+		}
+		clear(s.running[len(kept):])
+		s.running = kept
+	}
+	return finished
+}

@@ -1,0 +1,111 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CheckInvariants verifies the scheduler's internal consistency, for tests: the free
+// queue holds exactly the blocks with reference count 0 and used+free == total; each
+// block's reference count equals the number of running requests holding it; the
+// cache index and cached-free count agree with the blocks; every running request is
+// in state running with the blocks its computed tokens need; waiting requests hold no
+// blocks; the running set respects MaxNumSeqs. O(blocks + requests).
+func (s *Scheduler) CheckInvariants() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	p := &s.pool
+
+	// Free queue: walk it from the sentinel.
+	inFree := make([]bool, p.n)
+	walked, cachedFree := 0, 0
+	for b := p.next[p.n]; int(b) != p.n; b = p.next[b] {
+		if walked > p.n {
+			bad("free queue: cycle")
+			break
+		}
+		if inFree[b] {
+			bad("free queue: block %d twice", b)
+			break
+		}
+		inFree[b] = true
+		walked++
+		if p.ref[b] != 0 {
+			bad("free queue: block %d has ref %d", b, p.ref[b])
+		}
+		if p.hashed[b] {
+			cachedFree++
+		}
+		if p.prev[p.next[b]] != b {
+			bad("free queue: broken link after block %d", b)
+		}
+	}
+	if walked != p.numFree {
+		bad("free queue: %d blocks linked, numFree %d", walked, p.numFree)
+	}
+	if cachedFree != p.numCachedFree {
+		bad("free queue: %d cached free blocks, counter %d", cachedFree, p.numCachedFree)
+	}
+
+	// Reference counts from the running set.
+	refs := make([]int32, p.n)
+	mark := make([]int, p.n)
+	for i, r := range s.running {
+		if r.state != stateRunning {
+			bad("running[%d] (id %d): state %d", i, r.ID, r.state)
+		}
+		if r.NumOutput >= r.OutputTokens {
+			bad("running[%d] (id %d): finished (%d outputs) but running", i, r.ID, r.NumOutput)
+		}
+		if r.NumComputed > r.knownTokens() {
+			bad("running[%d] (id %d): computed %d > known %d", i, r.ID, r.NumComputed, r.knownTokens())
+		}
+		want := s.blocksFor(r.NumComputed)
+		if len(r.blocks) < want || (!s.pending && len(r.blocks) != want) {
+			bad("running[%d] (id %d): %d blocks for %d computed tokens", i, r.ID, len(r.blocks), r.NumComputed)
+		}
+		for _, b := range r.blocks {
+			if mark[b] == i+1 {
+				bad("running[%d] (id %d): holds block %d twice", i, r.ID, b)
+			}
+			mark[b] = i + 1
+			refs[b]++
+		}
+	}
+	used := 0
+	for b := 0; b < p.n; b++ {
+		if refs[b] != p.ref[b] {
+			bad("block %d: ref %d, held by %d running requests", b, p.ref[b], refs[b])
+		}
+		if p.ref[b] > 0 {
+			used++
+		} else if !inFree[b] {
+			bad("block %d: ref 0 but not in the free queue", b)
+		}
+		if p.hashed[b] {
+			if cur, ok := p.cached[p.hash[b]]; !ok || cur != int32(b) {
+				bad("block %d: hashed but not indexed", b)
+			}
+		}
+	}
+	if used+p.numFree != p.n {
+		bad("blocks: used %d + free %d != total %d", used, p.numFree, p.n)
+	}
+	for h, b := range p.cached {
+		if !p.hashed[b] || p.hash[b] != h {
+			bad("cache index: hash %#x points at block %d which does not hold it", h, b)
+		}
+	}
+	if len(s.running) > s.cfg.MaxNumSeqs {
+		bad("running: %d requests > max_num_seqs %d", len(s.running), s.cfg.MaxNumSeqs)
+	}
+	s.waiting.each(func(r *Request) {
+		if r.state != stateWaiting {
+			bad("waiting request %d: state %d", r.ID, r.state)
+		}
+		if len(r.blocks) != 0 || r.NumComputed != 0 {
+			bad("waiting request %d: holds %d blocks, %d computed", r.ID, len(r.blocks), r.NumComputed)
+		}
+	})
+	return errors.Join(errs...)
+}

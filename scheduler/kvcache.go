@@ -1,0 +1,141 @@
+package scheduler
+
+// blockPool is the fixed pool of KV-cache blocks: per-block reference counts, the
+// content hash of cached blocks, and one free queue.
+//
+// Eviction follows vLLM v1: every block with reference count 0 sits in a single
+// doubly-linked free queue. Allocation pops the head; freeing appends to the tail (a
+// request's blocks in reverse order, so its last blocks are evicted first). A freed
+// block that has a content hash stays findable by prefix lookup until it is popped
+// (evicted, losing its hash) or hit (taken out of the queue, its count raised). Plain
+// (unhashed) free blocks get no preference: the queue is least-recently-freed first,
+// whether cached or not, which is what vLLM does.
+//
+// Every operation is O(1) apart from map growth, which the map's initial size avoids.
+type blockPool struct {
+	n int
+	// ref is the number of running requests holding each block.
+	ref []int32
+	// hash is the content hash of a block registered in cached (valid iff hashed).
+	hash   []uint64
+	hashed []bool
+	// prev and next link the free queue; index n is the sentinel.
+	prev, next []int32
+	// numFree counts blocks with ref == 0 (all of them are in the free queue).
+	numFree int
+	// numCachedFree counts free blocks that still carry a hash.
+	numCachedFree int
+	// cached maps content hash to the block holding it; nil without prefix caching.
+	cached map[uint64]int32
+}
+
+func newBlockPool(n int, caching bool) blockPool {
+	p := blockPool{
+		n:       n,
+		ref:     make([]int32, n),
+		hash:    make([]uint64, n),
+		hashed:  make([]bool, n),
+		prev:    make([]int32, n+1),
+		next:    make([]int32, n+1),
+		numFree: n,
+	}
+	for i := 0; i <= n; i++ {
+		p.next[i] = int32((i + 1) % (n + 1))
+		p.prev[i] = int32((i + n) % (n + 1))
+	}
+	if caching {
+		p.cached = make(map[uint64]int32, n)
+	}
+	return p
+}
+
+func (p *blockPool) unlink(b int32) {
+	pr, nx := p.prev[b], p.next[b]
+	p.next[pr] = nx
+	p.prev[nx] = pr
+}
+
+func (p *blockPool) pushBack(b int32) {
+	s := int32(p.n)
+	last := p.prev[s]
+	p.next[last] = b
+	p.prev[b] = last
+	p.next[b] = s
+	p.prev[s] = b
+}
+
+// allocate takes the head of the free queue, evicting its cached content if any, and
+// returns it with reference count 1. The caller has checked numFree > 0.
+func (p *blockPool) allocate() int32 {
+	b := p.next[p.n]
+	if int(b) == p.n {
+		panic("scheduler: allocate from an empty block pool")
+	}
+	p.unlink(b)
+	p.numFree--
+	if p.hashed[b] {
+		p.numCachedFree--
+		p.uncache(b)
+	}
+	p.ref[b] = 1
+	return b
+}
+
+// uncache drops b's hash from the cache index.
+func (p *blockPool) uncache(b int32) {
+	if cur, ok := p.cached[p.hash[b]]; ok && cur == b {
+		delete(p.cached, p.hash[b])
+	}
+	p.hashed[b] = false
+	p.hash[b] = 0
+}
+
+// touch takes one more reference to a block found by prefix lookup, taking it out of
+// the free queue if it was free.
+func (p *blockPool) touch(b int32) {
+	if p.ref[b] == 0 {
+		p.unlink(b)
+		p.numFree--
+		if p.hashed[b] {
+			p.numCachedFree--
+		}
+	}
+	p.ref[b]++
+}
+
+// release drops one reference; at zero the block joins the tail of the free queue.
+func (p *blockPool) release(b int32) {
+	p.ref[b]--
+	switch {
+	case p.ref[b] > 0:
+		return
+	case p.ref[b] < 0:
+		panic("scheduler: block reference count below zero")
+	}
+	p.pushBack(b)
+	p.numFree++
+	if p.hashed[b] {
+		p.numCachedFree++
+	}
+}
+
+// register records that held block b contains the content with hash h. If another
+// block already holds that content, b stays unregistered (it is a duplicate that will
+// simply be freed as a plain block), so the index maps each hash to one block.
+func (p *blockPool) register(b int32, h uint64) {
+	if p.hashed[b] {
+		return
+	}
+	if _, ok := p.cached[h]; ok {
+		return
+	}
+	p.cached[h] = b
+	p.hash[b] = h
+	p.hashed[b] = true
+}
+
+// lookup returns the block holding content hash h.
+func (p *blockPool) lookup(h uint64) (int32, bool) {
+	b, ok := p.cached[h]
+	return b, ok
+}

@@ -1,0 +1,147 @@
+package scheduler
+
+// Prefix caching: content identity and block hashes.
+//
+// Every token position p of a request (prompt first, then output) has a content
+// identity:
+//   - inside Segments[i] at offset o: (shared, Segments[i].Key, o);
+//   - past the segments, when the segments end exactly at the end of the prompt: the
+//     last segment continues, so output token j (0-based) has identity
+//     (shared, lastKey, lastTokens+j). This is the multi-turn rule: the next turn of a
+//     session carries the same key with a Tokens count covering this turn's prompt and
+//     output, so its blocks match this turn's prompt+output blocks;
+//   - otherwise: (unique, ID, p), content no other request has.
+//
+// The hash of full block b is mix(hash of block b-1, identity runs of its positions):
+// each maximal run of consecutive identities within the block, (kind, key, first
+// offset, length), is mixed in order, so hashing a block is O(runs in the block), not
+// O(tokens). Two blocks get the same hash iff all positions from 0 to the block's end
+// have the same identities (up to 64-bit hash collisions, which are ignored, as vLLM
+// does with its non-cryptographic default hash). Only full blocks are hashed, cached and
+// looked up.
+
+// Kinds of identity runs, mixed into the hash so a shared key can never equal a
+// request's unique content.
+const (
+	runShared uint64 = 0x5348415245440001
+	runUnique uint64 = 0x554e495155450002
+	hashRoot  uint64 = 0x726f6f6673696d00
+)
+
+// mix64 is the SplitMix64 finalizer, a bijection with full avalanche.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// mixRun folds one identity run into hash h.
+func mixRun(h, kind, key uint64, start, n int) uint64 {
+	h = mix64(h ^ kind)
+	h = mix64(h ^ key)
+	h = mix64(h ^ uint64(start))
+	return mix64(h ^ uint64(n))
+}
+
+// segLen is the effective length of segment i: the last one extends over the output
+// tokens when the segments cover the whole prompt.
+func (r *Request) segLen(i int) int {
+	n := r.Segments[i].Tokens
+	if r.extend && i == len(r.Segments)-1 {
+		n += r.OutputTokens
+	}
+	return n
+}
+
+// hashNextBlock appends the hash of full block len(r.hashes). The block must lie
+// within the request's PromptTokens+OutputTokens positions.
+func hashNextBlock(r *Request, blockSize int) {
+	idx := len(r.hashes)
+	pos := idx * blockSize
+	end := pos + blockSize
+	h := hashRoot
+	if idx > 0 {
+		h = r.hashes[idx-1]
+	}
+	seg, off := r.hashSeg, r.hashOff
+	for pos < end {
+		n := end - pos
+		if seg < len(r.Segments) {
+			sl := r.segLen(seg)
+			n = min(n, sl-off)
+			h = mixRun(h, runShared, r.Segments[seg].Key, off, n)
+			off += n
+			if off == sl {
+				seg++
+				off = 0
+			}
+		} else {
+			h = mixRun(h, runUnique, r.ID, pos, n)
+		}
+		pos += n
+	}
+	r.hashes = append(r.hashes, h)
+	r.hashSeg, r.hashOff = seg, off
+}
+
+// ensureHashes makes r.hashes hold at least nBlocks hashes.
+func (s *Scheduler) ensureHashes(r *Request, nBlocks int) {
+	if len(r.hashes) >= nBlocks {
+		return
+	}
+	if r.hashes == nil {
+		r.hashes = s.takeHashSlice()
+	}
+	for len(r.hashes) < nBlocks {
+		hashNextBlock(r, s.cfg.BlockSize)
+	}
+}
+
+// lookupPrefix finds the longest run of cached full blocks at the start of r's known
+// tokens and leaves them in s.hits. At most floor((known-1)/BlockSize) blocks are
+// used, so at least one token is always computed to produce logits; when the known
+// tokens are an exact multiple of BlockSize and all cached, this recomputes the whole
+// last block, as vLLM does (computed tokens stay block-aligned so no shared block is
+// written). It returns the number of hit blocks that are currently free (they must be
+// taken out of the free queue, which uses up free capacity). Cost O(hit blocks + 1)
+// plus the first-time hashing of those blocks.
+func (s *Scheduler) lookupPrefix(r *Request) (evictable int) {
+	s.hits = s.hits[:0]
+	if s.pool.cached == nil {
+		return 0
+	}
+	maxBlocks := (r.knownTokens() - 1) / s.cfg.BlockSize
+	for i := 0; i < maxBlocks; i++ {
+		s.ensureHashes(r, i+1)
+		b, ok := s.pool.lookup(r.hashes[i])
+		if !ok {
+			break
+		}
+		s.hits = append(s.hits, b)
+		if s.pool.ref[b] == 0 {
+			evictable++
+		}
+	}
+	return evictable
+}
+
+// registerFull offers r's full blocks covering its first numTokens tokens to the
+// prefix cache. Called when those tokens are scheduled (as vLLM does), so a request
+// admitted later in the same step can already share them. Amortised O(1) per block.
+func (s *Scheduler) registerFull(r *Request, numTokens int) {
+	if s.pool.cached == nil {
+		return
+	}
+	full := numTokens / s.cfg.BlockSize
+	if full <= r.numRegistered {
+		return
+	}
+	s.ensureHashes(r, full)
+	for i := r.numRegistered; i < full; i++ {
+		s.pool.register(r.blocks[i], r.hashes[i])
+	}
+	r.numRegistered = full
+}

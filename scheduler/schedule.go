@@ -1,0 +1,173 @@
+package scheduler
+
+// Schedule forms the next step's batch, following the vLLM v1 scheduler:
+//
+//  1. Running requests, in admission order, while the token budget lasts: each takes
+//     min(known tokens - NumComputed, LongPrefillTokenThreshold if set, budget left)
+//     tokens: 1 for a decode, a chunk for an unfinished prompt. If its new tokens need
+//     more KV blocks than are free, the most recently admitted running request is
+//     preempted (repeatedly) until they fit; if that is the request itself, it is
+//     preempted and the pass ends.
+//  2. Only if nobody was preempted in step 1: waiting requests in policy order while
+//     fewer than MaxNumSeqs run and budget remains. Each is looked up in the prefix
+//     cache, then takes min(remaining, threshold, budget) tokens with chunked prefill,
+//     or all its remaining tokens if they fit the budget without it. Admission stops at
+//     the first request that does not fit the budget (chunked prefill disabled) or
+//     cannot get its blocks: no request is skipped, so FCFS has head-of-line blocking,
+//     as in vLLM.
+//
+// Preemption is by recomputation: the victim's blocks are freed (full blocks stay in
+// the prefix cache), NumComputed drops to 0, the outputs generated so far are kept and
+// it goes back to the front of the waiting queue. On re-admission it recomputes its
+// prompt plus those outputs as a prefill (minus prefix-cache hits, which often include
+// its own freed blocks); the step that completes that recompute samples the next
+// output token, so no token is generated twice and exactly OutputTokens are produced.
+// For every policy the victim is the most recently admitted request (vLLM's priority
+// policy would pick the lowest-priority running request instead).
+//
+// The returned batch is nil when nothing can run (no work). It is owned by the
+// Scheduler and valid until the next Schedule; Commit must be called with it before
+// Schedule is called again (Schedule panics otherwise). Cost O(running + admitted +
+// preempted) plus prefix lookups, with no allocation once slices have grown.
+func (s *Scheduler) Schedule() *Batch {
+	if s.pending {
+		panic("scheduler: Schedule called before Commit of the previous batch")
+	}
+	b := &s.batch
+	b.reset()
+	budget := s.cfg.MaxNumBatchedTokens
+	thr := s.cfg.LongPrefillTokenThreshold
+
+	for i := 0; i < len(s.running) && budget > 0; i++ {
+		r := s.running[i]
+		n := r.knownTokens() - r.NumComputed
+		if thr > 0 && n > thr {
+			n = thr
+		}
+		n = min(n, budget)
+		need := s.blocksFor(r.NumComputed+n) - len(r.blocks)
+		self := false
+		for need > s.pool.numFree {
+			last := len(s.running) - 1
+			victim := s.running[last]
+			s.running[last] = nil
+			s.running = s.running[:last]
+			s.preempt(victim)
+			if victim == r {
+				self = true
+				break
+			}
+		}
+		if self {
+			break
+		}
+		s.allocate(r, need)
+		s.emit(r, n)
+		budget -= n
+	}
+
+	if len(b.Preempted) == 0 {
+		s.admit(budget)
+	}
+	if len(b.Items) == 0 {
+		if len(b.Preempted) > 0 {
+			panic("scheduler: preempted requests but scheduled none")
+		}
+		return nil
+	}
+	s.pending = true
+	return b
+}
+
+// admit moves waiting requests into the running set while budget and blocks last.
+func (s *Scheduler) admit(budget int) {
+	thr := s.cfg.LongPrefillTokenThreshold
+	for budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && s.waiting.Len() > 0 {
+		r := s.waiting.Peek()
+		evictable := s.lookupPrefix(r)
+		cached := len(s.hits) * s.cfg.BlockSize
+		known := r.knownTokens()
+		n := known - cached
+		if s.cfg.EnableChunkedPrefill {
+			if thr > 0 && n > thr {
+				n = thr
+			}
+			n = min(n, budget)
+		} else if n > budget {
+			break
+		}
+		need := s.blocksFor(cached+n) - len(s.hits)
+		if need+evictable > s.pool.numFree {
+			break
+		}
+		s.waiting.Pop()
+		if r.blocks == nil {
+			r.blocks = s.takeBlockSlice()
+		}
+		for _, blk := range s.hits {
+			s.pool.touch(blk)
+			r.blocks = append(r.blocks, blk)
+		}
+		r.NumComputed = cached
+		r.NumCached = cached
+		r.prefillEnd = known
+		r.numRegistered = len(s.hits)
+		s.prefixHitTokens += int64(cached)
+		s.prefixQueryTokens += int64(known)
+		r.state = stateRunning
+		s.running = append(s.running, r)
+		s.allocate(r, need)
+		s.emit(r, n)
+		budget -= n
+	}
+}
+
+// allocate gives r need fresh blocks (need <= free blocks).
+func (s *Scheduler) allocate(r *Request, need int) {
+	for ; need > 0; need-- {
+		r.blocks = append(r.blocks, s.pool.allocate())
+	}
+}
+
+// emit appends r's share of the step and registers the full blocks it will fill.
+func (s *Scheduler) emit(r *Request, n int) {
+	b := &s.batch
+	it := Scheduled{
+		Req:     r,
+		Tokens:  n,
+		Context: r.NumComputed,
+		Prefill: r.NumComputed < r.prefillEnd,
+		Sampled: r.NumComputed+n == r.knownTokens(),
+	}
+	b.Items = append(b.Items, it)
+	b.NumTokens += n
+	if it.Prefill {
+		b.NumPrefillTokens += n
+	} else {
+		b.NumDecodes++
+	}
+	s.registerFull(r, r.NumComputed+n)
+}
+
+// preempt frees all of r's blocks, resets its progress and puts it back at the front
+// of the waiting queue. The caller has removed r from the running set.
+func (s *Scheduler) preempt(r *Request) {
+	s.freeBlocks(r)
+	r.NumComputed = 0
+	r.NumCached = 0
+	r.numRegistered = 0
+	r.Preemptions++
+	s.preemptions++
+	r.state = stateWaiting
+	s.waiting.PushFront(r)
+	s.batch.Preempted = append(s.batch.Preempted, r)
+}
+
+// freeBlocks releases r's blocks, last block first, so that in the LRU free queue a
+// request's tail blocks are evicted before its (more shareable) head blocks.
+func (s *Scheduler) freeBlocks(r *Request) {
+	for i := len(r.blocks) - 1; i >= 0; i-- {
+		s.pool.release(r.blocks[i])
+	}
+	r.blocks = r.blocks[:0]
+}

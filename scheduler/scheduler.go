@@ -1,0 +1,160 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Scheduler is one serving instance's batch former. It is a single-goroutine state
+// machine; it is not safe for concurrent use.
+type Scheduler struct {
+	cfg     Config
+	pool    blockPool
+	waiting waitQueue
+	// running holds admitted requests in admission order.
+	running []*Request
+	batch   Batch
+	// pending is true between Schedule returning a batch and its Commit.
+	pending bool
+	// hits is scratch for prefix lookup.
+	hits []int32
+	// blockSlices and hashSlices recycle the per-request slices of finished requests.
+	blockSlices [][]int32
+	hashSlices  [][]uint64
+
+	preemptions      int64
+	prefixHitTokens  int64
+	prefixQueryTokens int64
+}
+
+// New returns a scheduler for cfg, after validating it. The zero Policy means fcfs.
+func New(cfg Config) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("scheduler config: %w", err)
+	}
+	if cfg.Policy == "" {
+		cfg.Policy = PolicyFCFS
+	}
+	return &Scheduler{
+		cfg:     cfg,
+		pool:    newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching),
+		waiting: newWaitQueue(cfg.Policy),
+		running: make([]*Request, 0, min(cfg.MaxNumSeqs, 1<<16)),
+	}, nil
+}
+
+// Config returns the configuration in use (defaults filled in).
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// blocksFor is the number of blocks that hold n tokens.
+func (s *Scheduler) blocksFor(n int) int { return (n + s.cfg.BlockSize - 1) / s.cfg.BlockSize }
+
+// Add queues a request. It returns a *RejectError when the request can never be
+// served: malformed fields, PromptTokens+OutputTokens > MaxModelLen, or more KV blocks
+// than the pool holds even alone (a request holds ceil((PromptTokens+OutputTokens-1) /
+// BlockSize) blocks at most, because its last output token is never fed back). A
+// request may be added when new or after it finished (its state is then reset); adding
+// one that is waiting or running is an error. O(1) (O(log n) for ordered policies).
+func (s *Scheduler) Add(r *Request) error {
+	if r == nil {
+		return errors.New("scheduler: Add(nil)")
+	}
+	if r.state == stateWaiting || r.state == stateRunning {
+		return fmt.Errorf("scheduler: request %d is already queued", r.ID)
+	}
+	reject := func(reason, format string, args ...any) error {
+		return &RejectError{ID: r.ID, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+	}
+	if r.PromptTokens <= 0 {
+		return reject(ReasonInvalid, "prompt_tokens: must be > 0 (got %d)", r.PromptTokens)
+	}
+	if r.OutputTokens <= 0 {
+		return reject(ReasonInvalid, "output_tokens: must be > 0 (got %d)", r.OutputTokens)
+	}
+	covered := 0
+	for i, sg := range r.Segments {
+		if sg.Tokens <= 0 {
+			return reject(ReasonInvalid, "segments[%d].tokens: must be > 0 (got %d)", i, sg.Tokens)
+		}
+		covered += sg.Tokens
+		if covered > r.PromptTokens {
+			return reject(ReasonInvalid, "segments: cover %d+ tokens, more than prompt_tokens %d", covered, r.PromptTokens)
+		}
+	}
+	if total := r.PromptTokens + r.OutputTokens; total > s.cfg.MaxModelLen {
+		return reject(ReasonPromptTooLong, "prompt %d + output %d tokens > max_model_len %d", r.PromptTokens, r.OutputTokens, s.cfg.MaxModelLen)
+	}
+	if need := s.blocksFor(r.PromptTokens + r.OutputTokens - 1); need > s.cfg.NumGPUBlocks {
+		return reject(ReasonExceedsKVCapacity, "needs %d KV blocks of %d tokens, num_gpu_blocks is %d", need, s.cfg.BlockSize, s.cfg.NumGPUBlocks)
+	}
+	s.recycle(r)
+	r.NumComputed, r.NumOutput, r.NumCached, r.Preemptions = 0, 0, 0, 0
+	r.prefillEnd, r.hashSeg, r.hashOff, r.numRegistered = 0, 0, 0, 0
+	r.extend = len(r.Segments) > 0 && covered == r.PromptTokens
+	r.state = stateWaiting
+	s.waiting.Push(r)
+	return nil
+}
+
+// HasWork reports whether any request is waiting or running.
+func (s *Scheduler) HasWork() bool { return s.waiting.Len() > 0 || len(s.running) > 0 }
+
+// Stats is a snapshot of the scheduler's occupancy and counters.
+type Stats struct {
+	// Waiting and Running count requests in each set.
+	Waiting, Running int
+	// KVBlocksTotal = KVBlocksUsed + KVBlocksFree. KVBlocksFree includes
+	// KVBlocksCachedFree: free blocks still holding reusable prefix-cache content.
+	KVBlocksTotal, KVBlocksUsed, KVBlocksFree, KVBlocksCachedFree int
+	// Preemptions counts preemptions since New.
+	Preemptions int64
+	// PrefixHitTokens and PrefixQueryTokens sum, over admissions (re-admissions after
+	// preemption included), the tokens found in the prefix cache and the tokens
+	// looked up (the request's known tokens). Failed admission attempts are not counted.
+	PrefixHitTokens, PrefixQueryTokens int64
+}
+
+// Stats returns the current counters. O(1).
+func (s *Scheduler) Stats() Stats {
+	return Stats{
+		Waiting:            s.waiting.Len(),
+		Running:            len(s.running),
+		KVBlocksTotal:      s.pool.n,
+		KVBlocksUsed:       s.pool.n - s.pool.numFree,
+		KVBlocksFree:       s.pool.numFree,
+		KVBlocksCachedFree: s.pool.numCachedFree,
+		Preemptions:        s.preemptions,
+		PrefixHitTokens:    s.prefixHitTokens,
+		PrefixQueryTokens:  s.prefixQueryTokens,
+	}
+}
+
+// recycle returns r's per-request slices to the scheduler's pools.
+func (s *Scheduler) recycle(r *Request) {
+	if r.blocks != nil {
+		s.blockSlices = append(s.blockSlices, r.blocks[:0])
+		r.blocks = nil
+	}
+	if r.hashes != nil {
+		s.hashSlices = append(s.hashSlices, r.hashes[:0])
+		r.hashes = nil
+	}
+}
+
+func (s *Scheduler) takeBlockSlice() []int32 {
+	if n := len(s.blockSlices); n > 0 {
+		b := s.blockSlices[n-1]
+		s.blockSlices = s.blockSlices[:n-1]
+		return b
+	}
+	return make([]int32, 0, 16)
+}
+
+func (s *Scheduler) takeHashSlice() []uint64 {
+	if n := len(s.hashSlices); n > 0 {
+		h := s.hashSlices[n-1]
+		s.hashSlices = s.hashSlices[:n-1]
+		return h
+	}
+	return make([]uint64, 0, 16)
+}

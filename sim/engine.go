@@ -1,0 +1,322 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/traces"
+	"github.com/roofsim/roofsim/workload"
+)
+
+// StepModel prices one forward pass of a batch. *roofline.StepModel
+// satisfies it; Cost must be a pure function of its input.
+type StepModel interface {
+	Cost(in *roofline.StepInput) roofline.StepCost
+}
+
+// Source supplies requests. *workload.Generator satisfies it.
+type Source interface {
+	// NextArrival returns the next request whose arrival time is known in
+	// advance, in nondecreasing ArrivalNS; false when there are no more.
+	NextArrival() (workload.Request, bool)
+	// OnComplete is told when a request completes or is rejected and may
+	// return a follow-up request (closed-loop clients, session turns).
+	OnComplete(r workload.Request, finishNS int64) (workload.Request, bool)
+}
+
+// Sink receives records as the run produces them (streamed, not kept).
+type Sink interface {
+	Request(rec *traces.RequestRecord) error
+	Step(rec *traces.StepRecord) error
+}
+
+// DiscardSink drops every record.
+type DiscardSink struct{}
+
+func (DiscardSink) Request(*traces.RequestRecord) error { return nil }
+func (DiscardSink) Step(*traces.StepRecord) error       { return nil }
+
+var _ Sink = DiscardSink{}
+
+// Config is one simulation: identical instances behind a router.
+type Config struct {
+	// Scheduler configures every instance (KV capacity included).
+	Scheduler scheduler.Config
+	// StepModel prices forward passes; shared by all replicas.
+	StepModel StepModel
+	// Replicas is the number of identical instances (>= 1).
+	Replicas int
+	// Router picks a replica per request: "round-robin" (default),
+	// "least-outstanding" or "prefix-affinity".
+	Router string
+	// Clients names the workload's clients, indexed by Request.Client.
+	Clients []string
+	// Horizon stops the run at this simulated time; 0 runs until every
+	// request is done. Requests still in flight then are counted, not
+	// recorded.
+	Horizon Time
+	// StepTrace sends one StepRecord per forward pass to the sink.
+	StepTrace bool
+	// OnProgress, when set, is called after every completed or rejected
+	// request with the running count (deterministic; no wall clock).
+	OnProgress func(done int64)
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if c.StepModel == nil {
+		return errors.New("step model: must be set")
+	}
+	if c.Replicas < 1 {
+		return fmt.Errorf("replicas: must be >= 1, got %d", c.Replicas)
+	}
+	if _, err := newRouter(c.Router, c.Replicas); err != nil {
+		return err
+	}
+	if c.Horizon < 0 {
+		return fmt.Errorf("horizon: must be >= 0, got %d", c.Horizon)
+	}
+	return c.Scheduler.Validate()
+}
+
+// Result is the outcome of a run. Conservation holds by construction and is
+// checked by tests: Arrived == Completed + Rejected + InFlight.
+type Result struct {
+	Summary traces.Summary
+	// Request counts.
+	Arrived, Completed, Rejected, InFlight int64
+	// Token counts: prompt tokens of arrived requests, output tokens asked
+	// for by completed requests, and output tokens actually generated (all
+	// requests, including those cut off in flight).
+	PromptTokens, OutputTokensCompleted, OutputTokensGenerated int64
+	// Engine counters.
+	Steps, Events, Preemptions int64
+	// End is the simulated time of the last processed event.
+	End Time
+	// KVBlocksTotal is the per-instance KV capacity; KVBlocksPeak the
+	// largest number in use at any step end on any instance.
+	KVBlocksTotal, KVBlocksPeak int
+}
+
+// reqState is the engine's bookkeeping for one in-flight request. States
+// are pooled: memory is bounded by the number in flight, not the run length.
+type reqState struct {
+	w          workload.Request
+	s          scheduler.Request
+	segs       []scheduler.Segment
+	replica    int32
+	fromSource bool // arrived through NextArrival (so fetch the next one)
+	arrival    Time
+	firstSched Time
+	firstTok   Time
+	lastTok    Time
+	hasSched   bool
+	hasTok     bool
+}
+
+type engine struct {
+	cfg       Config
+	src       Source
+	sink      Sink
+	q         queue
+	now       Time
+	table     []*reqState
+	free      []int32
+	insts     []*instance
+	router    router
+	col       *traces.Collector
+	res       Result
+	itlCounts []int
+	rec       traces.RequestRecord
+	step      traces.StepRecord
+	done      int64
+}
+
+// Run simulates the workload from src until it is exhausted (or the
+// horizon), streaming records to sink, and returns the summary. It is
+// deterministic: the same inputs give the same result and records.
+func Run(cfg Config, src Source, sink Sink) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if sink == nil {
+		sink = DiscardSink{}
+	}
+	rt, _ := newRouter(cfg.Router, cfg.Replicas)
+	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
+	e.col = traces.NewCollector(cfg.Clients)
+	e.itlCounts = make([]int, max(len(cfg.Clients), 1))
+	for i := 0; i < cfg.Replicas; i++ {
+		s, err := scheduler.New(cfg.Scheduler)
+		if err != nil {
+			return nil, err
+		}
+		e.insts = append(e.insts, &instance{id: i, sched: s})
+	}
+	e.res.KVBlocksTotal = cfg.Scheduler.NumGPUBlocks
+	if err := e.fetchArrival(); err != nil {
+		return nil, err
+	}
+	for e.q.len() > 0 {
+		ev := e.q.pop()
+		if cfg.Horizon > 0 && ev.at > cfg.Horizon {
+			break
+		}
+		e.now = ev.at
+		e.res.Events++
+		var err error
+		switch ev.kind {
+		case evArrival:
+			err = e.arrive(ev.req)
+		case evWake:
+			in := e.insts[ev.replica]
+			in.wakePending = false
+			e.startStep(in)
+		case evStepDone:
+			err = e.finishStep(e.insts[ev.replica])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	e.res.End = e.now
+	e.res.InFlight = e.res.Arrived - e.res.Completed - e.res.Rejected
+	for _, in := range e.insts {
+		e.res.Preemptions += in.sched.Stats().Preemptions
+	}
+	e.col.AddPreemptions(int(e.res.Preemptions))
+	e.col.SetKV(e.res.KVBlocksTotal, e.res.KVBlocksPeak)
+	e.res.Summary = e.col.Summary()
+	return &e.res, nil
+}
+
+// alloc takes a pooled request state.
+func (e *engine) alloc() (int32, *reqState) {
+	if n := len(e.free); n > 0 {
+		i := e.free[n-1]
+		e.free = e.free[:n-1]
+		return i, e.table[i]
+	}
+	e.table = append(e.table, &reqState{})
+	i := int32(len(e.table) - 1)
+	return i, e.table[i]
+}
+
+func (e *engine) release(i int32) { e.free = append(e.free, i) }
+
+// enqueue registers w as a future arrival.
+func (e *engine) enqueue(w workload.Request, fromSource bool) error {
+	at := Time(w.ArrivalNS)
+	if at < e.now {
+		return fmt.Errorf("request %d: arrival %v s is before the current time %v s", w.ID, at.Seconds(), e.now.Seconds())
+	}
+	i, r := e.alloc()
+	segs := r.segs[:0]
+	for _, sg := range w.Segments {
+		segs = append(segs, scheduler.Segment{Key: sg.Key, Tokens: sg.Tokens})
+	}
+	*r = reqState{w: w, segs: segs, fromSource: fromSource, arrival: at}
+	r.s = scheduler.Request{
+		ID:           w.ID,
+		Seq:          w.ID,
+		Priority:     w.Priority,
+		PromptTokens: w.PromptTokens,
+		OutputTokens: w.OutputTokens,
+		Segments:     segs,
+		Index:        int(i),
+	}
+	e.q.push(event{at: at, kind: evArrival, req: i})
+	return nil
+}
+
+func (e *engine) fetchArrival() error {
+	w, ok := e.src.NextArrival()
+	if !ok {
+		return nil
+	}
+	return e.enqueue(w, true)
+}
+
+func (e *engine) arrive(i int32) error {
+	r := e.table[i]
+	if r.fromSource {
+		if err := e.fetchArrival(); err != nil {
+			return err
+		}
+	}
+	e.res.Arrived++
+	e.res.PromptTokens += int64(r.w.PromptTokens)
+	rep := e.router.pick(&r.w, e.insts)
+	r.replica = int32(rep)
+	in := e.insts[rep]
+	if err := in.sched.Add(&r.s); err != nil {
+		var rej *scheduler.RejectError
+		if !errors.As(err, &rej) {
+			return fmt.Errorf("request %d: %w", r.w.ID, err)
+		}
+		e.res.Rejected++
+		return e.finish(i, "rejected:"+rej.Reason)
+	}
+	in.outstanding++
+	if !in.busy && !in.wakePending {
+		in.wakePending = true
+		e.q.push(event{at: e.now, kind: evWake, replica: int32(rep)})
+	}
+	return nil
+}
+
+// finish emits the request's record, tells the source, and frees its state.
+func (e *engine) finish(i int32, status string) error {
+	r := e.table[i]
+	rec := &e.rec
+	*rec = traces.RequestRecord{
+		ID:           r.w.ID,
+		Client:       e.clientName(r.w.Client),
+		Replica:      int(r.replica),
+		ArrivalS:     r.arrival.Seconds(),
+		PromptTokens: r.w.PromptTokens,
+		OutputTokens: r.s.NumOutput,
+		Preemptions:  r.s.Preemptions,
+		Status:       status,
+		TTFTms:       math.NaN(),
+		TPOTms:       math.NaN(),
+		E2Ems:        math.NaN(),
+		QueueMs:      math.NaN(),
+	}
+	if status == "ok" {
+		rec.CachedTokens = r.s.NumCached
+		rec.FirstScheduledS = r.firstSched.Seconds()
+		rec.FirstTokenS = r.firstTok.Seconds()
+		rec.FinishS = r.lastTok.Seconds()
+		rec.TTFTms = float64(r.firstTok-r.arrival) / 1e6
+		rec.E2Ems = float64(r.lastTok-r.arrival) / 1e6
+		rec.QueueMs = float64(r.firstSched-r.arrival) / 1e6
+		if r.s.NumOutput > 1 {
+			rec.TPOTms = (rec.E2Ems - rec.TTFTms) / float64(r.s.NumOutput-1)
+		}
+	}
+	e.col.AddRequest(rec)
+	if err := e.sink.Request(rec); err != nil {
+		return fmt.Errorf("writing request record: %w", err)
+	}
+	e.done++
+	if e.cfg.OnProgress != nil {
+		e.cfg.OnProgress(e.done)
+	}
+	w := r.w
+	e.release(i)
+	if next, ok := e.src.OnComplete(w, int64(e.now)); ok {
+		return e.enqueue(next, false)
+	}
+	return nil
+}
+
+func (e *engine) clientName(c int) string {
+	if c >= 0 && c < len(e.cfg.Clients) {
+		return e.cfg.Clients[c]
+	}
+	return fmt.Sprintf("client-%d", c)
+}

@@ -1,0 +1,191 @@
+package traces
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// csvEncoder encodes one record as one RFC 4180 line. Numbers are never
+// quoted; strings are quoted only when they contain a comma, a quote, CR or
+// LF. NaN floats are empty fields.
+type csvEncoder struct {
+	buf   []byte
+	first bool
+	err   error
+}
+
+func (e *csvEncoder) begin() { e.buf, e.first, e.err = e.buf[:0], true, nil }
+
+func (e *csvEncoder) sep() {
+	if !e.first {
+		e.buf = append(e.buf, ',')
+	}
+	e.first = false
+}
+
+func (e *csvEncoder) uintCol(_ string, p *uint64) { e.sep(); e.buf = strconv.AppendUint(e.buf, *p, 10) }
+func (e *csvEncoder) intCol(_ string, p *int) {
+	e.sep()
+	e.buf = strconv.AppendInt(e.buf, int64(*p), 10)
+}
+
+func (e *csvEncoder) floatCol(name string, p *float64) {
+	e.sep()
+	x := *p
+	switch {
+	case math.IsNaN(x):
+	case math.IsInf(x, 0):
+		if e.err == nil {
+			e.err = infError(name, x)
+		}
+	default:
+		e.buf = strconv.AppendFloat(e.buf, x, 'g', -1, 64)
+	}
+}
+
+func (e *csvEncoder) stringCol(_ string, p *string) {
+	e.sep()
+	s := *p
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		e.buf = append(e.buf, s...)
+		return
+	}
+	e.buf = append(e.buf, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			e.buf = append(e.buf, '"')
+		}
+		e.buf = append(e.buf, s[i])
+	}
+	e.buf = append(e.buf, '"')
+}
+
+func (e *csvEncoder) end() ([]byte, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	e.buf = append(e.buf, '\n')
+	return e.buf, nil
+}
+
+func (e *csvEncoder) header(cols []string) []byte {
+	return []byte(strings.Join(cols, ",") + "\n")
+}
+
+func infError(column string, x float64) error {
+	return fmt.Errorf("column %q: %v is not allowed (want a finite number or NaN)", column, x)
+}
+
+// csvDecoder parses one CSV row through the column visitor.
+type csvDecoder struct {
+	fields []string
+	i      int
+	err    error
+}
+
+func (d *csvDecoder) next(name string) (string, bool) {
+	if d.err != nil {
+		return "", false
+	}
+	s := d.fields[d.i]
+	d.i++
+	return s, true
+}
+
+func (d *csvDecoder) fail(name, want, got string) {
+	d.err = fmt.Errorf("column %q: %q is not %s", name, got, want)
+}
+
+func (d *csvDecoder) uintCol(name string, p *uint64) {
+	if s, ok := d.next(name); ok {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			d.fail(name, "an unsigned integer", s)
+			return
+		}
+		*p = v
+	}
+}
+
+func (d *csvDecoder) intCol(name string, p *int) {
+	if s, ok := d.next(name); ok {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			d.fail(name, "an integer", s)
+			return
+		}
+		*p = v
+	}
+}
+
+func (d *csvDecoder) floatCol(name string, p *float64) {
+	if s, ok := d.next(name); ok {
+		if s == "" {
+			*p = math.NaN()
+			return
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			d.fail(name, "a number", s)
+			return
+		}
+		if math.IsInf(v, 0) {
+			d.err = infError(name, v)
+			return
+		}
+		*p = v
+	}
+}
+
+func (d *csvDecoder) stringCol(name string, p *string) {
+	if s, ok := d.next(name); ok {
+		*p = s
+	}
+}
+
+// readCSV reads a CSV stream written by a CSV writer: the header must match
+// the column list exactly, and every row must have one field per column.
+// Errors carry the line number.
+func readCSV[T any, P recordPtr[T]](r io.Reader) ([]T, error) {
+	want := columnsOf[T, P]()
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("csv: empty input: missing header row")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("csv: %w", err)
+	}
+	if len(header) != len(want) {
+		return nil, fmt.Errorf("csv line 1: header has %d columns, want %d (%s)", len(header), len(want), strings.Join(want, ","))
+	}
+	for i := range want {
+		if header[i] != want[i] {
+			return nil, fmt.Errorf("csv line 1: header column %d is %q, want %q", i+1, header[i], want[i])
+		}
+	}
+	var out []T
+	for {
+		fields, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("csv: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		d := csvDecoder{fields: fields}
+		var rec T
+		P(&rec).visitColumns(&d)
+		if d.err != nil {
+			return nil, fmt.Errorf("csv line %d: %w", line, d.err)
+		}
+		out = append(out, rec)
+	}
+}

@@ -1,0 +1,286 @@
+package traces
+
+import (
+	"fmt"
+	"math"
+)
+
+// DefaultRelativeAccuracy is the relative accuracy of a zero-value Sketch:
+// every quantile it returns is within 0.5% of the exact one.
+const DefaultRelativeAccuracy = 0.005
+
+// SketchMaxBuckets bounds the buckets a Sketch keeps per sign. At the
+// default accuracy 4096 buckets span a factor of about 5.9e17 between the
+// smallest and largest magnitude, so collapsing (see Sketch) needs data
+// spread over more than 17 decades.
+const SketchMaxBuckets = 4096
+
+// SketchMinMagnitude is the smallest magnitude a Sketch distinguishes from
+// zero: |x| < SketchMinMagnitude is counted in the zero bucket and estimated
+// as 0 (an absolute error below 1e-12 in the caller's unit).
+const SketchMinMagnitude = 1e-12
+
+// Sketch is a streaming quantile sketch with relative-accuracy guarantees
+// (DDSketch, Masson, Rim and Lee, VLDB 2019). Values are counted in
+// logarithmically spaced buckets: with gamma = (1+a)/(1-a), bucket i holds
+// magnitudes in (gamma^(i-1), gamma^i] and is estimated by
+// 2 gamma^i / (gamma+1), which is within relative error a of every value in
+// it. Quantile(q) therefore returns, for the rank gonum's stat.Empirical
+// picks, a value within relative error a of the exact order statistic.
+//
+// Memory is bounded: at most SketchMaxBuckets counters of 8 bytes per sign,
+// whatever the number of values. If the data span more buckets than that,
+// the lowest-magnitude buckets are merged into one (their quantiles lose the
+// guarantee; the rest keep it). Count, Mean, Min and Max are exact (the sum
+// is compensated). Add costs one logarithm, O(1) amortized.
+//
+// The zero value is an empty sketch with DefaultRelativeAccuracy. A Sketch
+// is deterministic (no randomness, no map order) and not safe for concurrent
+// use; do not copy a non-empty Sketch (use Merge).
+type Sketch struct {
+	alpha   float64 // relative accuracy; 0 means not yet initialized
+	lnGamma float64 // ln((1+alpha)/(1-alpha))
+	pos     bucketStore
+	neg     bucketStore // indexed by magnitude
+	zero    uint64
+	count   uint64
+	sum     float64
+	comp    float64 // Neumaier compensation for sum
+	min     float64
+	max     float64
+}
+
+// NewSketch returns an empty sketch with the given relative accuracy, which
+// must be in (0, 1); 0.005 means 0.5%.
+func NewSketch(relativeAccuracy float64) (*Sketch, error) {
+	if !(relativeAccuracy > 0 && relativeAccuracy < 1) {
+		return nil, fmt.Errorf("relative_accuracy: must be in (0, 1), got %g", relativeAccuracy)
+	}
+	s := &Sketch{}
+	s.init(relativeAccuracy)
+	return s, nil
+}
+
+func (s *Sketch) init(alpha float64) {
+	s.alpha = alpha
+	s.lnGamma = math.Log((1 + alpha) / (1 - alpha))
+}
+
+func (s *Sketch) ensureInit() {
+	if s.alpha == 0 {
+		s.init(DefaultRelativeAccuracy)
+	}
+}
+
+// RelativeAccuracy returns the sketch's relative accuracy.
+func (s *Sketch) RelativeAccuracy() float64 {
+	if s.alpha == 0 {
+		return DefaultRelativeAccuracy
+	}
+	return s.alpha
+}
+
+// index returns the bucket of magnitude m >= SketchMinMagnitude.
+func (s *Sketch) index(m float64) int {
+	return int(math.Ceil(math.Log(m) / s.lnGamma))
+}
+
+// value returns the estimate for bucket i: 2 gamma^i / (gamma + 1), written
+// as the midpoint-in-relative-error of gamma^(i-1) and gamma^i.
+func (s *Sketch) value(i int) float64 {
+	gamma := math.Exp(s.lnGamma)
+	return 2 * math.Exp(float64(i)*s.lnGamma) / (gamma + 1)
+}
+
+// Add records one value. NaN and infinite values are ignored (they have no
+// meaningful quantile and would poison the mean).
+func (s *Sketch) Add(x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return
+	}
+	s.ensureInit()
+	switch m := math.Abs(x); {
+	case m < SketchMinMagnitude:
+		s.zero++
+	case x > 0:
+		s.pos.add(s.index(m), 1)
+	default:
+		s.neg.add(s.index(m), 1)
+	}
+	if s.count == 0 || x < s.min {
+		s.min = x
+	}
+	if s.count == 0 || x > s.max {
+		s.max = x
+	}
+	s.count++
+	s.addSum(x)
+}
+
+// addSum adds to the running sum with Neumaier compensation.
+func (s *Sketch) addSum(x float64) {
+	t := s.sum + x
+	if math.Abs(s.sum) >= math.Abs(x) {
+		s.comp += (s.sum - t) + x
+	} else {
+		s.comp += (x - t) + s.sum
+	}
+	s.sum = t
+}
+
+// Count returns the number of values added.
+func (s *Sketch) Count() uint64 { return s.count }
+
+// Sum returns the exact (compensated) sum of the values added.
+func (s *Sketch) Sum() float64 { return s.sum + s.comp }
+
+// Mean returns the exact mean of the values added, or 0 when empty.
+func (s *Sketch) Mean() float64 {
+	if s.count == 0 {
+		return 0
+	}
+	return s.Sum() / float64(s.count)
+}
+
+// Min returns the smallest value added, or 0 when empty.
+func (s *Sketch) Min() float64 { return s.min }
+
+// Max returns the largest value added, or 0 when empty.
+func (s *Sketch) Max() float64 { return s.max }
+
+// Quantile returns the q-quantile, q in [0, 1] (clamped; NaN gives NaN),
+// with the definition of gonum's stat.Quantile(q, stat.Empirical, ...): the
+// smallest value whose cumulative count reaches q*Count. The result is
+// within RelativeAccuracy of that exact value and lies in [Min, Max].
+// An empty sketch returns 0. Cost: O(buckets).
+func (s *Sketch) Quantile(q float64) float64 {
+	if math.IsNaN(q) {
+		return math.NaN()
+	}
+	if s.count == 0 {
+		return 0
+	}
+	q = math.Max(0, math.Min(1, q))
+	rank := q * float64(s.count)
+	var cum uint64
+	est, found := 0.0, false
+	// Negative values, most negative (highest magnitude index) first.
+	for j := len(s.neg.counts) - 1; j >= 0 && !found; j-- {
+		if c := s.neg.counts[j]; c > 0 {
+			cum += c
+			if float64(cum) >= rank {
+				est, found = -s.value(s.neg.offset+j), true
+			}
+		}
+	}
+	if !found && s.zero > 0 {
+		cum += s.zero
+		if float64(cum) >= rank {
+			est, found = 0, true
+		}
+	}
+	for j := 0; j < len(s.pos.counts) && !found; j++ {
+		if c := s.pos.counts[j]; c > 0 {
+			cum += c
+			if float64(cum) >= rank {
+				est, found = s.value(s.pos.offset+j), true
+			}
+		}
+	}
+	if !found { // unreachable: cum == count >= rank
+		est = s.max
+	}
+	return math.Max(s.min, math.Min(s.max, est))
+}
+
+// Merge adds every value of other into s, as if they had been added to s
+// directly. Both must have the same relative accuracy.
+func (s *Sketch) Merge(other *Sketch) error {
+	if other.count == 0 {
+		return nil
+	}
+	s.ensureInit()
+	// Snapshot other's scalars: other may be s itself.
+	oCount, oSum, oComp, oMin, oMax, oZero := other.count, other.sum, other.comp, other.min, other.max, other.zero
+	if other.RelativeAccuracy() != s.alpha {
+		return fmt.Errorf("merging sketches: relative accuracy %g differs from %g", other.RelativeAccuracy(), s.alpha)
+	}
+	for j, c := range other.pos.counts {
+		if c > 0 {
+			s.pos.add(other.pos.offset+j, c)
+		}
+	}
+	for j, c := range other.neg.counts {
+		if c > 0 {
+			s.neg.add(other.neg.offset+j, c)
+		}
+	}
+	s.zero += oZero
+	if s.count == 0 || oMin < s.min {
+		s.min = oMin
+	}
+	if s.count == 0 || oMax > s.max {
+		s.max = oMax
+	}
+	s.count += oCount
+	s.addSum(oSum)
+	s.addSum(oComp)
+	return nil
+}
+
+// bucketStore is a dense array of bucket counters covering indices
+// [offset, offset+len(counts)), at most SketchMaxBuckets long.
+type bucketStore struct {
+	counts []uint64
+	offset int
+}
+
+// add adds n to bucket i, growing the covered range; when the range would
+// exceed SketchMaxBuckets the lowest buckets are merged into the lowest kept.
+func (b *bucketStore) add(i int, n uint64) {
+	if len(b.counts) == 0 {
+		b.counts = make([]uint64, 1, 16)
+		b.counts[0] = n
+		b.offset = i
+		return
+	}
+	lo, hi := b.offset, b.offset+len(b.counts)-1
+	if i >= lo && i <= hi {
+		b.counts[i-lo] += n
+		return
+	}
+	// Grow around the occupied buckets (padding may sit at either end).
+	for b.counts[lo-b.offset] == 0 {
+		lo++
+	}
+	for b.counts[hi-b.offset] == 0 {
+		hi--
+	}
+	newLo, newHi := min(lo, i), max(hi, i)
+	if size := newHi - newLo + 1; size > SketchMaxBuckets {
+		newLo = newHi - SketchMaxBuckets + 1
+	} else {
+		// Pad in the direction of growth so a slowly widening range
+		// reallocates O(log range) times, not once per new bucket.
+		pad := min(len(b.counts)/2+16, SketchMaxBuckets-size)
+		if i < lo {
+			newLo -= pad
+		} else {
+			newHi += pad
+		}
+	}
+	b.resize(newLo, newHi)
+	b.counts[max(i, newLo)-newLo] += n
+}
+
+// resize re-bases the store on [newLo, newHi], which covers every occupied
+// bucket at or above newLo, folding counts below newLo into bucket newLo.
+func (b *bucketStore) resize(newLo, newHi int) {
+	nc := make([]uint64, newHi-newLo+1)
+	for j, c := range b.counts {
+		if c > 0 {
+			nc[max(b.offset+j, newLo)-newLo] += c
+		}
+	}
+	b.counts, b.offset = nc, newLo
+}

@@ -1,0 +1,85 @@
+package traces
+
+// Dist summarizes one latency distribution, in the unit of the field that
+// holds it (milliseconds for every Summary field). Percentiles come from a
+// Sketch (within its relative accuracy of the exact empirical quantile); the
+// mean is exact. An empty distribution is all zeros.
+type Dist struct {
+	Count uint64  `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+}
+
+// DistOf summarizes a sketch.
+func DistOf(s *Sketch) Dist {
+	if s.Count() == 0 {
+		return Dist{}
+	}
+	return Dist{
+		Count: s.Count(),
+		Mean:  s.Mean(),
+		P50:   s.Quantile(0.50),
+		P90:   s.Quantile(0.90),
+		P99:   s.Quantile(0.99),
+	}
+}
+
+// KVBlocks reports KV-cache occupancy in blocks.
+type KVBlocks struct {
+	Total    int `json:"total"`
+	PeakUsed int `json:"peak_used"`
+}
+
+// Stats are the figures reported for the whole run and for each client.
+//
+// The measured window runs from the first arrival (of any request, rejected
+// ones included) to the last finish of a completed request; DurationS is its
+// length in seconds, and the throughputs divide completed requests, their
+// output tokens and their prompt tokens by it (0 when the window is empty).
+// Latencies cover completed requests only; TPOT only those with more than
+// one output token; ITL every gap between consecutive output tokens.
+type Stats struct {
+	Requests  int64 `json:"requests"`  // requests recorded
+	Completed int64 `json:"completed"` // with status "ok"
+	Rejected  int64 `json:"rejected"`  // any other status
+
+	InputTokens  int64 `json:"input_tokens"`  // prompt tokens of completed requests
+	CachedTokens int64 `json:"cached_tokens"` // of which served from the prefix cache
+	OutputTokens int64 `json:"output_tokens"` // output tokens of completed requests
+
+	DurationS        float64 `json:"duration_s"`
+	ThroughputRPS    float64 `json:"throughput_rps"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	InputTokensPerS  float64 `json:"input_tokens_per_s"`
+
+	TTFTms  Dist `json:"ttft_ms"`
+	TPOTms  Dist `json:"tpot_ms"`
+	ITLms   Dist `json:"itl_ms"`
+	E2Ems   Dist `json:"e2e_ms"`
+	QueueMs Dist `json:"queue_ms"`
+
+	// Preemptions: for the run, the sum of Collector.AddPreemptions; for a
+	// client, the sum of its records' Preemptions.
+	Preemptions int64 `json:"preemptions"`
+
+	// RejectedReasons counts rejections by reason (the Status after
+	// "rejected:"; "unspecified" when empty). Never nil.
+	RejectedReasons map[string]int64 `json:"rejected_reasons"`
+}
+
+// ClientSummary is one client's Stats; its window is the client's own first
+// arrival to last finish.
+type ClientSummary struct {
+	Name string `json:"name"`
+	Stats
+}
+
+// Summary is the result of a run. It contains no NaN or Inf, so it always
+// encodes as JSON; map keys encode sorted, so the encoding is deterministic.
+type Summary struct {
+	Stats
+	KVBlocks  KVBlocks        `json:"kv_blocks"`
+	PerClient []ClientSummary `json:"per_client"` // in NewCollector order, then first appearance; never nil
+}

@@ -1,0 +1,52 @@
+package workload
+
+import (
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Duration is a non-negative span of simulated time written in YAML as a Go duration
+// string ("600s", "10m", "1.5h"). The zero value means "unset" wherever a field is optional.
+type Duration time.Duration
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// NS returns d in nanoseconds.
+func (d Duration) NS() int64 { return int64(d) }
+
+// Seconds returns d in seconds.
+func (d Duration) Seconds() float64 { return time.Duration(d).Seconds() }
+
+// String formats d like time.Duration.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// parseDuration parses a Go duration string and rejects negative values.
+func parseDuration(s string) (Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want a Go duration such as \"600s\" or \"10m\")", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("duration %q must not be negative", s)
+	}
+	return Duration(v), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration string such as \"600s\"", n.Line)
+	}
+	v, err := parseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*d = v
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler, writing the Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }

@@ -1,0 +1,378 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Generator produces the request stream of a workload deterministically from a seed.
+//
+// The engine drives it with two calls: NextArrival yields, in nondecreasing ArrivalNS,
+// every request whose arrival time is known in advance (open-loop arrivals, the first
+// Concurrency requests of closed-loop clients at time 0, first turns of sessions), and
+// OnComplete yields the follow-up of a finished or rejected request (closed-loop
+// successor, next session turn). A Generator is not safe for concurrent use.
+//
+// Memory is O(clients + active sessions); nothing is pre-generated.
+type Generator struct {
+	seed        uint64
+	clients     []clientGen
+	heap        []int // indices of clients with a pending arrival, min-heap on (nextNS, index)
+	nextID      uint64
+	nextSession uint64
+	sessions    map[uint64]sessionState
+	cutoffNS    int64 // global cut-off (exclusive); math.MaxInt64 when none
+	total       int
+	totalKnown  bool
+
+	trace    *Trace
+	tracePos int
+}
+
+// clientGen is the generation state of one client.
+type clientGen struct {
+	spec  *Client
+	index int
+
+	prompt, output, turns sampler
+	promptRng             *rand.Rand
+	outputRng             *rand.Rand
+	prefixRng             *rand.Rand
+	turnsRng              *rand.Rand
+	prefixSegs            [][]Segment // per prefix group, shared read-only by requests
+	prefixTokens          int
+
+	// open loop
+	arrivals arrivalProcess
+	// closed loop
+	initialLeft int   // requests still to send at time 0
+	sent        int   // requests (sessions) sent so far
+	limit       int   // NumRequests, or -1 when bounded by endNS
+	endNS       int64 // closed-loop Duration, exclusive; math.MaxInt64 when none
+
+	nextNS int64 // next known arrival, valid while the client is in the heap
+}
+
+// sessionState tracks a session whose later turns are still to be sent.
+type sessionState struct {
+	turnsLeft int // turns after the last one sent
+	group     int // prefix group, -1 when none
+	turn      int // number of the last turn sent
+}
+
+// NewGenerator prepares a generator for spec with the given seed (typically spec.Seed).
+// spec is not modified: defaults are applied to a copy, which is validated, and its
+// empirical tables and trace are loaded. A spec with Trace set replays it.
+func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
+	s := spec.clone()
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.loadTables(); err != nil {
+		return nil, err
+	}
+	cutoff := int64(math.MaxInt64)
+	if s.Duration > 0 {
+		cutoff = s.Duration.NS()
+	}
+	if s.Trace != "" {
+		tr, err := LoadTrace(s.TracePath())
+		if err != nil {
+			return nil, fmt.Errorf("trace: %w", err)
+		}
+		g := NewTraceGenerator(tr, seed)
+		g.cutoffNS = cutoff
+		if cutoff != math.MaxInt64 {
+			g.total, g.totalKnown = 0, true
+			for _, r := range tr.Rows {
+				if r.ArrivalNS < cutoff {
+					g.total++
+				}
+			}
+		}
+		return g, nil
+	}
+	g := &Generator{
+		seed:        seed,
+		clients:     make([]clientGen, len(s.Clients)),
+		heap:        make([]int, 0, len(s.Clients)),
+		nextSession: 1,
+		sessions:    make(map[uint64]sessionState),
+		cutoffNS:    cutoff,
+		totalKnown:  s.Duration == 0,
+	}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		cg := &g.clients[i]
+		cg.spec = c
+		cg.index = i
+		cg.prompt = newSampler(&c.PromptTokens)
+		cg.output = newSampler(&c.OutputTokens)
+		cg.promptRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamPrompt)))
+		cg.outputRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamOutput)))
+		cg.prefixRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamPrefix)))
+		cg.turnsRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamTurns)))
+		if c.Session != nil {
+			cg.turns = newSampler(&c.Session.Turns)
+		}
+		if c.Prefix != nil {
+			cg.prefixTokens = c.Prefix.Tokens
+			cg.prefixSegs = make([][]Segment, c.Prefix.Groups)
+			for grp := range cg.prefixSegs {
+				key := contentKey(seed, i, keyKindPrefix, uint64(grp))
+				cg.prefixSegs[grp] = []Segment{{Key: key, Tokens: c.Prefix.Tokens}}
+			}
+		}
+		turnsPer, turnsKnown := 1, true
+		if c.Session != nil {
+			turnsKnown = c.Session.Turns.Dist == DistConstant
+			turnsPer = c.Session.Turns.Value
+		}
+		if c.Arrival != nil {
+			cg.arrivals = newArrivalProcess(c.Arrival, rand.NewPCG(streamSeeds(seed, i, streamArrival)))
+			if c.Arrival.NumRequests > 0 && turnsKnown {
+				g.total += c.Arrival.NumRequests * turnsPer
+			} else {
+				g.totalKnown = false
+			}
+		} else {
+			cg.limit, cg.endNS = -1, math.MaxInt64
+			if c.NumRequests > 0 {
+				cg.limit = c.NumRequests
+				cg.initialLeft = min(c.Concurrency, c.NumRequests)
+				if turnsKnown {
+					g.total += c.NumRequests * turnsPer
+				} else {
+					g.totalKnown = false
+				}
+			} else {
+				cg.endNS = c.Duration.NS()
+				cg.initialLeft = c.Concurrency
+				g.totalKnown = false
+			}
+		}
+		if g.advance(cg) {
+			g.push(i)
+		}
+	}
+	return g, nil
+}
+
+// Totals returns the number of requests the generator will produce, when it is known in
+// advance (every client bounded by a request count, constant session turns, no global
+// cut-off; or a trace).
+func (g *Generator) Totals() (requests int, known bool) {
+	if !g.totalKnown {
+		return 0, false
+	}
+	return g.total, true
+}
+
+// advance computes the client's next known arrival into cg.nextNS; false when none.
+func (g *Generator) advance(cg *clientGen) bool {
+	if cg.spec.Arrival != nil {
+		t, ok := cg.arrivals.next()
+		if !ok {
+			return false
+		}
+		cg.nextNS = int64(math.Round(t))
+	} else {
+		if cg.initialLeft == 0 {
+			return false
+		}
+		cg.initialLeft--
+		cg.sent++
+		cg.nextNS = 0
+	}
+	if cg.nextNS >= g.cutoffNS {
+		return false
+	}
+	return true
+}
+
+// NextArrival returns the next request whose arrival time is known in advance, in
+// nondecreasing ArrivalNS with ties broken by client index then creation order; false
+// when there are none left (follow-ups may still come from OnComplete). Cost
+// O(log clients); it does not allocate for clients without sessions.
+func (g *Generator) NextArrival() (Request, bool) {
+	if g.trace != nil {
+		return g.nextTraceArrival()
+	}
+	if len(g.heap) == 0 {
+		return Request{}, false
+	}
+	ci := g.heap[0]
+	cg := &g.clients[ci]
+	t := cg.nextNS
+	r := g.newRequest(cg, t)
+	if g.advance(cg) {
+		g.down(0)
+	} else {
+		g.pop()
+	}
+	return r, true
+}
+
+// OnComplete is called once when r completes or is rejected, at finishNS. It returns the
+// request this completion triggers, if any: the next turn of r's session (sent
+// session.think_time after finishNS), or for a closed-loop client whose session (or
+// single request) is over, its next request (sent think_time after finishNS) while the
+// client's num_requests or duration allows. Nothing is generated at or after the global
+// cut-off. Sessions continue after a rejected turn.
+//
+// With zero think time and an engine that rejects instantly, a duration-bounded closed
+// loop would loop at one instant; engines should not reject all requests at time t with
+// no progress.
+func (g *Generator) OnComplete(r Request, finishNS int64) (Request, bool) {
+	if g.trace != nil || r.Client < 0 || r.Client >= len(g.clients) {
+		return Request{}, false
+	}
+	cg := &g.clients[r.Client]
+	if r.SessionID != 0 {
+		if st, ok := g.sessions[r.SessionID]; ok {
+			t := sat(finishNS, cg.spec.Session.ThinkTime.NS())
+			if t < g.cutoffNS && st.turnsLeft > 0 {
+				st.turnsLeft--
+				st.turn++
+				if st.turnsLeft == 0 {
+					delete(g.sessions, r.SessionID)
+				} else {
+					g.sessions[r.SessionID] = st
+				}
+				return g.nextTurn(cg, r, st, t), true
+			}
+			delete(g.sessions, r.SessionID) // cut off: the session ends here
+		}
+	}
+	if cg.spec.Arrival != nil {
+		return Request{}, false
+	}
+	t := sat(finishNS, cg.spec.ThinkTime.NS())
+	if t >= g.cutoffNS || t >= cg.endNS || (cg.limit >= 0 && cg.sent >= cg.limit) {
+		return Request{}, false
+	}
+	cg.sent++
+	return g.newRequest(cg, t), true
+}
+
+// sat returns a+b saturated at math.MaxInt64 (a, b >= 0).
+func sat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// newRequest creates a fresh request (or the first turn of a new session) of cg at t.
+func (g *Generator) newRequest(cg *clientGen, t int64) Request {
+	group := -1
+	if cg.prefixSegs != nil {
+		group = cg.prefixRng.IntN(len(cg.prefixSegs))
+	}
+	drawn := cg.prompt.sample(cg.promptRng)
+	r := Request{
+		ID:           g.nextID,
+		Client:       cg.index,
+		ArrivalNS:    t,
+		PromptTokens: cg.prefixTokens + drawn,
+		OutputTokens: cg.output.sample(cg.outputRng),
+		Priority:     cg.spec.Priority,
+	}
+	g.nextID++
+	if cg.spec.Session == nil {
+		if group >= 0 {
+			r.Segments = cg.prefixSegs[group]
+		}
+		return r
+	}
+	turns := cg.turns.sample(cg.turnsRng)
+	r.SessionID = g.nextSession
+	g.nextSession++
+	r.Turn = 1
+	st := sessionState{turnsLeft: turns - 1, group: group, turn: 1}
+	if st.turnsLeft > 0 {
+		g.sessions[r.SessionID] = st
+	}
+	r.Segments = g.sessionSegments(cg, r.SessionID, group, drawn)
+	return r
+}
+
+// nextTurn creates turn st.turn of prev's session at t: its prompt is prev's prompt +
+// prev's output + a new user message.
+func (g *Generator) nextTurn(cg *clientGen, prev Request, st sessionState, t int64) Request {
+	msg := cg.prompt.sample(cg.promptRng)
+	r := Request{
+		ID:           g.nextID,
+		Client:       cg.index,
+		ArrivalNS:    t,
+		PromptTokens: prev.PromptTokens + prev.OutputTokens + msg,
+		OutputTokens: cg.output.sample(cg.outputRng),
+		Priority:     cg.spec.Priority,
+		SessionID:    prev.SessionID,
+		Turn:         st.turn,
+	}
+	g.nextID++
+	r.Segments = g.sessionSegments(cg, r.SessionID, st.group, r.PromptTokens-cg.prefixTokens)
+	return r
+}
+
+// sessionSegments returns [prefix segment] + the session segment of n tokens.
+func (g *Generator) sessionSegments(cg *clientGen, session uint64, group, n int) []Segment {
+	segs := make([]Segment, 0, 2)
+	if group >= 0 {
+		segs = append(segs, cg.prefixSegs[group][0])
+	}
+	return append(segs, Segment{Key: contentKey(g.seed, cg.index, keyKindSession, session), Tokens: n})
+}
+
+// Heap of client indices ordered by (nextNS, index); hand-written to avoid the interface
+// boxing of container/heap.
+
+func (g *Generator) less(i, j int) bool {
+	a, b := g.heap[i], g.heap[j]
+	ta, tb := g.clients[a].nextNS, g.clients[b].nextNS
+	return ta < tb || (ta == tb && a < b)
+}
+
+func (g *Generator) push(ci int) {
+	g.heap = append(g.heap, ci)
+	j := len(g.heap) - 1
+	for j > 0 {
+		p := (j - 1) / 2
+		if !g.less(j, p) {
+			break
+		}
+		g.heap[j], g.heap[p] = g.heap[p], g.heap[j]
+		j = p
+	}
+}
+
+func (g *Generator) pop() {
+	n := len(g.heap) - 1
+	g.heap[0] = g.heap[n]
+	g.heap = g.heap[:n]
+	if n > 0 {
+		g.down(0)
+	}
+}
+
+func (g *Generator) down(j int) {
+	n := len(g.heap)
+	for {
+		l := 2*j + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && g.less(r, l) {
+			m = r
+		}
+		if !g.less(m, j) {
+			return
+		}
+		g.heap[j], g.heap[m] = g.heap[m], g.heap[j]
+		j = m
+	}
+}

@@ -1,0 +1,480 @@
+package workload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Spec is a workload file: the model and deployment it targets, vLLM engine knobs, and
+// the clients that send requests (or a trace to replay instead of clients).
+//
+// Example (chat.yaml):
+//
+//	model: llama-3.1-8b        # catalog name or path to a Hugging Face config.json
+//	weights: bf16
+//	gpu: h100
+//	seed: 42
+//	serving:
+//	  max_num_seqs: 256
+//	  enable_prefix_caching: true
+//	clients:
+//	  - name: chat
+//	    arrival: {process: poisson, rate: 10, num_requests: 1000}
+//	    prefix: {groups: 11, tokens: 100}
+//	    prompt_tokens: {dist: lognormal, mean: 512, std: 256, min: 16, max: 4096}
+//	    output_tokens: {dist: constant, value: 256}
+//	  - name: batch             # closed loop: no arrival block
+//	    concurrency: 32
+//	    num_requests: 320
+//	    prompt_tokens: {dist: constant, value: 1024}
+//	    output_tokens: {dist: constant, value: 1024}
+//
+// Model, Weights, KVCacheDtype, GPU and Router are kept as strings and validated by the
+// caller, which owns the catalogs. Zero values of Serving fields mean "use the vLLM
+// default", applied by the caller.
+type Spec struct {
+	// Model is a catalog name or a path to a Hugging Face config.json.
+	Model string `yaml:"model,omitempty"`
+	// Weights is the weight precision name (e.g. bf16, fp8).
+	Weights string `yaml:"weights,omitempty"`
+	// KVCacheDtype is the KV-cache precision name; empty = same as the activations.
+	KVCacheDtype string `yaml:"kv_cache_dtype,omitempty"`
+	// GPU is the GPU catalog name.
+	GPU string `yaml:"gpu,omitempty"`
+	// TP is the tensor-parallel degree (default 1).
+	TP int `yaml:"tp,omitempty"`
+	// Replicas is the number of identical engine instances (default 1).
+	Replicas int `yaml:"replicas,omitempty"`
+	// Router is the name of the policy spreading requests over replicas
+	// (default "round-robin").
+	Router string `yaml:"router,omitempty"`
+	// Seed is the run seed from which every random stream is derived.
+	Seed uint64 `yaml:"seed"`
+	// Serving holds the vLLM engine knobs.
+	Serving Serving `yaml:"serving,omitempty"`
+	// Duration is an optional global cut-off of simulated time: no request is generated
+	// at or after it. 0 = run until all requests are done.
+	Duration Duration `yaml:"duration,omitempty"`
+	// Clients send the requests. Exactly one of Clients and Trace is set.
+	Clients []Client `yaml:"clients,omitempty"`
+	// Trace is a request trace to replay (CSV, JSON Lines or Parquet; see LoadTrace),
+	// relative to the workload file's directory.
+	Trace string `yaml:"trace,omitempty"`
+
+	// BaseDir is the directory relative paths (empirical length files, traces) are
+	// resolved against; Parse sets it to the workload file's directory.
+	BaseDir string `yaml:"-"`
+}
+
+// Serving holds vLLM engine knobs; zero values (and nil pointers) mean "vLLM default".
+type Serving struct {
+	// MaxNumSeqs is the maximum number of sequences in a batch.
+	MaxNumSeqs int `yaml:"max_num_seqs,omitempty"`
+	// MaxNumBatchedTokens is the per-step token budget.
+	MaxNumBatchedTokens int `yaml:"max_num_batched_tokens,omitempty"`
+	// BlockSize is the KV-cache block size in tokens: 1, 2, 4, ..., 128.
+	BlockSize int `yaml:"block_size,omitempty"`
+	// GPUMemoryUtilization is the fraction of GPU memory vLLM may use, in (0, 1].
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty"`
+	// NumGPUBlocks pins the KV-cache capacity in blocks (0 = derive from memory).
+	NumGPUBlocks int `yaml:"num_gpu_blocks,omitempty"`
+	// EnablePrefixCaching; nil = default.
+	EnablePrefixCaching *bool `yaml:"enable_prefix_caching,omitempty"`
+	// EnableChunkedPrefill; nil = default.
+	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
+	// MaxModelLen is the longest prompt+output in tokens (0 = the model's context).
+	MaxModelLen int `yaml:"max_model_len,omitempty"`
+	// SchedulingPolicy is fcfs, priority or sjf (default fcfs).
+	SchedulingPolicy string `yaml:"scheduling_policy,omitempty"`
+}
+
+// Client is one source of requests: open loop (Arrival set: requests arrive by a
+// stochastic process regardless of completions) or closed loop (Concurrency set: each of
+// Concurrency users sends its next request ThinkTime after its previous one completes).
+type Client struct {
+	// Name identifies the client in outputs; defaults to "client-<index>".
+	Name string `yaml:"name,omitempty"`
+	// Arrival makes the client open loop.
+	Arrival *Arrival `yaml:"arrival,omitempty"`
+	// Concurrency makes the client closed loop: the number of requests in flight.
+	Concurrency int `yaml:"concurrency,omitempty"`
+	// NumRequests (closed loop) is the total number of requests to send — of sessions
+	// when Session is set. Exactly one of NumRequests and Duration.
+	NumRequests int `yaml:"num_requests,omitempty"`
+	// Duration (closed loop): no request is sent at or after this simulated time.
+	Duration Duration `yaml:"duration,omitempty"`
+	// ThinkTime (closed loop) is the pause between a completion and the next request.
+	ThinkTime Duration `yaml:"think_time,omitempty"`
+	// Prefix gives requests a shared system prompt.
+	Prefix *Prefix `yaml:"prefix,omitempty"`
+	// Priority is passed on to requests (for the priority policy; lower runs first in
+	// vLLM's convention, interpreted by the scheduler).
+	Priority int `yaml:"priority,omitempty"`
+	// Session makes every arrival a multi-turn conversation.
+	Session *Session `yaml:"session,omitempty"`
+	// PromptTokens is the distribution of new prompt tokens per request (per turn).
+	PromptTokens LengthDist `yaml:"prompt_tokens"`
+	// OutputTokens is the distribution of output tokens per request.
+	OutputTokens LengthDist `yaml:"output_tokens"`
+}
+
+// IsClosedLoop reports whether c is a closed-loop client.
+func (c *Client) IsClosedLoop() bool { return c.Arrival == nil }
+
+// Names of arrival processes accepted in Arrival.Process.
+const (
+	ProcessPoisson  = "poisson"
+	ProcessConstant = "constant"
+	ProcessGamma    = "gamma"
+)
+
+// Arrival is an open-loop arrival process. Exactly one of NumRequests, Duration and
+// Stages bounds it; Rate goes with NumRequests or Duration, Stages carry their own rates.
+type Arrival struct {
+	// Process is poisson (exponential gaps, the default), constant (evenly spaced, first
+	// arrival at the start) or gamma (gamma-distributed gaps with coefficient of
+	// variation CV).
+	Process string `yaml:"process,omitempty"`
+	// Rate is the mean arrival rate in requests per second.
+	Rate float64 `yaml:"rate,omitempty"`
+	// CV is the coefficient of variation of the gaps (gamma only, > 0).
+	CV float64 `yaml:"cv,omitempty"`
+	// NumRequests is the number of arrivals (sessions, when the client has Session).
+	NumRequests int `yaml:"num_requests,omitempty"`
+	// Duration stops arrivals at this simulated time.
+	Duration Duration `yaml:"duration,omitempty"`
+	// Stages are rate phases run back to back from time 0.
+	Stages []Stage `yaml:"stages,omitempty"`
+}
+
+// Stage is one phase of a staged arrival process.
+type Stage struct {
+	// Rate is the mean arrival rate in requests per second during the stage.
+	Rate float64 `yaml:"rate"`
+	// Duration is the stage's length of simulated time.
+	Duration Duration `yaml:"duration"`
+}
+
+// Prefix describes shared system prompts: each request starts with one of Groups
+// prefixes, chosen uniformly, of Tokens tokens. The prefix counts toward the request's
+// PromptTokens: prompt = Tokens + a draw from the client's prompt_tokens.
+type Prefix struct {
+	Groups int `yaml:"groups"`
+	Tokens int `yaml:"tokens"`
+}
+
+// Session makes each arrival a conversation of Turns turns. Turn 1 is sent at arrival;
+// turn k+1 is sent ThinkTime after turn k completes, and its prompt is turn k's prompt +
+// turn k's output + a new user message drawn from the client's prompt_tokens.
+type Session struct {
+	// Turns is the distribution of the number of turns per session (>= 1).
+	Turns LengthDist `yaml:"turns"`
+	// ThinkTime is the pause between a turn's completion and the next turn.
+	ThinkTime Duration `yaml:"think_time,omitempty"`
+}
+
+// Load reads and parses a workload file (see Parse).
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading workload: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes a workload file strictly (unknown keys, duplicate keys and type
+// mismatches are errors with a line number), applies defaults, validates every field and
+// loads empirical length tables. filename is used in errors and to resolve relative
+// paths. Errors read `parsing workload "chat.yaml": clients[0].arrival.rate: must be > 0`.
+func Parse(data []byte, filename string) (*Spec, error) {
+	wrap := func(err error) error {
+		var te *yaml.TypeError
+		if errors.As(err, &te) { // one line, not yaml's multi-line list
+			err = errors.New(strings.Join(te.Errors, "; "))
+		}
+		return fmt.Errorf("parsing workload %q: %w", filename, err)
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, wrap(errors.New("empty file"))
+		}
+		return nil, wrap(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, wrap(fmt.Errorf("line %d: more than one YAML document", extra.Line))
+	} else if !errors.Is(err, io.EOF) {
+		return nil, wrap(err)
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		return nil, wrap(fmt.Errorf("line %d: want a mapping of workload fields", doc.Line))
+	}
+	if err := checkKeys(doc, specType, ""); err != nil {
+		return nil, wrap(err)
+	}
+	var s Spec
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	if err := strict.Decode(&s); err != nil {
+		return nil, wrap(err)
+	}
+	s.BaseDir = filepath.Dir(filename)
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, wrap(err)
+	}
+	if err := s.loadTables(); err != nil {
+		return nil, wrap(err)
+	}
+	return &s, nil
+}
+
+// ApplyDefaults fills unset fields: client names ("client-<i>"), TP and Replicas 1,
+// Router "round-robin", scheduling policy "fcfs", arrival process "poisson". Other
+// zero-valued Serving fields are left for the caller's vLLM defaults.
+func (s *Spec) ApplyDefaults() {
+	if s.TP == 0 {
+		s.TP = 1
+	}
+	if s.Replicas == 0 {
+		s.Replicas = 1
+	}
+	if s.Router == "" {
+		s.Router = "round-robin"
+	}
+	if s.Serving.SchedulingPolicy == "" {
+		s.Serving.SchedulingPolicy = "fcfs"
+	}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("client-%d", i)
+		}
+		if c.Arrival != nil && c.Arrival.Process == "" {
+			c.Arrival.Process = ProcessPoisson
+		}
+	}
+}
+
+// Validate checks every field and returns the first problem, naming the field path
+// (`clients[0].arrival.rate: must be > 0`). It expects ApplyDefaults to have run (client
+// names must be non-empty). It does no I/O.
+func (s *Spec) Validate() error {
+	if s.TP < 0 {
+		return errors.New("tp: must be >= 1")
+	}
+	if s.Replicas < 0 {
+		return errors.New("replicas: must be >= 1")
+	}
+	if s.Duration < 0 {
+		return errors.New("duration: must not be negative")
+	}
+	if err := s.Serving.validate("serving"); err != nil {
+		return err
+	}
+	switch {
+	case s.Trace != "" && len(s.Clients) > 0:
+		return errors.New("trace: clients and trace are mutually exclusive")
+	case s.Trace == "" && len(s.Clients) == 0:
+		return errors.New("clients: at least one client (or a trace) is required")
+	case len(s.Clients) > maxClients:
+		return fmt.Errorf("clients: at most %d clients", maxClients)
+	}
+	seen := make(map[string]int, len(s.Clients))
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		path := fmt.Sprintf("clients[%d]", i)
+		if strings.TrimSpace(c.Name) == "" {
+			return fmt.Errorf("%s.name: must not be empty", path)
+		}
+		if j, dup := seen[c.Name]; dup {
+			return fmt.Errorf("%s.name: %q already used by clients[%d]", path, c.Name, j)
+		}
+		seen[c.Name] = i
+		if err := c.validate(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks the engine knobs.
+func (v *Serving) validate(path string) error {
+	nonNeg := []struct {
+		name string
+		v    int
+	}{
+		{"max_num_seqs", v.MaxNumSeqs}, {"max_num_batched_tokens", v.MaxNumBatchedTokens},
+		{"num_gpu_blocks", v.NumGPUBlocks}, {"max_model_len", v.MaxModelLen},
+	}
+	for _, f := range nonNeg {
+		if f.v < 0 {
+			return fmt.Errorf("%s.%s: must be >= 0 (0 = vLLM default)", path, f.name)
+		}
+	}
+	switch v.BlockSize {
+	case 0, 1, 2, 4, 8, 16, 32, 64, 128:
+	default:
+		return fmt.Errorf("%s.block_size: must be one of 1, 2, 4, 8, 16, 32, 64, 128 (got %d)", path, v.BlockSize)
+	}
+	if v.GPUMemoryUtilization < 0 || v.GPUMemoryUtilization > 1 || math.IsNaN(v.GPUMemoryUtilization) {
+		return fmt.Errorf("%s.gpu_memory_utilization: must be in (0, 1] (got %g)", path, v.GPUMemoryUtilization)
+	}
+	switch v.SchedulingPolicy {
+	case "", "fcfs", "priority", "sjf":
+	default:
+		return fmt.Errorf("%s.scheduling_policy: unknown policy %q (want fcfs, priority or sjf)", path, v.SchedulingPolicy)
+	}
+	return nil
+}
+
+// validate checks one client.
+func (c *Client) validate(path string) error {
+	switch {
+	case c.Arrival != nil && c.Concurrency != 0:
+		return fmt.Errorf("%s.concurrency: a client is open loop (arrival) or closed loop (concurrency), not both", path)
+	case c.Arrival == nil && c.Concurrency == 0:
+		return fmt.Errorf("%s: needs an arrival block (open loop) or concurrency (closed loop)", path)
+	case c.Concurrency < 0:
+		return fmt.Errorf("%s.concurrency: must be > 0", path)
+	}
+	if c.Arrival != nil {
+		switch {
+		case c.NumRequests != 0:
+			return fmt.Errorf("%s.num_requests: only for closed-loop clients (use arrival.num_requests)", path)
+		case c.Duration != 0:
+			return fmt.Errorf("%s.duration: only for closed-loop clients (use arrival.duration)", path)
+		case c.ThinkTime != 0:
+			return fmt.Errorf("%s.think_time: only for closed-loop clients (use session.think_time between turns)", path)
+		}
+		if err := c.Arrival.validate(path + ".arrival"); err != nil {
+			return err
+		}
+	} else {
+		if c.NumRequests < 0 {
+			return fmt.Errorf("%s.num_requests: must be > 0", path)
+		}
+		if c.Duration < 0 {
+			return fmt.Errorf("%s.duration: must be > 0", path)
+		}
+		if (c.NumRequests > 0) == (c.Duration > 0) {
+			return fmt.Errorf("%s: exactly one of num_requests and duration is required", path)
+		}
+		if c.ThinkTime < 0 {
+			return fmt.Errorf("%s.think_time: must not be negative", path)
+		}
+	}
+	if c.Prefix != nil {
+		if c.Prefix.Groups < 1 {
+			return fmt.Errorf("%s.prefix.groups: must be >= 1", path)
+		}
+		if c.Prefix.Tokens < 1 {
+			return fmt.Errorf("%s.prefix.tokens: must be >= 1", path)
+		}
+	}
+	if c.Session != nil {
+		if err := c.Session.Turns.validate(path + ".session.turns"); err != nil {
+			return err
+		}
+		if c.Session.ThinkTime < 0 {
+			return fmt.Errorf("%s.session.think_time: must not be negative", path)
+		}
+	}
+	if err := c.PromptTokens.validate(path + ".prompt_tokens"); err != nil {
+		return err
+	}
+	return c.OutputTokens.validate(path + ".output_tokens")
+}
+
+// validate checks an open-loop arrival process.
+func (a *Arrival) validate(path string) error {
+	switch a.Process {
+	case ProcessPoisson, ProcessConstant:
+		if a.CV != 0 {
+			return fmt.Errorf("%s.cv: only used by process gamma", path)
+		}
+	case ProcessGamma:
+		if !(a.CV > 0) || math.IsInf(a.CV, 0) {
+			return fmt.Errorf("%s.cv: must be > 0 for process gamma", path)
+		}
+	case "":
+		return fmt.Errorf("%s.process: required (poisson, constant or gamma)", path)
+	default:
+		return fmt.Errorf("%s.process: unknown process %q (want poisson, constant or gamma)", path, a.Process)
+	}
+	if a.NumRequests < 0 {
+		return fmt.Errorf("%s.num_requests: must be > 0", path)
+	}
+	if a.Duration < 0 {
+		return fmt.Errorf("%s.duration: must be > 0", path)
+	}
+	n := 0
+	for _, set := range []bool{a.NumRequests > 0, a.Duration > 0, len(a.Stages) > 0} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: exactly one of num_requests, duration and stages is required", path)
+	}
+	if len(a.Stages) > 0 {
+		if a.Rate != 0 {
+			return fmt.Errorf("%s.rate: not used with stages (each stage has its own rate)", path)
+		}
+		for j, st := range a.Stages {
+			if !(st.Rate > 0) || math.IsInf(st.Rate, 0) {
+				return fmt.Errorf("%s.stages[%d].rate: must be > 0", path, j)
+			}
+			if st.Duration <= 0 {
+				return fmt.Errorf("%s.stages[%d].duration: must be > 0", path, j)
+			}
+		}
+		return nil
+	}
+	if !(a.Rate > 0) || math.IsInf(a.Rate, 0) {
+		return fmt.Errorf("%s.rate: must be > 0", path)
+	}
+	return nil
+}
+
+// loadTables loads the empirical length tables of every client.
+func (s *Spec) loadTables() error {
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		path := fmt.Sprintf("clients[%d]", i)
+		if err := c.PromptTokens.load(s.BaseDir, path+".prompt_tokens"); err != nil {
+			return err
+		}
+		if err := c.OutputTokens.load(s.BaseDir, path+".output_tokens"); err != nil {
+			return err
+		}
+		if c.Session != nil {
+			if err := c.Session.Turns.load(s.BaseDir, path+".session.turns"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TracePath returns the trace file resolved against BaseDir ("" when none).
+func (s *Spec) TracePath() string {
+	if s.Trace == "" || filepath.IsAbs(s.Trace) || s.BaseDir == "" {
+		return s.Trace
+	}
+	return filepath.Join(s.BaseDir, s.Trace)
+}
