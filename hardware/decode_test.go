@@ -225,3 +225,24 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// The examples in docs/gpu-schema.md must stay valid input.
+func TestSchemaDocExamplesParse(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "gpu-schema.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(doc), "```yaml\n")[1:]
+	if len(blocks) != 2 {
+		t.Fatalf("found %d yaml examples, want 2 (minimal and full)", len(blocks))
+	}
+	for i, b := range blocks {
+		end := strings.Index(b, "```")
+		if end < 0 {
+			t.Fatalf("example %d is not closed", i)
+		}
+		if _, err := ParseGPU([]byte(b[:end]), "gpu-schema.md example"); err != nil {
+			t.Errorf("example %d: %v", i, err)
+		}
+	}
+}

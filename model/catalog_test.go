@@ -181,3 +181,12 @@ func TestSameArchitecture(t *testing.T) {
 		t.Error("adding MoE should change the architecture")
 	}
 }
+
+func BenchmarkLookup(b *testing.B) {
+	for b.Loop() {
+		if _, err := Lookup("meta-llama/Llama-3.1-8B-Instruct"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+}

@@ -196,6 +196,33 @@ func TestParseHFConfigFeatures(t *testing.T) {
 			},
 		},
 		{
+			// Llama 4 text part with interleave step 2: layers 1 and 3 are MoE
+			// (experts and one shared expert of width 32), layers 0 and 2 use
+			// the dense intermediate_size_mlp 64; every fourth layer is a
+			// global NoPE layer, the rest use 16-token chunked attention.
+			name: "llama4 interleaved MoE and chunked attention",
+			json: `{"model_type":"llama4","text_config":{"hidden_size":64,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,"head_dim":16,"intermediate_size":32,"intermediate_size_mlp":64,"num_local_experts":4,"num_experts_per_tok":1,"interleave_moe_layer_step":2,"attention_chunk_size":16,"no_rope_layers":[],"vocab_size":100,"use_qk_norm":true}}`,
+			check: func(t *testing.T, c *Config) {
+				if c.IntermediateSize != 64 || c.MoE.ExpertIntermediateSize != 32 || c.MoE.NumSharedExperts != 1 || c.MoE.SharedIntermediateSize != 32 {
+					t.Errorf("inter=%d moe=%+v", c.IntermediateSize, *c.MoE)
+				}
+				if c.NumMoELayers() != 2 || c.IsMoELayer(0) || !c.IsMoELayer(1) {
+					t.Errorf("moe layers=%d", c.NumMoELayers())
+				}
+				if !c.ChunkedAttention || c.SlidingWindow != 16 || c.NumSlidingLayers() != 3 || c.IsSlidingLayer(3) {
+					t.Errorf("chunked=%v window=%d layer_types=%v", c.ChunkedAttention, c.SlidingWindow, c.LayerTypes)
+				}
+				if c.KVTokensStored(0, 20) != 4 || c.KVTokensStored(3, 20) != 20 {
+					t.Errorf("KVTokensStored = %d, %d; want 4, 20", c.KVTokensStored(0, 20), c.KVTokensStored(3, 20))
+				}
+				// Dense MLP 2 layers * 3*64*64; MoE: 2 layers * (4+1 shared) * 3*64*32.
+				p := c.Params()
+				if p.DenseMLP != 2*3*64*64 || p.RoutedExperts != 2*4*3*64*32 || p.SharedExperts != 2*3*64*32 {
+					t.Errorf("params %+v", p)
+				}
+			},
+		},
+		{
 			name: "fp8 checkpoint",
 			json: `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`,
 			check: func(t *testing.T, c *Config) {

@@ -2,8 +2,10 @@
 // how many FLOPs and bytes a forward pass costs. It knows nothing about
 // hardware or time; package roofline turns these shapes into costs.
 //
-// Reading order: model.go (the Config type), params.go (parameter counting),
-// catalog.go (built-in models), hfconfig.go (Hugging Face config.json loader).
+// Reading order: model.go (the Config type), validate.go (Config.Validate),
+// layers.go (per-layer shape helpers: MoE and sliding layers, KV-cache size),
+// params.go (parameter counting), catalog.go (built-in models in
+// catalog.yaml), hfconfig.go (Hugging Face config.json loader and Resolve).
 package model
 
 // Config is a decoder-only transformer architecture. Counts are per model

@@ -119,3 +119,39 @@ func AttentionDecode(kvLens []int, heads, kvHeads, headDim int, kv, act Precisio
 	}
 	return decodeAttention(sum, len(kvLens), heads, kvHeads, headDim, kv, act)
 }
+
+// chunkedPrefix is sum_{p=0}^{n-1} ((p mod w) + 1): the query-key pairs of
+// the first n positions under chunked local attention (Llama 4), where
+// position p attends only to earlier positions of its own aligned chunk of
+// w tokens.
+func chunkedPrefix(n, w int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	full, r := float64(n/w), float64(n%w)
+	fw := float64(w)
+	return full*fw*(fw+1)/2 + r*(r+1)/2
+}
+
+// chunkedKeySum is prefillKeySum for chunked local attention with chunk w.
+func chunkedKeySum(qLen, cached, w int) float64 {
+	if qLen <= 0 {
+		return 0
+	}
+	return chunkedPrefix(cached+qLen, w) - chunkedPrefix(cached, w)
+}
+
+// chunkedKVRead is prefillKVRead for chunked local attention: positions
+// from the start of the first new token's chunk to the last new token.
+func chunkedKVRead(qLen, cached, w int) float64 {
+	if qLen <= 0 {
+		return 0
+	}
+	return float64(cached + qLen - (cached/w)*w)
+}
+
+// chunkedDecodeKeys is the keys a decode query at KV length kvLen (>= 1)
+// attends to under chunked local attention: its position within its chunk.
+func chunkedDecodeKeys(kvLen, w int) int {
+	return kvLen - ((kvLen-1)/w)*w
+}

@@ -141,7 +141,12 @@ func (e *opEntry) set(key, raw string, isNumber bool, line int) error {
 			return opsErrorf(line, "ops[%d].name: must be non-empty", e.index)
 		}
 	case opKeyFLOPs, opKeyMemory:
-		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		txt := strings.TrimSpace(raw)
+		switch strings.ToLower(strings.TrimLeft(txt, "+-")) {
+		case ".inf", ".nan": // YAML spellings of non-finite floats
+			txt = "NaN"
+		}
+		v, err := strconv.ParseFloat(txt, 64)
 		if !isNumber || err != nil {
 			return opsErrorf(line, "ops[%d].%s: must be a number (got %q)", e.index, key, raw)
 		}
@@ -258,38 +263,32 @@ func derefYAML(n *yaml.Node) *yaml.Node {
 }
 
 // parseOpsJSON walks the JSON token stream so that keys are matched exactly
-// (encoding/json's struct decoding is case-insensitive) and errors carry lines.
+// (encoding/json's struct decoding is case-insensitive), duplicates are
+// caught and errors carry lines.
 func parseOpsJSON(data []byte) ([]OpSpec, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	lineAt := func(off int64) int {
-		return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
-	}
-	fail := func(err error) error {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return opsErrorf(lineAt(se.Offset), "invalid JSON: %v", err)
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return opsErrorf(lineAt(int64(len(data))), "invalid JSON: unexpected end of input")
-		}
-		return opsErrorf(lineAt(dec.InputOffset()), "invalid JSON: %v", err)
-	}
-	tok, err := dec.Token()
+	p := &opsJSON{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	tok, err := p.dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
 	}
 	if err != nil {
-		return nil, fail(err)
+		return nil, p.fail(err)
 	}
-	if tok == json.Delim('{') {
+	var ops []OpSpec
+	switch tok {
+	case json.Delim('['):
+		if ops, err = p.list(); err != nil {
+			return nil, err
+		}
+	case json.Delim('{'):
 		seen := false
-		for dec.More() {
-			kt, err := dec.Token()
+		for p.dec.More() {
+			kt, err := p.dec.Token()
 			if err != nil {
-				return nil, fail(err)
+				return nil, p.fail(err)
 			}
-			line := lineAt(dec.InputOffset())
+			line := p.line()
 			if k, _ := kt.(string); k != "ops" {
 				return nil, opsErrorf(line, "unknown key %q (want ops)", kt)
 			}
@@ -297,35 +296,194 @@ func parseOpsJSON(data []byte) ([]OpSpec, error) {
 				return nil, opsErrorf(line, "ops: duplicate key")
 			}
 			seen = true
-			if tok, err = dec.Token(); err != nil {
-				return nil, fail(err)
+			tok, err := p.dec.Token()
+			if err != nil {
+				return nil, p.fail(err)
 			}
 			if tok != json.Delim('[') {
 				return nil, opsErrorf(line, "ops: must be a list of {name, flops, memory_bytes}")
 			}
-			ops, err := parseOpsJSONList(dec, lineAt, fail)
-			if err != nil {
+			if ops, err = p.list(); err != nil {
 				return nil, err
 			}
-			defer func(o []OpSpec) {}(ops)
-			data = nil // list parsed; keep scanning for stray keys
-			_ = data
-			if err := jsonEnd(dec, fail, '}'); err != nil {
-				return nil, err
-			}
-			return ops, nil
 		}
-		return nil, opsErrorf(lineAt(dec.InputOffset()), "ops: required")
+		if _, err := p.dec.Token(); err != nil { // the closing brace
+			return nil, p.fail(err)
+		}
+		if !seen {
+			return nil, opsErrorf(p.line(), "ops: required")
+		}
+	default:
+		return nil, opsErrorf(p.line(), "ops: must be a list of {name, flops, memory_bytes} (or an object with key ops)")
 	}
-	if tok != json.Delim('[') {
-		return nil, opsErrorf(1, "ops: must be a list of {name, flops, memory_bytes} (or an object with key ops)")
+	if _, err := p.dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, opsErrorf(p.line(), "invalid JSON: unexpected data after the top-level value")
 	}
-	ops, err := parseOpsJSONList(dec, lineAt, fail)
+	return ops, nil
+}
+
+// opsJSON is the state of parseOpsJSON.
+type opsJSON struct {
+	data []byte
+	dec  *json.Decoder
+}
+
+// lineAt is the 1-based line of byte offset off.
+func (p *opsJSON) lineAt(off int64) int {
+	off = max(0, min(off, int64(len(p.data))))
+	return 1 + bytes.Count(p.data[:off], []byte("\n"))
+}
+
+// line is the line of the decoder's current position.
+func (p *opsJSON) line() int { return p.lineAt(p.dec.InputOffset()) }
+
+// fail converts a decoder error into an opsError with a line.
+func (p *opsJSON) fail(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return opsErrorf(p.lineAt(se.Offset), "invalid JSON: %v", err)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return opsErrorf(p.lineAt(int64(len(p.data))), "invalid JSON: unexpected end of input")
+	default:
+		return opsErrorf(p.line(), "invalid JSON: %v", err)
+	}
+}
+
+// list parses the entries of an array whose '[' was consumed, through ']'.
+func (p *opsJSON) list() ([]OpSpec, error) {
+	var ops []OpSpec
+	for i := 0; p.dec.More(); i++ {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return nil, p.fail(err)
+		}
+		if tok != json.Delim('{') {
+			return nil, opsErrorf(p.line(), "ops[%d]: must be an object with keys name, flops, memory_bytes", i)
+		}
+		e := newOpEntry(i, p.line())
+		for p.dec.More() {
+			kt, err := p.dec.Token()
+			if err != nil {
+				return nil, p.fail(err)
+			}
+			key, _ := kt.(string)
+			vt, err := p.dec.Token()
+			if err != nil {
+				return nil, p.fail(err)
+			}
+			line := p.line()
+			var raw string
+			isNumber := false
+			switch v := vt.(type) {
+			case string:
+				raw = v
+			case json.Number:
+				raw, isNumber = v.String(), true
+			default:
+				if key == opKeyName || key == opKeyFLOPs || key == opKeyMemory {
+					return nil, opsErrorf(line, "ops[%d].%s: must be a scalar value (got %v)", i, key, jsonKind(vt))
+				}
+			}
+			if key == opKeyName && isNumber {
+				return nil, opsErrorf(line, "ops[%d].name: must be a string (got %s)", i, raw)
+			}
+			if err := e.set(key, raw, isNumber, line); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := p.dec.Token(); err != nil { // the closing brace
+			return nil, p.fail(err)
+		}
+		spec, err := e.done()
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, spec)
+	}
+	if _, err := p.dec.Token(); err != nil { // the closing bracket
+		return nil, p.fail(err)
+	}
+	return ops, nil
+}
+
+// jsonKind names the kind of a non-scalar or null JSON token for messages.
+func jsonKind(t json.Token) string {
+	switch t {
+	case nil:
+		return "null"
+	case json.Delim('{'):
+		return "an object"
+	case json.Delim('['):
+		return "an array"
+	}
+	if _, ok := t.(bool); ok {
+		return "a boolean"
+	}
+	return fmt.Sprintf("%v", t)
+}
+
+// parseOpsCSV reads a header row and one op per record.
+func parseOpsCSV(data []byte) ([]OpSpec, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.Comment = '#'
+	r.TrimLeadingSpace = true
+	fail := func(err error) error {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return opsErrorf(pe.Line, "invalid CSV: %v", pe.Err)
+		}
+		return opsErrorf(0, "invalid CSV: %v", err)
+	}
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
+	}
 	if err != nil {
-		return nil, err
+		return nil, fail(err)
 	}
-	if err := jsonEnd(dec, fail, 0); err != nil {
-		return nil, err
+	headerLine, _ := r.FieldPos(0)
+	cols := make([]string, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		switch h {
+		case opKeyName, opKeyFLOPs, opKeyMemory:
+		default:
+			return nil, opsErrorf(headerLine, "header: unknown column %q (want name, flops, memory_bytes)", header[i])
+		}
+		if seen[h] {
+			return nil, opsErrorf(headerLine, "header: duplicate column %q", h)
+		}
+		seen[h] = true
+		cols[i] = h
+	}
+	for _, k := range []string{opKeyName, opKeyFLOPs, opKeyMemory} {
+		if !seen[k] {
+			return nil, opsErrorf(headerLine, "header: missing column %q", k)
+		}
+	}
+	var ops []OpSpec
+	for i := 0; ; i++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		line, _ := r.FieldPos(0)
+		e := newOpEntry(i, line)
+		for j, v := range rec {
+			if err := e.set(cols[j], v, true, line); err != nil {
+				return nil, err
+			}
+		}
+		spec, err := e.done()
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, spec)
 	}
 	return ops, nil
 }

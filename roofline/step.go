@@ -3,7 +3,6 @@ package roofline
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
@@ -99,17 +98,24 @@ type StepModel struct {
 	// Peaks (key and FLOP/s) for weight GEMMs, routed experts,
 	// embedding/LM head/router, and activation-precision kernels.
 	pGEMM, pExpert, pEmb, pAct peak
-	bw, linkBW                 float64
+	// GEMM efficiencies for the weight and the embedding/router peaks
+	// (Profile.GEMMFor).
+	effGEMM, effEmb hardware.OpEfficiency
+	bw, linkBW      float64
 
 	hidden, headsPG, kvHeadsPG, headDim int
 	qkvN, qDim, kvDim                   int
 	interPG                             int
 	gated                               bool
 	nLayers, nFull, nSliding            int
+	norms                               int  // hidden-size RMSNorms per layer
+	qkNorm                              bool // per-head q/k RMSNorm
+	chunked                             bool // sliding layers use chunked local attention
 	nDense, nMoE                        int
 	window                              int
 	experts, topK, expInterPG           int
 	sharedInterPG                       int
+	weightBytes                         float64
 	vocabPG                             int
 }
 
@@ -142,33 +148,21 @@ func NewStepModel(cfg *model.Config, gpu *hardware.GPU, opts StepOptions) (*Step
 	if err := m.checkGPU(); err != nil {
 		return nil, fmt.Errorf("gpu %s: %w", gpu.Name, err)
 	}
+	m.weightBytes = m.computeWeightBytes()
 	return m, nil
 }
 
 func (m *StepModel) initShapes(opts StepOptions) error {
 	c := m.cfg
+	if err := c.Validate(); err != nil {
+		return err
+	}
 	tp := opts.TP
 	if tp == 0 {
 		tp = 1
 	}
 	if tp < 0 {
 		return fmt.Errorf("tp: must be >= 1, got %d", opts.TP)
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", c.HiddenSize}, {"num_layers", c.NumLayers}, {"num_heads", c.NumHeads},
-		{"num_kv_heads", c.NumKVHeads}, {"vocab_size", c.VocabSize}} {
-		if f.v <= 0 {
-			return fmt.Errorf("%s: must be > 0, got %d", f.name, f.v)
-		}
-	}
-	headDim := c.HeadDim
-	if headDim == 0 {
-		headDim = c.HiddenSize / c.NumHeads
-	}
-	if headDim <= 0 {
-		return fmt.Errorf("head_dim: must be > 0, got %d", c.HeadDim)
 	}
 	if c.NumHeads%tp != 0 {
 		return fmt.Errorf("tp: %d does not divide num_heads %d", tp, c.NumHeads)
@@ -181,70 +175,29 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 		return fmt.Errorf("tp: %d does not divide num_kv_heads %d (nor is it a multiple of it)", tp, c.NumKVHeads)
 	}
 	m.tp = tp
-	m.hidden, m.headDim = c.HiddenSize, headDim
+	m.hidden, m.headDim = c.HiddenSize, c.HeadDim
 	m.headsPG, m.kvHeadsPG = c.NumHeads/tp, kvPG
-	m.qDim, m.kvDim = m.headsPG*headDim, kvPG*headDim
+	m.qDim, m.kvDim = m.headsPG*c.HeadDim, kvPG*c.HeadDim
 	m.qkvN = m.qDim + 2*m.kvDim
 	m.gated = c.GatedMLP
 	m.vocabPG = ceilDiv(c.VocabSize, tp)
 	m.nLayers = c.NumLayers
-
-	// Attention groups.
-	if len(c.LayerTypes) > 0 {
-		if len(c.LayerTypes) != c.NumLayers {
-			return fmt.Errorf("layer_types: has %d entries, want num_layers %d", len(c.LayerTypes), c.NumLayers)
-		}
-		for i, t := range c.LayerTypes {
-			switch strings.ToLower(t) {
-			case "full", "full_attention":
-				m.nFull++
-			case "sliding", "sliding_attention":
-				m.nSliding++
-			default:
-				return fmt.Errorf("layer_types[%d]: unknown layer type %q (want full or sliding)", i, t)
-			}
-		}
-	} else if c.SlidingWindow > 0 {
-		m.nSliding = c.NumLayers
-	} else {
-		m.nFull = c.NumLayers
+	m.norms = c.NormsPerLayer
+	if m.norms <= 0 {
+		m.norms = 2
 	}
-	if c.SlidingWindow < 0 {
-		return fmt.Errorf("sliding_window: must be >= 0, got %d", c.SlidingWindow)
-	}
-	if m.nSliding > 0 && c.SlidingWindow == 0 {
-		return fmt.Errorf("sliding_window: must be > 0 when layer_types has sliding layers")
-	}
-	m.window = c.SlidingWindow
-
-	// MLP groups.
-	m.nDense = c.NumLayers
-	if e := c.MoE; e != nil {
-		if e.NumExperts <= 0 {
-			return fmt.Errorf("moe.num_experts: must be > 0, got %d", e.NumExperts)
-		}
-		if e.TopK <= 0 || e.TopK > e.NumExperts {
-			return fmt.Errorf("moe.top_k: must be in [1, num_experts=%d], got %d", e.NumExperts, e.TopK)
-		}
-		if e.ExpertIntermediateSize <= 0 {
-			return fmt.Errorf("moe.expert_intermediate_size: must be > 0, got %d", e.ExpertIntermediateSize)
-		}
-		if e.FirstDenseLayers < 0 || e.FirstDenseLayers > c.NumLayers {
-			return fmt.Errorf("moe.first_dense_layers: must be in [0, num_layers=%d], got %d", c.NumLayers, e.FirstDenseLayers)
-		}
-		if e.NumSharedExperts < 0 || e.SharedIntermediateSize < 0 {
-			return fmt.Errorf("moe.num_shared_experts, moe.shared_intermediate_size: must be >= 0")
-		}
-		m.nDense = e.FirstDenseLayers
-		m.nMoE = c.NumLayers - e.FirstDenseLayers
+	m.qkNorm = c.QKNorm
+	m.nSliding = c.NumSlidingLayers()
+	m.nFull = c.NumLayers - m.nSliding
+	m.window, m.chunked = c.SlidingWindow, c.ChunkedAttention
+	m.nMoE = c.NumMoELayers()
+	m.nDense = c.NumLayers - m.nMoE
+	if e := c.MoE; e != nil && m.nMoE > 0 {
 		m.experts, m.topK = e.NumExperts, e.TopK
 		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, tp)
 		m.sharedInterPG = ceilDiv(e.NumSharedExperts*e.SharedIntermediateSize, tp)
 	}
 	if m.nDense > 0 {
-		if c.IntermediateSize <= 0 {
-			return fmt.Errorf("intermediate_size: must be > 0 for dense MLP layers, got %d", c.IntermediateSize)
-		}
 		m.interPG = ceilDiv(c.IntermediateSize, tp)
 	}
 	return nil
@@ -327,16 +280,24 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		}
 		pk.flops = f
 	}
+	m.effGEMM, m.effEmb = m.prof.GEMMFor(m.pGEMM.key), m.prof.GEMMFor(m.pEmb.key)
 	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	return nil
 }
 
-func checkCurve(field string, c hardware.Curve) error {
-	if !(c.Max > 0 && c.Max <= 1) {
-		return fmt.Errorf("%s.max: must be in (0, 1], got %g", field, c.Max)
+// checkEff validates an efficiency the profile's own Validate does not
+// reach (GEMMByPrecision entries).
+func checkEff(e hardware.OpEfficiency) error {
+	for _, c := range []struct {
+		name string
+		c    hardware.Curve
+	}{{"compute", e.Compute}, {"memory", e.Memory}} {
+		if !(c.c.Max > 0 && c.c.Max <= 1) {
+			return fmt.Errorf("%s.max: must be in (0, 1], got %g", c.name, c.c.Max)
+		}
 	}
-	if c.Half < 0 {
-		return fmt.Errorf("%s.half: must be >= 0, got %g", field, c.Half)
+	if e.LaunchUS < 0 {
+		return fmt.Errorf("launch_us: must be >= 0, got %g", e.LaunchUS)
 	}
 	return nil
 }
@@ -348,23 +309,13 @@ func (m *StepModel) checkGPU() error {
 	}
 	m.linkBW = m.gpu.InterconnectBytesPerSec()
 	p := m.prof
-	for _, f := range []struct {
-		name string
-		e    hardware.OpEfficiency
-	}{{"gemm", p.GEMM}, {"attention_prefill", p.AttentionPrefill}, {"attention_decode", p.AttentionDecode},
-		{"elementwise", p.Elementwise}, {"moe", p.MoE}} {
-		if err := checkCurve("profile."+f.name+".compute", f.e.Compute); err != nil {
-			return err
-		}
-		if err := checkCurve("profile."+f.name+".memory", f.e.Memory); err != nil {
-			return err
-		}
-		if f.e.LaunchUS < 0 {
-			return fmt.Errorf("profile.%s.launch_us: must be >= 0", f.name)
-		}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("profile: %w", err)
 	}
-	if p.StepOverheadUS < 0 || p.PerRequestOverheadUS < 0 || p.GraphLaunchFactor < 0 {
-		return fmt.Errorf("profile: overheads and graph_launch_factor must be >= 0")
+	for k, e := range p.GEMMByPrecision {
+		if err := checkEff(e); err != nil {
+			return fmt.Errorf("profile: gemm_by_precision.%s.%w", k, err)
+		}
 	}
 	if m.tp > 1 {
 		if t := p.AllReduceSeconds(m.gpu, 1, m.tp); math.IsInf(t, 0) || math.IsNaN(t) {
@@ -384,33 +335,27 @@ func (m *StepModel) Model() *model.Config { return m.cfg }
 // GPU returns the GPU this model prices for.
 func (m *StepModel) GPU() *hardware.GPU { return m.gpu }
 
-// WeightBytesPerGPU is the bytes of parameters each GPU holds: per layer
-// QKV, O, two norms and the MLP (dense, or router + all experts + shared
-// experts for MoE layers), plus the vocabulary-split embedding, the LM head
-// (unless tied) and the final norm. Norms and the router are 16-bit and
-// replicated on every GPU; biases are ignored.
-func (m *StepModel) WeightBytesPerGPU() float64 {
-	h := float64(m.hidden)
+// WeightBytesPerGPU is the bytes of parameters each GPU holds, from the
+// model's parameter count (model.Config.Params): attention, dense MLPs and
+// shared experts at the weight precision, routed experts at the expert
+// precision, all split by TP; the vocabulary-split embedding and LM head
+// (unless tied) at the embedding precision; norms and routers 16-bit and
+// replicated. KV heads replicated because num_kv_heads < TP are counted on
+// every GPU that holds them. O(1) (computed at construction).
+func (m *StepModel) WeightBytesPerGPU() float64 { return m.weightBytes }
+
+func (m *StepModel) computeWeightBytes() float64 {
+	pc := m.cfg.Params()
+	tp := float64(m.tp)
 	wb, eb, nb := m.w.Bits/8, m.expW.Bits/8, m.emb.Bits/8
-	g := 2.0
-	if m.gated {
-		g = 3
+	attn := pc.Attention / tp
+	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 {
+		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
-	attn := h*float64(m.qkvN) + float64(m.qDim)*h
-	norms := 2 * h
-	total := float64(m.nLayers) * (attn*wb + norms*nb)
-	total += float64(m.nDense) * g * h * float64(m.interPG) * wb
-	if m.nMoE > 0 {
-		perLayer := h*float64(m.experts)*nb +
-			float64(m.experts)*g*h*float64(m.expInterPG)*eb +
-			g*h*float64(m.sharedInterPG)*wb
-		total += float64(m.nMoE) * perLayer
-	}
-	vocab := float64(m.vocabPG) * h * nb
-	total += vocab + h*nb
-	if !m.cfg.TiedEmbeddings {
-		total += vocab
-	}
+	total := (attn + pc.DenseMLP/tp + pc.SharedExperts/tp) * wb
+	total += pc.RoutedExperts / tp * eb
+	total += (pc.Router + pc.Norms) * nb
+	total += (pc.Embedding + pc.LMHead) / tp * nb
 	return total
 }
 
@@ -502,7 +447,12 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 		}
 		pKeysFull += prefillKeySum(ch.Tokens, cached, 0)
 		pReadFull += prefillKVRead(ch.Tokens, cached, 0)
-		if m.nSliding > 0 {
+		switch {
+		case m.nSliding == 0:
+		case m.chunked:
+			pKeysSlide += chunkedKeySum(ch.Tokens, cached, m.window)
+			pReadSlide += chunkedKVRead(ch.Tokens, cached, m.window)
+		default:
 			pKeysSlide += prefillKeySum(ch.Tokens, cached, m.window)
 			pReadSlide += prefillKVRead(ch.Tokens, cached, m.window)
 		}
@@ -511,7 +461,11 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	for _, l := range in.Decodes {
 		l = max(l, 1)
 		dKeysFull += float64(l)
-		if m.nSliding > 0 {
+		switch {
+		case m.nSliding == 0:
+		case m.chunked:
+			dKeysSlide += float64(chunkedDecodeKeys(l, m.window))
+		default:
 			dKeysSlide += float64(decodeKeys(l, m.window))
 		}
 	}
@@ -532,7 +486,13 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	// Attention block, every layer.
 	normE := h * T
 	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, m.qkvN, h, m.w, m.act), "qkv_proj"), L, &m.pGEMM, &p.GEMM)
+	// Models with more than two hidden-size norms per layer (Gemma's
+	// post-norms) run the extra ones as plain RMSNorms.
+	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*(m.norms-2), &m.pAct, &p.Elementwise)
+	m.op(acc, named(GEMM(T, m.qkvN, h, m.w, m.act), "qkv_proj"), L, &m.pGEMM, &m.effGEMM)
+	if m.qkNorm {
+		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+	}
 	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
@@ -547,7 +507,7 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 		m.op(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
 			m.nSliding, &m.pAct, &p.AttentionDecode)
 	}
-	m.op(acc, named(GEMM(T, h, m.qDim, m.w, m.act), "o_proj"), L, &m.pGEMM, &p.GEMM)
+	m.op(acc, named(GEMM(T, h, m.qDim, m.w, m.act), "o_proj"), L, &m.pGEMM, &m.effGEMM)
 	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
 
 	// Two all-reduces per layer (after O and after the MLP).
@@ -576,7 +536,7 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 		m.mlp(acc, T, m.interPG, m.nDense, &denseNames, actFlops, actReads)
 	}
 	if m.nMoE > 0 {
-		m.op(acc, named(GEMM(T, m.experts, h, m.emb, m.act), "router"), m.nMoE, &m.pEmb, &p.GEMM)
+		m.op(acc, named(GEMM(T, m.experts, h, m.emb, m.act), "router"), m.nMoE, &m.pEmb, &m.effEmb)
 		m.op(acc, m.routedExperts(T), m.nMoE, &m.pExpert, &p.MoE)
 		if m.sharedInterPG > 0 {
 			m.mlp(acc, T, m.sharedInterPG, m.nMoE, &sharedNames, actFlops, actReads)
@@ -589,7 +549,7 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	m.op(acc, emb, 1, &m.pAct, &p.Elementwise)
 	m.op(acc, Elementwise("final_norm", normE, 4, 2, 1, m.act), 1, &m.pAct, &p.Elementwise)
 	if sampled > 0 {
-		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.emb, m.act), "lm_head"), 1, &m.pEmb, &p.GEMM)
+		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.emb, m.act), "lm_head"), 1, &m.pEmb, &m.effEmb)
 	}
 
 	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6
@@ -610,9 +570,9 @@ func (m *StepModel) mlp(acc *stepAcc, T, inter, count int, names *mlpNames, actF
 	if m.gated {
 		up, upName = 2*inter, names.gateUp
 	}
-	m.op(acc, named(GEMM(T, up, h, m.w, m.act), upName), count, &m.pGEMM, &p.GEMM)
+	m.op(acc, named(GEMM(T, up, h, m.w, m.act), upName), count, &m.pGEMM, &m.effGEMM)
 	m.op(acc, Elementwise(names.act, T*inter, actFlops, actReads, 1, m.act), count, &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, h, inter, m.w, m.act), names.down), count, &m.pGEMM, &p.GEMM)
+	m.op(acc, named(GEMM(T, h, inter, m.w, m.act), names.down), count, &m.pGEMM, &m.effGEMM)
 }
 
 // mlpNames are the operator names of one MLP flavour (constant strings, so

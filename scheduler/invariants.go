@@ -64,7 +64,13 @@ func (s *Scheduler) CheckInvariants() error {
 		if len(r.blocks) < want || (!s.pending && len(r.blocks) != want) {
 			bad("running[%d] (id %d): %d blocks for %d computed tokens", i, r.ID, len(r.blocks), r.NumComputed)
 		}
-		for _, b := range r.blocks {
+		for j, b := range r.blocks {
+			switch {
+			case j >= r.numRegistered && p.hashed[b]:
+				bad("running[%d] (id %d): block %d (#%d) carries a hash but was never registered by it", i, r.ID, b, j)
+			case j < r.numRegistered && p.hashed[b] && (j >= len(r.hashes) || p.hash[b] != r.hashes[j]):
+				bad("running[%d] (id %d): block %d (#%d) carries another content's hash", i, r.ID, b, j)
+			}
 			if mark[b] == i+1 {
 				bad("running[%d] (id %d): holds block %d twice", i, r.ID, b)
 			}

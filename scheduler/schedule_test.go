@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// stepItems runs one step and returns copies of its items (before Commit's effect on
-// the requests).
+// stepItems runs one checked step and returns a copy of its items, valid until the
+// next step.
 func stepItems(t *testing.T, k *tracker) []Scheduled {
 	t.Helper()
 	if !k.step() {
@@ -222,26 +222,32 @@ func ids(rs []*Request) []uint64 {
 func TestPreemptSelf(t *testing.T) {
 	c := testConfig()
 	c.BlockSize = 4
-	c.NumGPUBlocks = 5
+	c.NumGPUBlocks = 4
 	c.MaxModelLen = 64
 	c.EnablePrefixCaching = false
 	k := newTracker(t, c)
-	a := &Request{ID: 1, PromptTokens: 4, OutputTokens: 13} // 16 tokens, 4 blocks
-	b := &Request{ID: 2, PromptTokens: 4, OutputTokens: 2}  // 5 tokens, 2 blocks
+	a := &Request{ID: 1, PromptTokens: 8, OutputTokens: 5} // 12 tokens in KV at most: 3 blocks
+	b := &Request{ID: 2, PromptTokens: 4, OutputTokens: 2} // 5 tokens: 2 blocks
 	k.add(a)
-	stepItems(t, k) // a: 1 block
-	stepItems(t, k) // a: 5 computed, 2 blocks
 	k.add(b)
-	stepItems(t, k) // a decode (6), b prompt (1 block): 3 used
-	items := stepItems(t, k)
-	// a at 6 computed needs no block; b at 4 computed needs its 2nd block: 2 free.
-	if len(items) != 2 || k.preemptions != 0 {
-		t.Fatalf("%+v", items)
+	items := stepItems(t, k) // prompts: a 2 blocks, b 1 block; 1 free
+	if len(items) != 2 || k.s.Stats().KVBlocksFree != 1 {
+		t.Fatalf("step 1: %+v, %+v", items, k.s.Stats())
+	}
+	// a's 9th token takes the last block; b's 5th token needs a 2nd block, and b is
+	// the newest running request, so b preempts itself.
+	items = stepItems(t, k)
+	if len(items) != 1 || items[0].Req != a || b.Preemptions != 1 || a.Preemptions != 0 {
+		t.Fatalf("step 2: %+v, preemptions a %d b %d", items, a.Preemptions, b.Preemptions)
+	}
+	if b.NumOutput != 1 || k.s.Stats().Waiting != 1 {
+		t.Fatalf("b after self-preemption: outputs %d, %+v", b.NumOutput, k.s.Stats())
 	}
 	k.drain(100)
 	k.verifyDone()
-	if a.Preemptions != 0 {
-		t.Fatalf("older request preempted")
+	// b recomputed its prompt and first output in one sampled prefill of 5 tokens.
+	if k.lost[b] != 4 || k.computed[b] != 4+5 {
+		t.Fatalf("b lost %d, computed %d", k.lost[b], k.computed[b])
 	}
 }
 

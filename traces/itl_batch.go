@@ -17,9 +17,9 @@ func (s *Sketch) AddN(x float64, n int) {
 	case m < SketchMinMagnitude:
 		s.zero += uint64(n)
 	case x > 0:
-		s.pos.add(s.index(m), uint64(n))
+		s.pos.add(s.index(m), uint64(n), s.maxBuckets)
 	default:
-		s.neg.add(s.index(m), uint64(n))
+		s.neg.add(s.index(m), uint64(n), s.maxBuckets)
 	}
 	if s.count == 0 || x < s.min {
 		s.min = x

@@ -9,11 +9,11 @@ import (
 // every quantile it returns is within 0.5% of the exact one.
 const DefaultRelativeAccuracy = 0.005
 
-// SketchMaxBuckets bounds the buckets a Sketch keeps per sign. At the
-// default accuracy 4096 buckets span a factor of about 5.9e17 between the
-// smallest and largest magnitude, so collapsing (see Sketch) needs data
-// spread over more than 17 decades.
-const SketchMaxBuckets = 4096
+// SketchDynamicRange is the ratio between the largest and smallest
+// magnitude a Sketch keeps at full accuracy (24 decades: 1 ns to 31 million
+// years, in any unit). It fixes the bucket bound: ln(1e24)/ln(gamma) + 1
+// buckets per sign, 5,528 (44 KiB) at the default accuracy.
+const SketchDynamicRange = 1e24
 
 // SketchMinMagnitude is the smallest magnitude a Sketch distinguishes from
 // zero: |x| < SketchMinMagnitude is counted in the zero bucket and estimated
@@ -28,26 +28,28 @@ const SketchMinMagnitude = 1e-12
 // it. Quantile(q) therefore returns, for the rank gonum's stat.Empirical
 // picks, a value within relative error a of the exact order statistic.
 //
-// Memory is bounded: at most SketchMaxBuckets counters of 8 bytes per sign,
-// whatever the number of values. If the data span more buckets than that,
-// the lowest-magnitude buckets are merged into one (their quantiles lose the
-// guarantee; the rest keep it). Count, Mean, Min and Max are exact (the sum
+// Memory is bounded: the buckets of each sign cover at most a factor of
+// SketchDynamicRange (8 bytes each, 44 KiB at the default accuracy),
+// whatever the number of values. If the data of one sign span more than
+// that, the lowest-magnitude buckets are merged into one (quantiles that fall
+// there lose the guarantee; the rest keep it). Count, Mean, Min and Max are exact (the sum
 // is compensated). Add costs one logarithm, O(1) amortized.
 //
 // The zero value is an empty sketch with DefaultRelativeAccuracy. A Sketch
 // is deterministic (no randomness, no map order) and not safe for concurrent
 // use; do not copy a non-empty Sketch (use Merge).
 type Sketch struct {
-	alpha   float64 // relative accuracy; 0 means not yet initialized
-	lnGamma float64 // ln((1+alpha)/(1-alpha))
-	pos     bucketStore
-	neg     bucketStore // indexed by magnitude
-	zero    uint64
-	count   uint64
-	sum     float64
-	comp    float64 // Neumaier compensation for sum
-	min     float64
-	max     float64
+	alpha      float64 // relative accuracy; 0 means not yet initialized
+	lnGamma    float64 // ln((1+alpha)/(1-alpha))
+	maxBuckets int     // per store
+	pos        bucketStore
+	neg        bucketStore // indexed by magnitude
+	zero       uint64
+	count      uint64
+	sum        float64
+	comp       float64 // Neumaier compensation for sum
+	min        float64
+	max        float64
 }
 
 // NewSketch returns an empty sketch with the given relative accuracy, which
@@ -64,6 +66,7 @@ func NewSketch(relativeAccuracy float64) (*Sketch, error) {
 func (s *Sketch) init(alpha float64) {
 	s.alpha = alpha
 	s.lnGamma = math.Log((1 + alpha) / (1 - alpha))
+	s.maxBuckets = int(math.Ceil(math.Log(SketchDynamicRange)/s.lnGamma)) + 1
 }
 
 func (s *Sketch) ensureInit() {
@@ -103,9 +106,9 @@ func (s *Sketch) Add(x float64) {
 	case m < SketchMinMagnitude:
 		s.zero++
 	case x > 0:
-		s.pos.add(s.index(m), 1)
+		s.pos.add(s.index(m), 1, s.maxBuckets)
 	default:
-		s.neg.add(s.index(m), 1)
+		s.neg.add(s.index(m), 1, s.maxBuckets)
 	}
 	if s.count == 0 || x < s.min {
 		s.min = x
@@ -160,7 +163,12 @@ func (s *Sketch) Quantile(q float64) float64 {
 	if s.count == 0 {
 		return 0
 	}
-	q = math.Max(0, math.Min(1, q))
+	if q <= 0 {
+		return s.min
+	}
+	if q >= 1 {
+		return s.max
+	}
 	rank := q * float64(s.count)
 	var cum uint64
 	est, found := 0.0, false
@@ -207,12 +215,12 @@ func (s *Sketch) Merge(other *Sketch) error {
 	}
 	for j, c := range other.pos.counts {
 		if c > 0 {
-			s.pos.add(other.pos.offset+j, c)
+			s.pos.add(other.pos.offset+j, c, s.maxBuckets)
 		}
 	}
 	for j, c := range other.neg.counts {
 		if c > 0 {
-			s.neg.add(other.neg.offset+j, c)
+			s.neg.add(other.neg.offset+j, c, s.maxBuckets)
 		}
 	}
 	s.zero += oZero
@@ -229,15 +237,15 @@ func (s *Sketch) Merge(other *Sketch) error {
 }
 
 // bucketStore is a dense array of bucket counters covering indices
-// [offset, offset+len(counts)), at most SketchMaxBuckets long.
+// [offset, offset+len(counts)), at most the sketch's maxBuckets long.
 type bucketStore struct {
 	counts []uint64
 	offset int
 }
 
 // add adds n to bucket i, growing the covered range; when the range would
-// exceed SketchMaxBuckets the lowest buckets are merged into the lowest kept.
-func (b *bucketStore) add(i int, n uint64) {
+// exceed maxBuckets the lowest buckets are merged into the lowest kept.
+func (b *bucketStore) add(i int, n uint64, maxBuckets int) {
 	if len(b.counts) == 0 {
 		b.counts = make([]uint64, 1, 16)
 		b.counts[0] = n
@@ -257,12 +265,17 @@ func (b *bucketStore) add(i int, n uint64) {
 		hi--
 	}
 	newLo, newHi := min(lo, i), max(hi, i)
-	if size := newHi - newLo + 1; size > SketchMaxBuckets {
-		newLo = newHi - SketchMaxBuckets + 1
+	if size := newHi - newLo + 1; size > maxBuckets {
+		newLo = newHi - maxBuckets + 1
+		if top := b.offset + len(b.counts) - 1; newLo >= b.offset && newHi <= top {
+			// Already collapsed to this range: i folds into bucket newLo.
+			b.counts[newLo-b.offset] += n
+			return
+		}
 	} else {
 		// Pad in the direction of growth so a slowly widening range
 		// reallocates O(log range) times, not once per new bucket.
-		pad := min(len(b.counts)/2+16, SketchMaxBuckets-size)
+		pad := min(len(b.counts)/2+16, maxBuckets-size)
 		if i < lo {
 			newLo -= pad
 		} else {

@@ -49,7 +49,7 @@ func TestSketchAccuracy(t *testing.T) {
 			}
 			return rng.Float64() * 50
 		}},
-		{"tiny and huge", func() float64 { return math.Pow(10, rng.Float64()*24-12) }},
+		{"tiny and huge", func() float64 { return math.Pow(10, rng.Float64()*22-10) }},
 		{"signed", func() float64 { return rng.NormFloat64() * 100 }},
 		{"heavy tail", func() float64 { return 1 / (rng.Float64() + 1e-9) }},
 		{"constant", func() float64 { return 37.5 }},
@@ -158,8 +158,9 @@ func TestSketchMerge(t *testing.T) {
 	}
 }
 
-// TestSketchMemoryBounded: values over 300 decades keep at most
-// SketchMaxBuckets counters per sign; high quantiles keep their accuracy.
+// TestSketchMemoryBounded: values over 600 decades keep at most
+// ln(SketchDynamicRange)/ln(gamma)+1 counters per sign; high quantiles keep
+// their accuracy.
 func TestSketchMemoryBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	var s Sketch
@@ -170,12 +171,17 @@ func TestSketchMemoryBounded(t *testing.T) {
 		s.Add(x)
 		s.Add(-x)
 	}
-	if len(s.pos.counts) > SketchMaxBuckets || len(s.neg.counts) > SketchMaxBuckets {
-		t.Fatalf("buckets: %d positive, %d negative, want <= %d", len(s.pos.counts), len(s.neg.counts), SketchMaxBuckets)
+	gamma := (1 + DefaultRelativeAccuracy) / (1 - DefaultRelativeAccuracy)
+	limit := int(math.Ceil(24*math.Log(10)/math.Log(gamma))) + 1
+	if limit != 5528 || s.maxBuckets != limit {
+		t.Fatalf("bucket limit %d (sketch %d), want 5528", limit, s.maxBuckets)
+	}
+	if len(s.pos.counts) > limit || len(s.neg.counts) > limit {
+		t.Fatalf("buckets: %d positive, %d negative, want <= %d", len(s.pos.counts), len(s.neg.counts), limit)
 	}
 	slices.Sort(data)
-	// The kept buckets cover the top ~17.7 decades of 600: quantiles above
-	// 1 - 17/600 of the positive half are still within the accuracy.
+	// The kept buckets cover the top 24 decades of 600: quantiles above
+	// 1 - 24/600 of the positive half are still within the accuracy.
 	for _, q := range []float64{0.99, 0.999, 1} {
 		exact := stat.Quantile(q, stat.Empirical, data, nil)
 		got := s.Quantile(0.5 + q/2) // the positive half of the signed data
@@ -201,6 +207,28 @@ func TestDistOf(t *testing.T) {
 	for _, c := range []struct{ got, want float64 }{{d.P50, 50}, {d.P90, 90}, {d.P99, 99}} {
 		if math.Abs(c.got-c.want) > DefaultRelativeAccuracy*c.want {
 			t.Errorf("percentile %v, want %v within 0.5%%", c.got, c.want)
+		}
+	}
+}
+
+// TestSketchAddN: AddN(x, n) is n calls of Add(x).
+func TestSketchAddN(t *testing.T) {
+	var a, b Sketch
+	for i, x := range []float64{0.25, 3, 0, -7, 1e-14, 250, math.NaN()} {
+		n := i + 1
+		a.AddN(x, n)
+		for range n {
+			b.Add(x)
+		}
+	}
+	a.AddN(5, 0)
+	a.AddN(5, -3)
+	if a.Count() != b.Count() || a.Mean() != b.Mean() || a.Min() != b.Min() || a.Max() != b.Max() {
+		t.Errorf("AddN: count %d mean %v min %v max %v; Add: %d %v %v %v", a.Count(), a.Mean(), a.Min(), a.Max(), b.Count(), b.Mean(), b.Min(), b.Max())
+	}
+	for _, q := range testQuantiles {
+		if a.Quantile(q) != b.Quantile(q) {
+			t.Errorf("q=%v: AddN %v, Add %v", q, a.Quantile(q), b.Quantile(q))
 		}
 	}
 }

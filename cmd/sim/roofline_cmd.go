@@ -1,11 +1,407 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/spf13/cobra"
+)
 
 func newRooflineCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "roofline",
 		Short: "Roofline analysis of operators and model phases, with plots",
+		Long: `Roofline analysis: FLOPs, bytes, arithmetic intensity, attainable performance
+and whether an operator or a model phase is memory- or compute-bound.
+
+  sim roofline op gemv --n 4096 --k 4096 --dtype fp16 --gpu gb10 --measured-us 203
+  sim roofline op gemm --m 2048 --n 4096 --k 4096 --gpu h100
+  sim roofline op attention --batch 8 --heads 32 --kv-heads 8 --head-dim 128 --q-len 1 --kv-len 4096
+  sim roofline ops --file ops.yaml --peak-tflops 62 --bandwidth-gbps 287
+  sim roofline phase --model llama-3.1-8b --gpu h100 --prompt 2048 --gen 32
+  sim roofline plot --gpu h100 --model llama-3.1-8b --prompt 2048 --out roofline.svg`,
+	}
+	cmd.AddCommand(newOpCmd(s), newOpsCmd(s), newPhaseCmd(s), newPlotCmd(s))
+	return cmd
+}
+
+// opOptions are the flags of `sim roofline op <kind>`.
+type opOptions struct {
+	GPU        string
+	DType      string
+	ActDType   string
+	KVDType    string
+	MeasuredUS float64
+	JSON       bool
+	M, N, K    int
+	Batch      int
+	Heads      int
+	KVHeads    int
+	HeadDim    int
+	QLen       int
+	KVLen      int
+	Window     int
+}
+
+func newOpCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "op",
+		Short: "Analyse one operator: gemv, gemm or attention",
+	}
+	for _, kind := range []string{"gemv", "gemm", "attention"} {
+		kind := kind
+		opts := &opOptions{}
+		c := &cobra.Command{
+			Use:   kind,
+			Short: "Roofline of one " + kind,
+			Args:  noArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return runOp(s, kind, opts)
+			},
+		}
+		f := c.Flags()
+		f.StringVar(&opts.GPU, "gpu", defaultGPU, "GPU: catalog name or YAML file")
+		f.StringVar(&opts.DType, "dtype", "fp16", "weight precision (gemv, gemm); KV precision default for attention")
+		f.StringVar(&opts.ActDType, "act-dtype", "", "activation precision (default fp16, or bf16 when --dtype is bf16)")
+		f.Float64Var(&opts.MeasuredUS, "measured-us", 0, "measured kernel time in microseconds, to compare")
+		f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
+		switch kind {
+		case "gemv":
+			f.IntVar(&opts.N, "n", 0, "output rows (y = W[n,k] x)")
+			f.IntVar(&opts.K, "k", 0, "input length")
+		case "gemm":
+			f.IntVar(&opts.M, "m", 0, "rows of A and C (tokens)")
+			f.IntVar(&opts.N, "n", 0, "columns of B and C")
+			f.IntVar(&opts.K, "k", 0, "inner dimension")
+		case "attention":
+			f.IntVar(&opts.Batch, "batch", 1, "sequences")
+			f.IntVar(&opts.Heads, "heads", 0, "query heads")
+			f.IntVar(&opts.KVHeads, "kv-heads", 0, "key/value heads (GQA; default = heads)")
+			f.IntVar(&opts.HeadDim, "head-dim", 128, "head dimension")
+			f.IntVar(&opts.QLen, "q-len", 1, "new query tokens per sequence (1 = decode)")
+			f.IntVar(&opts.KVLen, "kv-len", 0, "keys attended per sequence, including the new tokens")
+			f.IntVar(&opts.Window, "window", 0, "sliding-window size (0 = full attention)")
+			f.StringVar(&opts.KVDType, "kv-dtype", "", "KV-cache precision (default: --act-dtype)")
+		}
+		cmd.AddCommand(c)
 	}
 	return cmd
+}
+
+// positive checks that each named size is > 0.
+func positive(pairs ...any) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		name, v := pairs[i].(string), pairs[i+1].(int)
+		if v <= 0 {
+			return fmt.Errorf("--%s: must be > 0, got %d", name, v)
+		}
+	}
+	return nil
+}
+
+func precisionFlag(flag, name string) (roofline.Precision, error) {
+	p, err := roofline.LookupPrecision(name)
+	if err != nil {
+		return p, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return p, nil
+}
+
+func runOp(s streams, kind string, o *opOptions) error {
+	g, err := hardware.Resolve(o.GPU)
+	if err != nil {
+		return fmt.Errorf("--gpu: %w", err)
+	}
+	w, err := precisionFlag("dtype", o.DType)
+	if err != nil {
+		return err
+	}
+	actName := o.ActDType
+	if actName == "" {
+		actName = "fp16"
+		if w.Name == "bf16" {
+			actName = "bf16"
+		}
+	}
+	act, err := precisionFlag("act-dtype", actName)
+	if err != nil {
+		return err
+	}
+	if o.MeasuredUS < 0 {
+		return fmt.Errorf("--measured-us: must be > 0, got %g", o.MeasuredUS)
+	}
+	var c roofline.Cost
+	switch kind {
+	case "gemv":
+		if err := positive("n", o.N, "k", o.K); err != nil {
+			return err
+		}
+		c = roofline.GEMV(o.N, o.K, w, act)
+		c.ComputePrecision = roofline.ComputePrecision(w, act, g)
+	case "gemm":
+		if err := positive("m", o.M, "n", o.N, "k", o.K); err != nil {
+			return err
+		}
+		c = roofline.GEMM(o.M, o.N, o.K, w, act)
+		c.ComputePrecision = roofline.ComputePrecision(w, act, g)
+	case "attention":
+		if o.KVHeads == 0 {
+			o.KVHeads = o.Heads
+		}
+		if err := positive("batch", o.Batch, "heads", o.Heads, "kv-heads", o.KVHeads, "head-dim", o.HeadDim, "q-len", o.QLen, "kv-len", o.KVLen); err != nil {
+			return err
+		}
+		if o.Heads%o.KVHeads != 0 {
+			return fmt.Errorf("--kv-heads: %d must divide --heads %d", o.KVHeads, o.Heads)
+		}
+		if o.QLen > o.KVLen {
+			return fmt.Errorf("--q-len: %d exceeds --kv-len %d (kv-len counts the new tokens too)", o.QLen, o.KVLen)
+		}
+		if o.Window < 0 {
+			return fmt.Errorf("--window: must be >= 0, got %d", o.Window)
+		}
+		kv := act
+		if o.KVDType != "" {
+			if kv, err = precisionFlag("kv-dtype", o.KVDType); err != nil {
+				return err
+			}
+		}
+		if o.QLen == 1 {
+			lens := make([]int, o.Batch)
+			for i := range lens {
+				lens[i] = o.KVLen
+			}
+			c = roofline.AttentionDecode(lens, o.Heads, o.KVHeads, o.HeadDim, kv, act, o.Window)
+		} else {
+			c = roofline.AttentionPrefill(o.Batch, o.Heads, o.KVHeads, o.HeadDim, o.QLen, o.KVLen-o.QLen, kv, act, o.Window)
+		}
+	}
+	a, err := roofline.AnalyzeOnGPU(c, g)
+	if err != nil {
+		return err
+	}
+	if o.MeasuredUS > 0 {
+		a = a.WithMeasured(o.MeasuredUS * 1e-6)
+	}
+	if o.JSON {
+		return writeJSON(s.out, a)
+	}
+	return writeAnalyses(s.out, fmt.Sprintf("%s (%s)", g.Name, g.Description), []roofline.Analysis{a})
+}
+
+// writeAnalyses prints analyses as a table, with measured columns when any
+// row has a measurement.
+func writeAnalyses(w io.Writer, title string, as []roofline.Analysis) error {
+	measured := false
+	for _, a := range as {
+		if a.MeasuredTimeS != nil {
+			measured = true
+		}
+	}
+	if title != "" {
+		fmt.Fprintln(w, title)
+	}
+	tw := newTable(w)
+	hdr := "NAME\tFLOPS\tBYTES\tAI (FLOP/B)\tRIDGE\tATTAINABLE\tBOUND\tEFF %\tTIME\tCOMPUTE\tMEMORY"
+	if measured {
+		hdr += "\tMEASURED\tACHIEVED\tACHIEVED BW\tUTIL %\tERROR %"
+	}
+	fmt.Fprintln(tw, hdr)
+	for _, a := range as {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", a.Name, fmtSI(a.FLOPs, "FLOP"), fmtSI(a.Bytes, "B"),
+			fmtF(a.ArithmeticIntensity, 3), fmtF(a.RidgePoint, 1), fmtSI(a.AttainableFLOPS, "FLOP/s"), a.Bound,
+			fmtF(a.EfficiencyPct, 1), fmtTime(a.TimeS), fmtTime(a.ComputeTimeS), fmtTime(a.MemoryTimeS))
+		if measured {
+			if a.MeasuredTimeS != nil {
+				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s", fmtTime(*a.MeasuredTimeS), fmtSI(*a.AchievedFLOPS, "FLOP/s"),
+					fmtSI(*a.AchievedBandwidth, "B/s"), fmtF(*a.UtilizationPct, 1), fmtF(*a.ErrorPct, 1))
+			} else {
+				fmt.Fprint(tw, "\t-\t-\t-\t-\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+type opsOptions struct {
+	File          string
+	GPU           string
+	DType         string
+	PeakTFLOPS    float64
+	BandwidthGBps float64
+	JSON          bool
+}
+
+func newOpsCmd(s streams) *cobra.Command {
+	o := &opsOptions{}
+	cmd := &cobra.Command{
+		Use:   "ops --file ops.yaml",
+		Short: "Roofline of a list of operations {name, flops, memory_bytes} (YAML, JSON or CSV)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runOps(s, o, cmd.Flags().Changed("gpu"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.File, "file", "", "operations file (.yaml, .json or .csv)")
+	f.StringVar(&o.GPU, "gpu", "", "GPU whose peak and bandwidth to use")
+	f.StringVar(&o.DType, "dtype", "fp16", "precision whose peak applies (with --gpu)")
+	f.Float64Var(&o.PeakTFLOPS, "peak-tflops", 0, "peak compute in TFLOP/s (instead of --gpu)")
+	f.Float64Var(&o.BandwidthGBps, "bandwidth-gbps", 0, "memory bandwidth in GB/s (instead of --gpu)")
+	f.BoolVar(&o.JSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+// machine resolves a peak and bandwidth from --gpu/--dtype or the explicit
+// --peak-tflops/--bandwidth-gbps pair.
+func machine(gpuName, dtype string, peakTFLOPS, bwGBps float64) (peak, bw float64, label string, err error) {
+	if gpuName != "" {
+		if peakTFLOPS != 0 || bwGBps != 0 {
+			return 0, 0, "", usageError{fmt.Errorf("--gpu: give either --gpu or --peak-tflops and --bandwidth-gbps, not both")}
+		}
+		g, err := hardware.Resolve(gpuName)
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("--gpu: %w", err)
+		}
+		p, err := precisionFlag("dtype", dtype)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		pk, ok := g.PeakFLOPS(p.Compute)
+		if !ok {
+			return 0, 0, "", fmt.Errorf("--dtype: gpu %s has no %s peak", g.Name, dtype)
+		}
+		return pk, g.BandwidthBytesPerSec(), fmt.Sprintf("%s: %s peak %s, bandwidth %s", g.Name, p.Name, fmtSI(pk, "FLOP/s"), fmtSI(g.BandwidthBytesPerSec(), "B/s")), nil
+	}
+	if peakTFLOPS <= 0 {
+		return 0, 0, "", fmt.Errorf("--peak-tflops: must be > 0 (or give --gpu)")
+	}
+	if bwGBps <= 0 {
+		return 0, 0, "", fmt.Errorf("--bandwidth-gbps: must be > 0 (or give --gpu)")
+	}
+	return peakTFLOPS * 1e12, bwGBps * 1e9, fmt.Sprintf("peak %g TFLOP/s, bandwidth %g GB/s", peakTFLOPS, bwGBps), nil
+}
+
+func runOps(s streams, o *opsOptions, _ bool) error {
+	if o.File == "" {
+		return usageError{fmt.Errorf("--file: required")}
+	}
+	peak, bw, label, err := machine(o.GPU, o.DType, o.PeakTFLOPS, o.BandwidthGBps)
+	if err != nil {
+		return err
+	}
+	ops, err := roofline.LoadOps(o.File)
+	if err != nil {
+		return err
+	}
+	as := make([]roofline.Analysis, 0, len(ops))
+	for _, op := range ops {
+		as = append(as, roofline.Analyze(op.Cost(), peak, bw))
+	}
+	if o.JSON {
+		return writeJSON(s.out, as)
+	}
+	return writeAnalyses(s.out, label, as)
+}
+
+type phaseOptions struct {
+	Model      string
+	GPU        string
+	TP         int
+	Weights    string
+	KVDType    string
+	Prompt     int
+	Depth      int
+	Batch      int
+	Gen        int
+	Ubatch     int
+	MeasuredMS float64
+	JSON       bool
+}
+
+func newPhaseCmd(s streams) *cobra.Command {
+	o := &phaseOptions{}
+	cmd := &cobra.Command{
+		Use:   "phase --model M --gpu G --prompt N [--gen N]",
+		Short: "Whole-model prefill and decode: FLOPs, bytes, bound and llama-bench-style tokens/s",
+		Long: `Predict a model's prefill and decode phases on a GPU with the step model.
+
+prefill: --batch sequences each process --prompt new tokens on top of --depth
+cached ones (llama-bench pp<prompt> @ d<depth>); tokens_per_s counts all
+sequences. decode: each sequence generates --gen tokens after depth+prompt
+tokens of context (--prompt 0 --depth 4096 --gen 32 is llama-bench tg32 @ d4096).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPhase(s, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Model, "model", defaultModel, "model: catalog name or config.json path")
+	f.StringVar(&o.GPU, "gpu", defaultGPU, "GPU: catalog name or YAML file")
+	f.IntVar(&o.TP, "tp", 1, "tensor-parallel degree")
+	f.StringVar(&o.Weights, "weights", "", "weight precision (default: the model's)")
+	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision")
+	f.IntVar(&o.Prompt, "prompt", 512, "new prompt tokens per sequence (0 = no prefill row)")
+	f.IntVar(&o.Depth, "depth", 0, "cached context tokens per sequence before the prompt")
+	f.IntVar(&o.Batch, "batch", 1, "parallel sequences")
+	f.IntVar(&o.Gen, "gen", 128, "generated tokens per sequence (0 = no decode row)")
+	f.IntVar(&o.Ubatch, "ubatch", 0, "prefill chunk per sequence per step (0 = whole prompt)")
+	f.Float64Var(&o.MeasuredMS, "measured-ms", 0, "measured phase time in ms to compare (applies to the first row)")
+	f.BoolVar(&o.JSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func runPhase(s streams, o *phaseOptions) error {
+	m, err := resolveModel(o.Model)
+	if err != nil {
+		return err
+	}
+	g, err := hardware.Resolve(o.GPU)
+	if err != nil {
+		return fmt.Errorf("--gpu: %w", err)
+	}
+	if o.MeasuredMS < 0 {
+		return fmt.Errorf("--measured-ms: must be > 0, got %g", o.MeasuredMS)
+	}
+	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: o.TP, WeightDType: o.Weights, KVDType: o.KVDType})
+	if err != nil {
+		return err
+	}
+	rows, err := roofline.Phases(step, roofline.PhaseRequest{Prompt: o.Prompt, Depth: o.Depth, Batch: o.Batch, Gen: o.Gen, Ubatch: o.Ubatch})
+	if err != nil {
+		return flagError(err)
+	}
+	if o.MeasuredMS > 0 && len(rows) > 0 {
+		rows[0].Analysis = rows[0].Analysis.WithMeasured(o.MeasuredMS * 1e-3)
+	}
+	if o.JSON {
+		return writeJSON(s.out, rows)
+	}
+	opts := step.Options()
+	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d (profile: %s)\n", m.Name, g.Name, o.TP,
+		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, g.EffectiveProfile().Source)
+	tw := newTable(s.out)
+	fmt.Fprintln(tw, "PHASE\tTOKENS\tSTEPS\tFLOPS\tBYTES\tAI\tBOUND\tTIME\tROOFLINE TIME\tTOKENS/S\tMEASURED\tERROR %")
+	for _, r := range rows {
+		meas, errPct := "-", "-"
+		if r.MeasuredTimeS != nil {
+			meas, errPct = fmtTime(*r.MeasuredTimeS), fmtF(*r.ErrorPct, 1)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Phase, r.Tokens, r.Steps, fmtSI(r.FLOPs, "FLOP"),
+			fmtSI(r.Bytes, "B"), fmtF(r.ArithmeticIntensity, 2), r.Bound, fmtTime(r.TimeS), fmtTime(r.RooflineTimeS),
+			fmtF(r.TokensPerS, 1), meas, errPct)
+	}
+	return tw.Flush()
+}
+
+// flagError turns a library field name ("prompt: must be >= 0") into the
+// flag users typed ("--prompt: ...").
+func flagError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, ":"); i > 0 && !strings.ContainsAny(msg[:i], " \"") {
+		return fmt.Errorf("--%s%s", strings.ReplaceAll(msg[:i], "_", "-"), msg[i:])
+	}
+	return err
 }

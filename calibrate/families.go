@@ -1,0 +1,142 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+)
+
+// Operator family names used in reports.
+const (
+	FamilyGEMMPrefix       = "gemm_"
+	FamilyAttentionPrefill = "attention_prefill"
+	FamilyAttentionDecode  = "attention_decode"
+	FamilyMoE              = "moe"
+	FamilyAllReducePrefix  = "allreduce_tp"
+)
+
+// opFamily is one operator family's samples, keyed rows, and where its fit
+// goes in a profile.
+type opFamily struct {
+	name    string
+	samples []Sample
+	// get returns the family's efficiency from a profile (for validation).
+	get func(p *hardware.Profile) hardware.OpEfficiency
+	// set stores a fitted efficiency in a profile.
+	set func(p *hardware.Profile, e hardware.OpEfficiency)
+}
+
+func sampleOf(c roofline.Cost, g *hardware.GPU, latencyMS float64) (Sample, error) {
+	peak, ok := g.PeakFLOPS(c.ComputePrecision)
+	if !ok {
+		return Sample{}, fmt.Errorf("GPU %s has no %s peak", g.Name, c.ComputePrecision)
+	}
+	return Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: peak,
+		BandwidthBytesPerSec: g.BandwidthBytesPerSec(), Seconds: latencyMS * 1e-3}, nil
+}
+
+// gemmKey is the GEMMByPrecision key a gemm_dtype is fitted under and
+// looked up with: "bf16", "fp8", and "fp8_block" kept apart from "fp8"
+// because block-scaled kernels (per-128x128-block dequantisation) are
+// measurably slower than per-tensor fp8 at the same shape.
+func gemmKey(dtype string) string {
+	switch dtype {
+	case "bfloat16", "bf16":
+		return "bf16"
+	}
+	return dtype
+}
+
+// families builds the OpEfficiency families present in k for GPU g. Rows
+// whose compute precision the GPU lacks are skipped with a warning.
+func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
+	var fams []opFamily
+	var warns []string
+	// GEMM by dtype, in a fixed order.
+	byKey := map[string][]Sample{}
+	skipped := map[string]int{}
+	var order []string
+	for _, r := range k.GEMM {
+		key := gemmKey(r.Dtype)
+		s, err := sampleOf(GEMMCost(r), g, r.LatencyMS)
+		if err != nil {
+			skipped[key]++
+			continue
+		}
+		if _, ok := byKey[key]; !ok {
+			order = append(order, key)
+		}
+		byKey[key] = append(byKey[key], s)
+	}
+	for _, key := range []string{"bf16", "fp8", "fp8_block"} {
+		if n := skipped[key]; n > 0 {
+			warns = append(warns, fmt.Sprintf("%s%s: %d rows skipped: GPU %s has no peak for their compute precision", FamilyGEMMPrefix, key, n, g.Name))
+		}
+	}
+	for _, key := range []string{"bf16", "fp8", "fp8_block"} {
+		ss, ok := byKey[key]
+		if !ok {
+			continue
+		}
+		key := key
+		fams = append(fams, opFamily{
+			name:    FamilyGEMMPrefix + key,
+			samples: ss,
+			get:     func(p *hardware.Profile) hardware.OpEfficiency { return p.GEMMFor(key) },
+			set: func(p *hardware.Profile, e hardware.OpEfficiency) {
+				if p.GEMMByPrecision == nil {
+					p.GEMMByPrecision = map[string]hardware.OpEfficiency{}
+				}
+				p.GEMMByPrecision[key] = e
+				if key == "bf16" {
+					p.GEMM = e
+				}
+			},
+		})
+	}
+	_ = order
+
+	var pre []Sample
+	for _, r := range k.ContextAttention {
+		if s, err := sampleOf(ContextAttentionCost(r), g, r.LatencyMS); err == nil {
+			pre = append(pre, s)
+		}
+	}
+	if len(k.ContextAttention) > 0 {
+		fams = append(fams, opFamily{name: FamilyAttentionPrefill, samples: pre,
+			get: func(p *hardware.Profile) hardware.OpEfficiency { return p.AttentionPrefill },
+			set: func(p *hardware.Profile, e hardware.OpEfficiency) { p.AttentionPrefill = e }})
+	}
+	var dec []Sample
+	for _, r := range k.GenerationAttention {
+		if s, err := sampleOf(GenerationAttentionCost(r), g, r.LatencyMS); err == nil {
+			dec = append(dec, s)
+		}
+	}
+	if len(k.GenerationAttention) > 0 {
+		fams = append(fams, opFamily{name: FamilyAttentionDecode, samples: dec,
+			get: func(p *hardware.Profile) hardware.OpEfficiency { return p.AttentionDecode },
+			set: func(p *hardware.Profile, e hardware.OpEfficiency) { p.AttentionDecode = e }})
+	}
+	var moe []Sample
+	other := 0
+	for _, r := range k.MoE {
+		if r.Distribution != "balanced" {
+			other++
+			continue
+		}
+		if s, err := sampleOf(MoECost(r), g, r.LatencyMS); err == nil {
+			moe = append(moe, s)
+		}
+	}
+	if len(moe) > 0 {
+		if other > 0 {
+			warns = append(warns, fmt.Sprintf("%s: fitted on %d balanced-routing rows; %d power-law rows left out (the cost model assumes uniform routing)", FamilyMoE, len(moe), other))
+		}
+		fams = append(fams, opFamily{name: FamilyMoE, samples: moe,
+			get: func(p *hardware.Profile) hardware.OpEfficiency { return p.MoE },
+			set: func(p *hardware.Profile, e hardware.OpEfficiency) { p.MoE = e }})
+	}
+	return fams, warns
+}

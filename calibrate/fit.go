@@ -1,0 +1,239 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Sample is one measured operator run reduced to what the efficiency model
+// sees: its work, the GPU rates it runs against, and the measured time.
+type Sample struct {
+	// FLOPs and Bytes are the operator's roofline work (roofline.Cost).
+	FLOPs, Bytes float64
+	// PeakFLOPS is the compute peak for the operator's precision (FLOP/s).
+	PeakFLOPS float64
+	// BandwidthBytesPerSec is the nominal DRAM bandwidth (bytes/s).
+	BandwidthBytesPerSec float64
+	// Seconds is the measured time.
+	Seconds float64
+}
+
+// Predict is the model time of s under e: roofline.OpSeconds.
+func (s Sample) Predict(e hardware.OpEfficiency) float64 {
+	return roofline.OpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes}, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
+}
+
+// Exponent bounds of a fitted curve.
+const (
+	minExp = 0.25
+	maxExp = 4
+)
+
+// Parameter vector layout (transformed coordinates, so every point is a
+// valid profile):
+//
+//	x[0..2] compute curve: Max = sigmoid(x0), Half = exp(x1), Exp = 0.25 + 3.75 sigmoid(x2)
+//	x[3..5] memory curve, same transform
+//	x[6]    LaunchUS = exp(x6)
+const nParams = 7
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func logit(p float64) float64 {
+	p = math.Min(math.Max(p, 1e-6), 1-1e-6)
+	return math.Log(p / (1 - p))
+}
+
+func curveFrom(a, b, e float64) hardware.Curve {
+	return hardware.Curve{Max: sigmoid(a), Half: math.Exp(b), Exp: minExp + (maxExp-minExp)*sigmoid(e)}
+}
+
+func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
+	a = logit(c.Max)
+	b = logX
+	if c.Half > 0 {
+		b = math.Log(c.Half)
+	}
+	ex := c.Exp
+	if ex == 0 {
+		ex = 1
+	}
+	e = logit((math.Min(math.Max(ex, minExp), maxExp) - minExp) / (maxExp - minExp))
+	return a, b, e
+}
+
+func effFrom(x []float64) hardware.OpEfficiency {
+	return hardware.OpEfficiency{
+		Compute:  curveFrom(x[0], x[1], x[2]),
+		Memory:   curveFrom(x[3], x[4], x[5]),
+		LaunchUS: math.Exp(x[6]),
+	}
+}
+
+// prepared holds per-sample constants of the objective.
+type prepared struct {
+	tc, tm     []float64 // roofline compute and memory times (s); 0 when no work
+	logF, logB []float64
+	logT       []float64
+}
+
+func prepare(samples []Sample) *prepared {
+	n := len(samples)
+	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
+		logB: make([]float64, n), logT: make([]float64, n)}
+	for i, s := range samples {
+		if s.FLOPs > 0 {
+			p.tc[i] = s.FLOPs / s.PeakFLOPS
+			p.logF[i] = math.Log(s.FLOPs)
+		}
+		if s.Bytes > 0 {
+			p.tm[i] = s.Bytes / s.BandwidthBytesPerSec
+			p.logB[i] = math.Log(s.Bytes)
+		}
+		p.logT[i] = math.Log(s.Seconds)
+	}
+	return p
+}
+
+// loss is the mean squared log error of the model at x. With
+// eff = Max/(1+(Half/x)^Exp), time/eff = t (1 + exp(Exp (log Half - log x)))/Max,
+// which equals hardware.Curve.At exactly.
+func (p *prepared) loss(x []float64) float64 {
+	mc, ec := sigmoid(x[0]), minExp+(maxExp-minExp)*sigmoid(x[2])
+	mm, em := sigmoid(x[3]), minExp+(maxExp-minExp)*sigmoid(x[5])
+	bc, bm := x[1], x[4]
+	launch := math.Exp(x[6]) * 1e-6
+	var sum float64
+	for i := range p.logT {
+		var t float64
+		if p.tc[i] > 0 {
+			t = p.tc[i] * (1 + math.Exp(ec*(bc-p.logF[i]))) / mc
+		}
+		if p.tm[i] > 0 {
+			if v := p.tm[i] * (1 + math.Exp(em*(bm-p.logB[i]))) / mm; v > t {
+				t = v
+			}
+		}
+		d := math.Log(t+launch) - p.logT[i]
+		sum += d * d
+	}
+	return sum / float64(len(p.logT))
+}
+
+// FitResult is one fitted operator family.
+type FitResult struct {
+	Efficiency hardware.OpEfficiency
+	// RMSLogError is sqrt(mean (log t_pred - log t_meas)^2) at the optimum.
+	RMSLogError float64
+}
+
+// errNoSamples is returned when a fit has nothing to fit.
+var errNoSamples = errors.New("no samples to fit")
+
+// FitOpEfficiency fits the compute curve, memory curve and launch cost of
+// one operator family to samples by least squares on log time, with
+// Nelder-Mead started from init and from restarts-1 further points drawn
+// from a PCG source seeded with seed (deterministic: the same inputs and
+// seed give the same result). The best start is polished by one more
+// Nelder-Mead run. Max stays in (0, 1], Half > 0 and Exp in [0.25, 4] by
+// construction. Cost: O(restarts * evaluations * len(samples)).
+func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, restarts int) (FitResult, error) {
+	if len(samples) == 0 {
+		return FitResult{}, errNoSamples
+	}
+	restarts = max(restarts, 1)
+	p := prepare(samples)
+	medF, medB := medianLog(p.logF), medianLog(p.logB)
+	// A tiny pull toward the start point keeps parameters that the data
+	// cannot identify (e.g. the compute curve of a memory-bound family)
+	// finite and deterministic; it is far below the data term.
+	x0 := make([]float64, nParams)
+	x0[0], x0[1], x0[2] = curveTo(init.Compute, medF)
+	x0[3], x0[4], x0[5] = curveTo(init.Memory, medB)
+	x0[6] = math.Log(math.Max(init.LaunchUS, 0.1))
+	prior := append([]float64(nil), x0...)
+	obj := func(x []float64) float64 {
+		var pen float64
+		for i := range x {
+			d := x[i] - prior[i]
+			pen += d * d
+		}
+		return p.loss(x) + 1e-8*pen
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	starts := [][]float64{x0}
+	for r := 1; r < restarts; r++ {
+		s := make([]float64, nParams)
+		s[0] = logit(0.3 + 0.69*rng.Float64())
+		s[1] = medF + 4*(rng.Float64()-0.5)*2
+		s[2] = 4 * (rng.Float64() - 0.5)
+		s[3] = logit(0.3 + 0.69*rng.Float64())
+		s[4] = medB + 4*(rng.Float64()-0.5)*2
+		s[5] = 4 * (rng.Float64() - 0.5)
+		s[6] = math.Log(1 + 20*rng.Float64())
+		starts = append(starts, s)
+	}
+	results := make([][]float64, len(starts))
+	vals := make([]float64, len(starts))
+	// Two workers: starts are independent problems; results are collected
+	// by index, so the outcome does not depend on scheduling.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], vals[i] = nelderMead(obj, starts[i], 4000)
+			}
+		}()
+	}
+	for i := range starts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	best := 0
+	for i := range vals {
+		if vals[i] < vals[best] {
+			best = i
+		}
+	}
+	x, _ := nelderMead(obj, results[best], 4000)
+	return FitResult{Efficiency: effFrom(x), RMSLogError: math.Sqrt(p.loss(x))}, nil
+}
+
+// nelderMead minimises f from x0 and returns the best point and value.
+func nelderMead(f func([]float64) float64, x0 []float64, evals int) ([]float64, float64) {
+	prob := optimize.Problem{Func: f}
+	set := &optimize.Settings{
+		FuncEvaluations: evals,
+		Converger:       &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-10, Iterations: 200},
+	}
+	res, err := optimize.Minimize(prob, x0, set, &optimize.NelderMead{})
+	if res == nil || err != nil && res.X == nil {
+		return append([]float64(nil), x0...), f(x0)
+	}
+	return res.X, res.F
+}
+
+func medianLog(v []float64) float64 {
+	var nz []float64
+	for _, x := range v {
+		if x != 0 {
+			nz = append(nz, x)
+		}
+	}
+	if len(nz) == 0 {
+		return 20
+	}
+	sort.Float64s(nz)
+	return nz[len(nz)/2]
+}
