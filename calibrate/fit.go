@@ -33,7 +33,7 @@ func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 // Exponent bounds of a fitted curve.
 const (
 	minExp = 0.25
-	maxExp = 4
+	maxExp = 4.0
 )
 
 // Parameter vector layout (transformed coordinates, so every point is a

@@ -33,11 +33,22 @@ func (c Curve) At(x float64) float64 {
 	if !(x > 0) {
 		return floor
 	}
+	p := c.Exp
+	if p == 0 {
+		p = 1
+	}
+	// eff = Max / (1 + (Half/x)^p), written to avoid overflow for any x.
 	var e float64
-	if x >= c.Half {
+	switch {
+	case p == 1 && x >= c.Half:
 		e = c.Max / (1 + c.Half/x)
-	} else {
+	case p == 1:
 		r := x / c.Half
+		e = c.Max * r / (1 + r)
+	case x >= c.Half:
+		e = c.Max / (1 + math.Pow(c.Half/x, p))
+	default:
+		r := math.Pow(x/c.Half, p)
 		e = c.Max * r / (1 + r)
 	}
 	return math.Max(e, floor)

@@ -16,6 +16,6 @@
 // over the destination, so a failure never leaves a partial file behind.
 //
 // Reading order: write.go (formats and atomic writes), style.go (fonts, colours),
-// ticks.go (axis tick labels), roofline.go, annotate.go (label placement), xy.go,
-// panels.go.
+// ticks.go (axis tick labels), legend.go, roofline.go, annotate.go (label
+// placement), xy.go, panels.go.
 package plot

@@ -126,7 +126,15 @@ func siExponent(v float64) int {
 	if !(v > 0) || math.IsInf(v, 0) {
 		return 0
 	}
-	e := int(math.Floor(math.Log10(roundSig(v, 9))/3)) * 3
+	v = roundSig(v, 9)
+	// Decimal exponent of v, corrected for Log10 rounding near powers of ten.
+	d := int(math.Floor(math.Log10(v)))
+	if math.Pow10(d+1) <= v {
+		d++
+	} else if math.Pow10(d) > v {
+		d--
+	}
+	e := d - ((d%3)+3)%3 // round down to a multiple of 3
 	return min(max(e, -12), 21)
 }
 

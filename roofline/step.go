@@ -87,6 +87,17 @@ type OpTime struct {
 // cost only on dense vs MoE, so each operator is priced once per group and
 // multiplied by the group's layer count. Cost is O(len(Prefills) +
 // len(Decodes)) and allocation-free.
+//
+// Per layer, with T new tokens in the step: fused residual-add + RMSNorm
+// (x NormsPerLayer; the residual adds are priced inside the norms, as
+// vLLM's fused_add_rms_norm runs them), QKV GEMM, optional QK norm, rotary,
+// prefill attention (one varlen kernel) and decode attention (one kernel),
+// O GEMM, two all-reduces when TP > 1, then the dense MLP (gate+up GEMM,
+// activation, down GEMM) or the MoE block (router GEMM, one fused routed
+// experts kernel, shared experts as a dense MLP). Per step: embedding
+// gather, final norm, LM head for sampled tokens. Left out as small:
+// biases, attention sinks, top-k selection, the TP gather of logits and
+// sampling (covered by PerRequestOverheadUS).
 type StepModel struct {
 	cfg  *model.Config
 	gpu  *hardware.GPU

@@ -129,13 +129,30 @@ func (s *Scheduler) lookupPrefix(r *Request) (evictable int) {
 }
 
 // registerFull offers r's full blocks covering its first numTokens tokens to the
-// prefix cache. Called when those tokens are scheduled (as vLLM does), so a request
-// admitted later in the same step can already share them. Amortised O(1) per block.
+// prefix cache. Only blocks whose content is shared (fully covered by the
+// request's segments) are registered as they fill: a block holding tokens
+// unique to r can only ever be hit by r itself, after a preemption, so
+// registerOwn registers those at preemption time instead. Outcomes are the
+// same as registering every block eagerly, without a hash-map insert and
+// eviction per unique block (the engine's hottest path otherwise).
 func (s *Scheduler) registerFull(r *Request, numTokens int) {
 	if s.pool.cached == nil {
 		return
 	}
-	full := numTokens / s.cfg.BlockSize
+	full := min(numTokens, r.sharedTokens()) / s.cfg.BlockSize
+	s.registerUpTo(r, full)
+}
+
+// registerOwn registers every full computed block of r, unique ones
+// included, so that r's recomputation after a preemption hits them.
+func (s *Scheduler) registerOwn(r *Request) {
+	if s.pool.cached == nil {
+		return
+	}
+	s.registerUpTo(r, r.NumComputed/s.cfg.BlockSize)
+}
+
+func (s *Scheduler) registerUpTo(r *Request, full int) {
 	if full <= r.numRegistered {
 		return
 	}
@@ -144,4 +161,14 @@ func (s *Scheduler) registerFull(r *Request, numTokens int) {
 		s.pool.register(r.blocks[i], r.hashes[i])
 	}
 	r.numRegistered = full
+}
+
+// sharedTokens is the number of leading token positions whose content is
+// identified by segments (and so may be shared with other requests).
+func (r *Request) sharedTokens() int {
+	n := 0
+	for i := range r.Segments {
+		n += r.segLen(i)
+	}
+	return n
 }

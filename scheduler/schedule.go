@@ -152,6 +152,7 @@ func (s *Scheduler) emit(r *Request, n int) {
 // preempt frees all of r's blocks, resets its progress and puts it back at the front
 // of the waiting queue. The caller has removed r from the running set.
 func (s *Scheduler) preempt(r *Request) {
+	s.registerOwn(r)
 	s.freeBlocks(r)
 	r.NumComputed = 0
 	r.NumCached = 0

@@ -22,8 +22,8 @@ type Scheduler struct {
 	blockSlices [][]int32
 	hashSlices  [][]uint64
 
-	preemptions      int64
-	prefixHitTokens  int64
+	preemptions       int64
+	prefixHitTokens   int64
 	prefixQueryTokens int64
 }
 

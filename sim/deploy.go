@@ -84,7 +84,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 			inter = m.MoE.ExpertIntermediateSize * m.MoE.TopK
 		}
 		in := CapacityInput{
-			GPUMemoryBytes:        d.GPU.MemoryBytes(),
+			GPUMemoryBytes:        d.GPU.UsableMemoryBytes(),
 			UnifiedMemory:         d.GPU.UnifiedMemory,
 			OSReserveBytes:        DefaultOSReserveBytes,
 			GPUMemoryUtilization:  util,

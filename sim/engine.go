@@ -63,6 +63,9 @@ type Config struct {
 	// OnProgress, when set, is called after every completed or rejected
 	// request with the running count (deterministic; no wall clock).
 	OnProgress func(done int64)
+	// CheckInvariants makes every step verify the scheduler's KV and queue
+	// invariants (used + free == total, ...); for tests, it costs O(blocks).
+	CheckInvariants bool
 }
 
 // Validate checks the configuration.
@@ -99,6 +102,11 @@ type Result struct {
 	// KVBlocksTotal is the per-instance KV capacity; KVBlocksPeak the
 	// largest number in use at any step end on any instance.
 	KVBlocksTotal, KVBlocksPeak int
+	// InSystemSeconds is the integral over time of the number of requests
+	// in the system (arrived, not yet finished), in request-seconds, kept
+	// by the engine independently of the records: InSystemSeconds / End is
+	// the time-average occupancy L of Little's law.
+	InSystemSeconds float64
 }
 
 // reqState is the engine's bookkeeping for one in-flight request. States
@@ -133,6 +141,7 @@ type engine struct {
 	rec       traces.RequestRecord
 	step      traces.StepRecord
 	done      int64
+	inSystem  int64
 }
 
 // Run simulates the workload from src until it is exhausted (or the
@@ -165,6 +174,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		if cfg.Horizon > 0 && ev.at > cfg.Horizon {
 			break
 		}
+		e.res.InSystemSeconds += float64(e.inSystem) * (ev.at - e.now).Seconds()
 		e.now = ev.at
 		e.res.Events++
 		var err error
@@ -248,6 +258,7 @@ func (e *engine) arrive(i int32) error {
 		}
 	}
 	e.res.Arrived++
+	e.inSystem++
 	e.res.PromptTokens += int64(r.w.PromptTokens)
 	rep := e.router.pick(&r.w, e.insts)
 	r.replica = int32(rep)
@@ -303,6 +314,7 @@ func (e *engine) finish(i int32, status string) error {
 		return fmt.Errorf("writing request record: %w", err)
 	}
 	e.done++
+	e.inSystem--
 	if e.cfg.OnProgress != nil {
 		e.cfg.OnProgress(e.done)
 	}

@@ -65,6 +65,11 @@ func (e *engine) finishStep(in *instance) error {
 	b := in.batch
 	e.res.Steps++
 	in.finished = in.sched.Commit(b, in.finished[:0])
+	if e.cfg.CheckInvariants {
+		if err := in.sched.CheckInvariants(); err != nil {
+			return fmt.Errorf("replica %d after step %d at %v s: %w", in.id, e.res.Steps, e.now.Seconds(), err)
+		}
+	}
 	gap := float64(e.now-in.lastStepEnd) / 1e9
 	for c := range e.itlCounts {
 		e.itlCounts[c] = 0

@@ -54,7 +54,9 @@ func (c *Collector) client(name string) int {
 // AddRequest records one request's outcome. A record with Status "ok" counts
 // as completed: its tokens, latencies (TTFTms, E2Ems, QueueMs, and TPOTms
 // when OutputTokens > 1 and it is not NaN) and finish time enter the
-// statistics. Any other status counts as rejected, by reason. Every record's
+// statistics. Any other status counts as rejected, by reason: the text
+// after "rejected:", "unspecified" for a bare "rejected" (or empty status),
+// otherwise the whole status. Every record's
 // arrival opens the measured window. Cost: O(1) amortized.
 func (c *Collector) AddRequest(rec *RequestRecord) {
 	acc := c.clients[c.client(rec.Client)]
@@ -71,7 +73,7 @@ func (a *clientAcc) add(rec *RequestRecord) {
 	if rec.Status != StatusOK {
 		a.rejected++
 		reason := strings.TrimPrefix(rec.Status, RejectedPrefix)
-		if reason == "" {
+		if reason == "" || reason == strings.TrimSuffix(RejectedPrefix, ":") {
 			reason = "unspecified"
 		}
 		if a.reasons == nil {

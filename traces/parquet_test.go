@@ -9,7 +9,18 @@ import (
 )
 
 func TestParquetLayout(t *testing.T) {
-	data := writeRequests(t, Parquet, testRequests(ParquetRowGroupRows+10))
+	recs := testRequests(ParquetRowGroupRows + 10)
+	data := writeRequests(t, Parquet, recs)
+	// Round trip across the row-group boundary.
+	got, err := ReadRequests(bytes.NewReader(data), Parquet)
+	if err != nil || len(got) != len(recs) {
+		t.Fatalf("read %d of %d rows: %v", len(got), len(recs), err)
+	}
+	for i := range recs {
+		if !same(got[i], recs[i]) {
+			t.Fatalf("row %d:\n got %+v\nwant %+v", i, got[i], recs[i])
+		}
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)

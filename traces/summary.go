@@ -65,7 +65,8 @@ type Stats struct {
 	Preemptions int64 `json:"preemptions"`
 
 	// RejectedReasons counts rejections by reason (the Status after
-	// "rejected:"; "unspecified" when empty). Never nil.
+	// "rejected:"; "unspecified" for a bare "rejected"; otherwise the whole
+	// status). Never nil.
 	RejectedReasons map[string]int64 `json:"rejected_reasons"`
 }
 

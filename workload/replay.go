@@ -378,8 +378,14 @@ type TraceParquetRow struct {
 	Client       *string `parquet:"client,optional"`
 }
 
-// readTraceParquet reads a Parquet trace with the generic reader.
-func readTraceParquet(f *os.File, b *traceBuilder) error {
+// readTraceParquet reads a Parquet trace with the generic reader. A panic inside the
+// Parquet library on a malformed file is returned as an error.
+func readTraceParquet(f *os.File, b *traceBuilder) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: reading parquet: %v", b.tr.Path, p)
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -395,7 +401,9 @@ func readTraceParquet(f *os.File, b *traceBuilder) error {
 	if err := checkColumns(cols, b.tr.Path); err != nil {
 		return err
 	}
-	rd := parquet.NewGenericReader[TraceParquetRow](f, pf.Schema())
+	// The reader converts the file's columns to TraceParquetRow's schema; optional
+	// columns absent from the file read as nil.
+	rd := parquet.NewGenericReader[TraceParquetRow](f)
 	defer rd.Close()
 	buf := make([]TraceParquetRow, 256)
 	row := 0

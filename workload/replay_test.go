@@ -146,8 +146,8 @@ func TestLoadTraceParquet(t *testing.T) {
 	checkTrace(t, tr)
 }
 
-// A Parquet trace with only the required columns.
-func TestLoadTraceParquetRequiredOnly(t *testing.T) {
+// Parquet traces with only the required columns, an unknown column, or other types.
+func TestLoadTraceParquetSchemas(t *testing.T) {
 	type minimal struct {
 		ArrivalS     float64 `parquet:"arrival_s"`
 		PromptTokens int64   `parquet:"prompt_tokens"`
@@ -176,6 +176,24 @@ func TestLoadTraceParquetRequiredOnly(t *testing.T) {
 	}
 	if _, err := LoadTrace(p); err == nil || !strings.Contains(err.Error(), `unknown column "bogus"`) {
 		t.Errorf("unknown parquet column: err = %v", err)
+	}
+	// Other physical types (float32 time, int32 counts, integer ids) are converted.
+	type narrow struct {
+		ArrivalS     float32 `parquet:"arrival_s"`
+		PromptTokens int32   `parquet:"prompt_tokens"`
+		OutputTokens int32   `parquet:"output_tokens"`
+		SessionID    int64   `parquet:"session_id"`
+	}
+	p = filepath.Join(t.TempDir(), "n.parquet")
+	if err := parquet.WriteFile(p, []narrow{{0.5, 10, 2, 7}, {1, 20, 3, 7}}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err = LoadTrace(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Rows[0].ArrivalNS != 5e8 || tr.Rows[1].Turn != 2 || !reflect.DeepEqual(tr.SessionIDs, []string{"7"}) {
+		t.Errorf("converted rows %+v, sessions %v", tr.Rows, tr.SessionIDs)
 	}
 }
 
