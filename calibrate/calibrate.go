@@ -38,15 +38,15 @@ type Options struct {
 	// first fit to measure prediction error, in [0, 0.5]; 0.2 is usual.
 	HoldoutFraction float64
 	// Restarts is the number of Nelder-Mead starts per family (>= 1;
-	// 0 means 4).
+	// 0 means 8).
 	Restarts int
 	// Command is the command line recorded in the profile's Source.
 	Command string
 }
 
-// DefaultOptions returns Options with HoldoutFraction 0.2, Seed 1 and 4
+// DefaultOptions returns Options with HoldoutFraction 0.2, Seed 1 and 8
 // restarts.
-func DefaultOptions() Options { return Options{Seed: 1, HoldoutFraction: 0.2, Restarts: 4} }
+func DefaultOptions() Options { return Options{Seed: 1, HoldoutFraction: 0.2, Restarts: 8} }
 
 // Validate reports the first invalid field.
 func (o *Options) Validate() error {
@@ -116,7 +116,7 @@ func Calibrate(opts Options) (*Result, error) {
 		return nil, err
 	}
 	if opts.Restarts == 0 {
-		opts.Restarts = 4
+		opts.Restarts = 8
 	}
 	k, err := ReadKernels(opts.KernelsDir)
 	if err != nil {

@@ -30,6 +30,10 @@ func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 	return roofline.OpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes}, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
 }
 
+// MaxFitRows is the most rows the optimizer sees per fit; larger families
+// are fitted on a seeded random subset of this size.
+const MaxFitRows = 3000
+
 // Exponent bounds of a fitted curve.
 const (
 	minExp = 0.25
@@ -149,7 +153,16 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		return FitResult{}, errNoSamples
 	}
 	restarts = max(restarts, 1)
-	p := prepare(samples)
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	fitSet := samples
+	if len(samples) > MaxFitRows {
+		// A seeded random subset keeps the optimizer's cost bounded; the
+		// reported errors are still computed on every row.
+		idx := rng.Perm(len(samples))[:MaxFitRows]
+		sort.Ints(idx)
+		fitSet = pick(samples, idx)
+	}
+	p := prepare(fitSet)
 	medF, medB := medianLog(p.logF), medianLog(p.logB)
 	// A tiny pull toward the start point keeps parameters that the data
 	// cannot identify (e.g. the compute curve of a memory-bound family)
@@ -157,7 +170,13 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	x0 := make([]float64, nParams)
 	x0[0], x0[1], x0[2] = curveTo(init.Compute, medF)
 	x0[3], x0[4], x0[5] = curveTo(init.Memory, medB)
-	x0[6] = math.Log(math.Max(init.LaunchUS, 0.1))
+	// Launch starts at 90% of the fastest measured run: small kernels are
+	// launch-bound, and a start far from it leaves Nelder-Mead stranded.
+	minT := math.Inf(1)
+	for _, s := range samples {
+		minT = math.Min(minT, s.Seconds)
+	}
+	x0[6] = math.Log(math.Max(0.9*minT*1e6, 0.01))
 	prior := append([]float64(nil), x0...)
 	obj := func(x []float64) float64 {
 		var pen float64
@@ -167,7 +186,6 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		}
 		return p.loss(x) + 1e-8*pen
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	starts := [][]float64{x0}
 	for r := 1; r < restarts; r++ {
 		s := make([]float64, nParams)
@@ -177,7 +195,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		s[3] = logit(0.3 + 0.69*rng.Float64())
 		s[4] = medB + 4*(rng.Float64()-0.5)*2
 		s[5] = 4 * (rng.Float64() - 0.5)
-		s[6] = math.Log(1 + 20*rng.Float64())
+		s[6] = x0[6] + (rng.Float64()-0.5)*2
 		starts = append(starts, s)
 	}
 	results := make([][]float64, len(starts))
@@ -207,7 +225,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		}
 	}
 	x, _ := nelderMead(obj, results[best], 4000)
-	return FitResult{Efficiency: effFrom(x), RMSLogError: math.Sqrt(p.loss(x))}, nil
+	return FitResult{Efficiency: effFrom(x), RMSLogError: math.Sqrt(prepare(samples).loss(x))}, nil
 }
 
 // nelderMead minimises f from x0 and returns the best point and value.

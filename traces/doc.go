@@ -23,5 +23,7 @@
 // Infinite floats are rejected by the writers. Floats in CSV and JSON Lines
 // are formatted with strconv.FormatFloat(x, 'g', -1, 64): the shortest text
 // that parses back to the identical float64, so output is byte-identical for
-// identical inputs and every value round-trips exactly.
+// identical inputs and every value round-trips exactly. CSV strings are
+// quoted only when they contain a comma, quote, CR or LF; as with any
+// encoding/csv reader, a CR LF inside a quoted string reads back as LF.
 package traces

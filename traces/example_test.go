@@ -13,7 +13,7 @@ func ExampleCollector() {
 		r := traces.RequestRecord{
 			ID: uint64(i), Client: "chat", ArrivalS: float64(i),
 			FirstScheduledS: float64(i), FirstTokenS: float64(i) + 0.1,
-			FinishS: float64(i) + 0.1 + 0.02*float64(out-1),
+			FinishS:      float64(i) + 0.1 + 0.02*float64(out-1),
 			PromptTokens: 100, OutputTokens: out, Status: traces.StatusOK,
 		}
 		r.FillLatencies()

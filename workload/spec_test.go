@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,4 +321,49 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse accepted a spec that Validate rejects: %v", err)
 		}
 	})
+}
+
+func TestParseAliases(t *testing.T) {
+	// Anchors and merge keys are checked like inline fields.
+	y := `
+defaults: &d {dist: constant, value: 8}
+`
+	if _, err := Parse([]byte(y+base), "a.yaml"); err == nil || !strings.Contains(err.Error(), "line 2: defaults: unknown field") {
+		t.Errorf("err = %v", err)
+	}
+	ok := `clients:
+  - name: a
+    arrival: {rate: 10, num_requests: 100}
+    prompt_tokens: &d {dist: constant, value: 8}
+    output_tokens: *d
+  - name: b
+    arrival: {rate: 10, num_requests: 100}
+    prompt_tokens: {<<: *d, value: 9}
+    output_tokens: *d
+`
+	s, err := Parse([]byte(ok), "a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Clients[1].PromptTokens.Value != 9 || s.Clients[1].OutputTokens.Value != 8 {
+		t.Errorf("aliases decoded wrong: %+v", s.Clients[1])
+	}
+	// An alias bomb (each level merges nine copies of the previous one) must be checked
+	// in linear time, not expanded.
+	var bomb strings.Builder
+	bomb.WriteString("clients:\n")
+	for lvl := range 9 {
+		bomb.WriteString(fmt.Sprintf("  - name: c%d\n    arrival: {rate: 1, num_requests: 1}\n    output_tokens: {dist: constant, value: 1}\n", lvl))
+		if lvl == 0 {
+			bomb.WriteString("    prompt_tokens: &p0 {dist: constant, value: 1}\n")
+			continue
+		}
+		prev := fmt.Sprintf("*p%d", lvl-1)
+		bomb.WriteString(fmt.Sprintf("    prompt_tokens: &p%d {<<: [%s]}\n", lvl, strings.TrimSuffix(strings.Repeat(prev+", ", 9), ", ")))
+	}
+	// Whether yaml's own aliasing limit rejects it or not, Parse must return (a hang
+	// would trip the test timeout) without panicking.
+	if s, err := Parse([]byte(bomb.String()), "bomb.yaml"); err == nil && len(s.Clients) != 9 {
+		t.Errorf("bomb decoded %d clients", len(s.Clients))
+	}
 }

@@ -18,9 +18,23 @@ var (
 // the first unknown key or malformed duration with its line and field path, e.g.
 // `line 12: clients[0].arival: unknown field (known: name, arrival, ...)`. The decoder's
 // own KnownFields check is kept as a backstop but reports neither path nor known keys.
+//
+// Each aliased node is checked once (at its first use), which keeps the walk linear in
+// the document size even for alias bombs; the strict decode that follows still checks
+// every use.
 func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
+	return (&keyChecker{seen: map[*yaml.Node]bool{}}).check(n, t, path)
+}
+
+type keyChecker struct{ seen map[*yaml.Node]bool }
+
+func (kc *keyChecker) check(n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil || kc.seen[n.Alias] {
+			return nil
+		}
 		n = n.Alias
+		kc.seen[n] = true
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -52,9 +66,15 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Tag == "!!merge" {
-				if err := checkKeys(v, t, path); err != nil {
-					return err
+			if k.Tag == "!!merge" { // <<: *a, or <<: [*a, *b]
+				merged := []*yaml.Node{v}
+				if v.Kind == yaml.SequenceNode {
+					merged = v.Content
+				}
+				for _, m := range merged {
+					if err := kc.check(m, t, path); err != nil {
+						return err
+					}
 				}
 				continue
 			}
@@ -71,7 +91,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 				slices.Sort(known)
 				return fmt.Errorf("line %d: %s: unknown field (known: %s)", k.Line, sub, strings.Join(known, ", "))
 			}
-			if err := checkKeys(v, ft, sub); err != nil {
+			if err := kc.check(v, ft, sub); err != nil {
 				return err
 			}
 		}
@@ -80,7 +100,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			return nil // the decoder reports the type mismatch
 		}
 		for j, e := range n.Content {
-			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, j)); err != nil {
+			if err := kc.check(e, t.Elem(), fmt.Sprintf("%s[%d]", path, j)); err != nil {
 				return err
 			}
 		}
