@@ -1,0 +1,345 @@
+package calibrate
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/workload"
+)
+
+// ServingRow is one measured closed-loop serving benchmark: Concurrency
+// clients each sending a request of ISL prompt tokens and OSL output tokens
+// as soon as their previous one finishes, with the measured mean TTFT and
+// TPOT in milliseconds.
+type ServingRow struct {
+	ID          string
+	Line        int
+	Model       string // as written, e.g. "meta-llama/Llama-3.1-70B"
+	GPU         string // as written, e.g. "h100_sxm"
+	Precision   string // weight precision, e.g. "fp8"
+	ISL, OSL    int
+	Concurrency int
+	TP          int
+	TTFTms      float64
+	TPOTms      float64
+}
+
+// LoadServingRows reads e2e/closed_loop_vllm.csv (AIConfigurator's format:
+// model_path, system, precision / gemm_quant_mode, isl, osl, batch_size =
+// concurrency, tp_size, silicon_ttft_ms, silicon_tpot_ms). Errors name the
+// file, line and column.
+func LoadServingRows(path string) ([]ServingRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseServingRows(f, path)
+}
+
+// ParseServingRows is LoadServingRows over a reader; name labels errors.
+func ParseServingRows(r io.Reader, name string) ([]ServingRow, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading header: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, c := range []string{"model_path", "system", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s: missing column %q", name, c)
+		}
+	}
+	var rows []ServingRow
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		get := func(c string) string {
+			if i, ok := col[c]; ok && i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		num := func(c string) (float64, error) {
+			v, err := strconv.ParseFloat(get(c), 64)
+			if err != nil || math.IsNaN(v) || v <= 0 {
+				return 0, fmt.Errorf("%s:%d: %s: want a positive number, got %q", name, line, c, get(c))
+			}
+			return v, nil
+		}
+		row := ServingRow{ID: get("id"), Line: line, Model: get("model_path"), GPU: get("system")}
+		row.Precision = get("gemm_quant_mode")
+		if row.Precision == "" {
+			row.Precision = get("precision")
+		}
+		ints := []struct {
+			c   string
+			dst *int
+		}{{"isl", &row.ISL}, {"osl", &row.OSL}, {"batch_size", &row.Concurrency}, {"tp_size", &row.TP}}
+		for _, it := range ints {
+			v, err := num(it.c)
+			if err != nil {
+				return nil, err
+			}
+			*it.dst = int(v)
+		}
+		if row.TTFTms, err = num("silicon_ttft_ms"); err != nil {
+			return nil, err
+		}
+		if row.TPOTms, err = num("silicon_tpot_ms"); err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// ServingOptions tunes ValidateServing.
+type ServingOptions struct {
+	// RequestsPerClient is how many requests each closed-loop client sends
+	// (default 5): enough for the burst at t=0 to settle into a steady state.
+	RequestsPerClient int
+	// Seed for the workload generator (lengths are constant; it only affects
+	// content keys).
+	Seed uint64
+	// Jobs is the number of rows simulated in parallel (default GOMAXPROCS).
+	Jobs int
+	// GPU resolves a row's system name; default hardware.Lookup. Calibration
+	// uses it to substitute a profile under test.
+	GPU func(name string) (*hardware.GPU, error)
+	// MaxNumSeqs and MaxNumBatchedTokens are the engine settings assumed for
+	// the measurements: vLLM's defaults for the OpenAI server on >= 70 GiB
+	// GPUs (1024 and 8192).
+	MaxNumSeqs, MaxNumBatchedTokens int
+}
+
+func (o *ServingOptions) defaults() {
+	if o.RequestsPerClient <= 0 {
+		o.RequestsPerClient = 5
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = runtime.GOMAXPROCS(0)
+	}
+	if o.GPU == nil {
+		o.GPU = hardware.Lookup
+	}
+	if o.MaxNumSeqs <= 0 {
+		o.MaxNumSeqs = 1024
+	}
+	if o.MaxNumBatchedTokens <= 0 {
+		o.MaxNumBatchedTokens = 8192
+	}
+}
+
+// ServingResult is the prediction for one row.
+type ServingResult struct {
+	Row        ServingRow `json:"-"`
+	Model      string     `json:"model"`
+	GPU        string     `json:"gpu"`
+	TP         int        `json:"tp"`
+	ISL        int        `json:"isl"`
+	OSL        int        `json:"osl"`
+	Conc       int        `json:"concurrency"`
+	TTFTms     float64    `json:"measured_ttft_ms"`
+	TPOTms     float64    `json:"measured_tpot_ms"`
+	PredTTFTms float64    `json:"predicted_ttft_ms"`
+	PredTPOTms float64    `json:"predicted_tpot_ms"`
+	TTFTErrPct float64    `json:"ttft_error_pct"` // signed: (predicted - measured) / measured x 100
+	TPOTErrPct float64    `json:"tpot_error_pct"`
+	Skipped    string     `json:"skipped,omitempty"`
+}
+
+// ServingErrors summarises one metric's errors over rows: absolute
+// percentage error quantiles and the mean signed error (bias).
+type ServingErrors struct {
+	ErrorStats
+	MeanSignedPct float64 `json:"mean_signed_pct"`
+}
+
+// ServingReport is ValidateServing's result.
+type ServingReport struct {
+	Rows []ServingResult `json:"rows"`
+	TTFT ServingErrors   `json:"ttft"`
+	TPOT ServingErrors   `json:"tpot"`
+	// Groups breaks the errors down by model, GPU and TP.
+	Groups []ServingGroup `json:"groups"`
+}
+
+// ServingGroup is the error summary of the rows of one model/GPU/TP.
+type ServingGroup struct {
+	Key  string        `json:"key"`
+	TTFT ServingErrors `json:"ttft"`
+	TPOT ServingErrors `json:"tpot"`
+}
+
+// resolveServingModel maps a Hugging Face id to the catalog: quantised
+// checkpoints ("...-FP8") use the base architecture.
+func resolveServingModel(id string) (*model.Config, error) {
+	if m, err := model.Lookup(id); err == nil {
+		return m, nil
+	}
+	base := id
+	for _, suf := range []string{"-FP8", "-fp8", "-FP8-dynamic", "-Instruct"} {
+		base = strings.TrimSuffix(base, suf)
+	}
+	return model.Lookup(base)
+}
+
+// SimulateServingRow predicts one row: a closed loop of Concurrency clients
+// with constant ISL/OSL on the row's GPU and TP, KV cache sized the vLLM way.
+func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS float64, err error) {
+	opts.defaults()
+	m, err := resolveServingModel(row.Model)
+	if err != nil {
+		return 0, 0, fmt.Errorf("model %q: %w", row.Model, err)
+	}
+	g, err := opts.GPU(row.GPU)
+	if err != nil {
+		return 0, 0, fmt.Errorf("gpu %q: %w", row.GPU, err)
+	}
+	sc := scheduler.DefaultConfig()
+	sc.MaxNumSeqs = opts.MaxNumSeqs
+	sc.MaxNumBatchedTokens = opts.MaxNumBatchedTokens
+	sc.EnablePrefixCaching = true
+	sc.EnableChunkedPrefill = true
+	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, TP: row.TP, WeightDType: row.Precision, Scheduler: sc})
+	if err != nil {
+		return 0, 0, err
+	}
+	spec := &workload.Spec{Seed: opts.Seed, Clients: []workload.Client{{
+		Name:         "bench",
+		Concurrency:  row.Concurrency,
+		NumRequests:  row.Concurrency * opts.RequestsPerClient,
+		PromptTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.ISL},
+		OutputTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.OSL},
+	}}}
+	gen, err := workload.NewGenerator(spec, opts.Seed)
+	if err != nil {
+		return 0, 0, err
+	}
+	res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Clients: []string{"bench"}}, gen, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	if res.Completed == 0 {
+		return 0, 0, fmt.Errorf("no request completed (%d rejected)", res.Rejected)
+	}
+	return res.Summary.TTFTms.Mean, res.Summary.TPOTms.Mean, nil
+}
+
+// ValidateServing simulates every row (in parallel, deterministically) and
+// reports TTFT and TPOT errors per row and overall. Rows that cannot be
+// simulated (unknown model, does not fit) are kept with Skipped set.
+func ValidateServing(rows []ServingRow, opts ServingOptions) *ServingReport {
+	opts.defaults()
+	out := make([]ServingResult, len(rows))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < opts.Jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				row := rows[i]
+				r := ServingResult{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, ISL: row.ISL, OSL: row.OSL,
+					Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms}
+				ttft, tpot, err := SimulateServingRow(row, opts)
+				if err != nil {
+					r.Skipped = err.Error()
+				} else {
+					r.PredTTFTms, r.PredTPOTms = ttft, tpot
+					r.TTFTErrPct = (ttft - row.TTFTms) / row.TTFTms * 100
+					r.TPOTErrPct = (tpot - row.TPOTms) / row.TPOTms * 100
+				}
+				out[i] = r
+			}
+		}()
+	}
+	for i := range rows {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rep := &ServingReport{Rows: out}
+	rep.TTFT, rep.TPOT = servingStats(out)
+	groups := map[string][]ServingResult{}
+	var keys []string
+	for _, r := range out {
+		k := fmt.Sprintf("%s %s tp%d", shortModel(r.Model), r.GPU, r.TP)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t, p := servingStats(groups[k])
+		rep.Groups = append(rep.Groups, ServingGroup{Key: k, TTFT: t, TPOT: p})
+	}
+	return rep
+}
+
+func shortModel(id string) string {
+	if i := strings.LastIndex(id, "/"); i >= 0 {
+		return id[i+1:]
+	}
+	return id
+}
+
+func servingStats(rs []ServingResult) (ttft, tpot ServingErrors) {
+	var a, b []float64
+	var sa, sb float64
+	for _, r := range rs {
+		if r.Skipped != "" {
+			continue
+		}
+		a = append(a, math.Abs(r.TTFTErrPct))
+		b = append(b, math.Abs(r.TPOTErrPct))
+		sa += r.TTFTErrPct
+		sb += r.TPOTErrPct
+	}
+	ttft.ErrorStats, tpot.ErrorStats = summarize(a), summarize(b)
+	if n := float64(len(a)); n > 0 {
+		ttft.MeanSignedPct, tpot.MeanSignedPct = sa/n, sb/n
+	}
+	return ttft, tpot
+}
+
+// WriteText prints the per-group and overall error tables.
+func (r *ServingReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "%-34s %4s  %9s %9s %9s   %9s %9s %9s\n", "model / gpu / tp", "n", "TTFT med%", "TTFT p90%", "TTFT bias", "TPOT med%", "TPOT p90%", "TPOT bias")
+	for _, g := range r.Groups {
+		fmt.Fprintf(w, "%-34s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", g.Key, g.TTFT.N, g.TTFT.MedianAPE, g.TTFT.P90APE, g.TTFT.MeanSignedPct,
+			g.TPOT.MedianAPE, g.TPOT.P90APE, g.TPOT.MeanSignedPct)
+	}
+	fmt.Fprintf(w, "%-34s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", "ALL", r.TTFT.N, r.TTFT.MedianAPE, r.TTFT.P90APE, r.TTFT.MeanSignedPct,
+		r.TPOT.MedianAPE, r.TPOT.P90APE, r.TPOT.MeanSignedPct)
+	for _, row := range r.Rows {
+		if row.Skipped != "" {
+			fmt.Fprintf(w, "skipped line %d (%s %s tp%d): %s\n", row.Row.Line, shortModel(row.Model), row.GPU, row.TP, row.Skipped)
+		}
+	}
+	return nil
+}
