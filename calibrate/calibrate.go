@@ -67,9 +67,9 @@ func (o *Options) Validate() error {
 // rows it was fitted on (Train) and on the held-out rows (Holdout), both
 // from the fit on the training split.
 type FamilyError struct {
-	Family  string     `json:"family"`
-	Train   ErrorStats `json:"train"`
-	Holdout ErrorStats `json:"holdout"`
+	Family  string   `json:"family"`
+	Train   APEStats `json:"train"`
+	Holdout APEStats `json:"holdout"`
 	// Extrapolated counts held-out rows whose FLOPs or bytes lie outside
 	// the training rows' range.
 	Extrapolated int `json:"extrapolated"`
@@ -200,8 +200,8 @@ func calibrateTables(k *Kernels, opts Options) (*Result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.name, err)
 			}
-			fe.Train = summarize(apes(train, fit.Efficiency))
-			fe.Holdout = summarize(apes(hold, fit.Efficiency))
+			fe.Train = summarizeAPE(apes(train, fit.Efficiency))
+			fe.Holdout = summarizeAPE(apes(hold, fit.Efficiency))
 			rg := rangeOf(train)
 			for _, s := range hold {
 				if !rg.Contains(s.FLOPs, s.Bytes) {
@@ -217,7 +217,7 @@ func calibrateTables(k *Kernels, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 		if opts.HoldoutFraction == 0 {
-			fe.Train = summarize(apes(f.samples, full.Efficiency))
+			fe.Train = summarizeAPE(apes(f.samples, full.Efficiency))
 		}
 		res.Ranges[f.name] = rangeOf(f.samples)
 		res.Warnings = append(res.Warnings, boundWarnings(f.name, full.Efficiency)...)
@@ -291,15 +291,15 @@ func calibrateAllReduce(k *Kernels, opts Options, prof *hardware.Profile, res *R
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			fe.Train = summarize(arAPE(train, fit))
-			fe.Holdout = summarize(arAPE(hold, fit))
+			fe.Train = summarizeAPE(arAPE(train, fit))
+			fe.Holdout = summarizeAPE(arAPE(hold, fit))
 		}
 		full, err := FitAllReduce(ps, n)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if opts.HoldoutFraction == 0 || len(ps) < 3 {
-			fe.Train = summarize(arAPE(ps, full))
+			fe.Train = summarizeAPE(arAPE(ps, full))
 		}
 		prof.AllReduce.ByGPUs[n] = full
 		res.Families = append(res.Families, fe)

@@ -8,18 +8,18 @@ import (
 // APE is the absolute percentage error |pred - meas| / meas * 100.
 func APE(pred, meas float64) float64 { return math.Abs(pred-meas) / meas * 100 }
 
-// ErrorStats summarises absolute percentage errors.
-type ErrorStats struct {
+// APEStats summarises kernel-fit absolute percentage errors.
+type APEStats struct {
 	N         int     `json:"n"`
 	MedianAPE float64 `json:"median_ape_pct"`
 	P90APE    float64 `json:"p90_ape_pct"`
 }
 
-// summarize returns the median and 90th percentile of apes (percent) with
+// summarizeAPE returns the median and 90th percentile of apes (percent) with
 // the nearest-rank definition (the ceil(q n)-th smallest value). NaN when
 // empty. It sorts a copy.
-func summarize(apes []float64) ErrorStats {
-	st := ErrorStats{N: len(apes), MedianAPE: math.NaN(), P90APE: math.NaN()}
+func summarizeAPE(apes []float64) APEStats {
+	st := APEStats{N: len(apes), MedianAPE: math.NaN(), P90APE: math.NaN()}
 	if len(apes) == 0 {
 		return st
 	}

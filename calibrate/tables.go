@@ -72,11 +72,11 @@ func (r CollectiveRow) Bytes() float64 { return 2 * float64(r.Elements) }
 
 // MoERow is one measured fused-MoE kernel.
 type MoERow struct {
-	Dtype                                             string
+	Dtype                                                string
 	Tokens, Hidden, Inter, TopK, Experts, TPSize, EPSize int
-	Distribution                                      string
-	LatencyMS                                         float64
-	Line                                              int
+	Distribution                                         string
+	LatencyMS                                            float64
+	Line                                                 int
 }
 
 // csvTable walks a CSV file with a header row, resolving columns by name and
@@ -410,7 +410,11 @@ func ReadKernels(dir string) (*Kernels, error) {
 		required bool
 		parse    func(io.Reader, string) error
 	}{
-		{FileGEMM, true, func(r io.Reader, n string) (err error) { k.GEMM, err = ParseGEMM(r, n); k.GEMM = nonNil(k.GEMM); return }},
+		{FileGEMM, true, func(r io.Reader, n string) (err error) {
+			k.GEMM, err = ParseGEMM(r, n)
+			k.GEMM = nonNil(k.GEMM)
+			return
+		}},
 		{FileContextAttention, true, func(r io.Reader, n string) (err error) {
 			k.ContextAttention, err = ParseContextAttention(r, n)
 			k.ContextAttention = nonNil(k.ContextAttention)
@@ -426,7 +430,11 @@ func ReadKernels(dir string) (*Kernels, error) {
 			k.CustomAllReduce = nonNil(k.CustomAllReduce)
 			return
 		}},
-		{FileNCCL, false, func(r io.Reader, n string) (err error) { k.NCCL, err = ParseNCCL(r, n); k.NCCL = nonNil(k.NCCL); return }},
+		{FileNCCL, false, func(r io.Reader, n string) (err error) {
+			k.NCCL, err = ParseNCCL(r, n)
+			k.NCCL = nonNil(k.NCCL)
+			return
+		}},
 		{FileMoE, false, func(r io.Reader, n string) (err error) { k.MoE, err = ParseMoE(r, n); k.MoE = nonNil(k.MoE); return }},
 	}
 	for _, s := range steps {

@@ -220,12 +220,14 @@ func TestLookupReturnsCopies(t *testing.T) {
 	g.PeakTFLOPS["bf16"] = 1
 	g.Aliases[0] = "changed"
 	g.Sources["memory_gib"] = "changed"
+	orig := g.EffectiveProfile().Source
 	g.Profile = DefaultProfile()
+	g.Profile.Source = "changed"
 	l := List()
 	l[4].PeakTFLOPS["fp8"] = 2
 	again, _ := Lookup("h100")
 	if again.PeakTFLOPS["bf16"] != 989.4 || again.PeakTFLOPS["fp8"] != 1978.9 || again.Aliases[0] != "h100-sxm" ||
-		again.Sources["memory_gib"] == "changed" || again.Profile != nil {
+		again.Sources["memory_gib"] == "changed" || again.EffectiveProfile().Source != orig || orig == "changed" {
 		t.Errorf("catalog changed through a returned copy: %+v", again)
 	}
 }

@@ -56,6 +56,8 @@ func fillProfileDefaults(p *Profile, present map[string]bool) {
 			p.PerRequestOverheadUS = d.PerRequestOverheadUS
 		case "graph_launch_factor":
 			p.GraphLaunchFactor = d.GraphLaunchFactor
+		case "graph_max_tokens":
+			p.GraphMaxTokens = d.GraphMaxTokens
 		}
 	}
 }

@@ -127,6 +127,11 @@ type Profile struct {
 	// GraphLaunchFactor scales per-kernel launch costs for decode-only steps
 	// that run as CUDA graphs (0..1; 1 = no graph benefit).
 	GraphLaunchFactor float64 `yaml:"graph_launch_factor" json:"graph_launch_factor"`
+	// GraphMaxTokens: steps with at most this many tokens also run with
+	// GraphLaunchFactor (vLLM v1 captures piecewise CUDA graphs for mixed
+	// prefill/decode batches up to its largest capture size). 0 means only
+	// decode-only steps do (llama.cpp graphs decode only).
+	GraphMaxTokens int `yaml:"graph_max_tokens,omitempty" json:"graph_max_tokens,omitempty"`
 }
 
 // DefaultProfile is the uncalibrated profile used for GPUs without a fitted

@@ -165,6 +165,9 @@ func (p *Profile) validate() *FieldError {
 	if err := nonNegative("per_request_overhead_us", p.PerRequestOverheadUS); err != nil {
 		return err
 	}
+	if p.GraphMaxTokens < 0 {
+		return fieldErr("graph_max_tokens", "must be >= 0")
+	}
 	if !(p.GraphLaunchFactor >= 0 && p.GraphLaunchFactor <= 1) {
 		return fieldErr("graph_launch_factor", "must be in [0, 1]")
 	}

@@ -14,6 +14,8 @@ package roofline
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -183,4 +185,79 @@ func ComputePrecision(weight, act Precision, gpu *hardware.GPU) string {
 		}
 	}
 	return weight.Compute
+}
+
+// MixPart is one component of a blended weight format: Fraction of the
+// weight elements stored in DType.
+type MixPart struct {
+	DType    string  `json:"dtype" yaml:"dtype"`
+	Fraction float64 `json:"fraction" yaml:"fraction"`
+}
+
+// ParseWeightMix parses "dtype:fraction,dtype:fraction" (spaces allowed).
+func ParseWeightMix(s string) ([]MixPart, error) {
+	var out []MixPart
+	for i, f := range strings.Split(s, ",") {
+		name, frac, ok := strings.Cut(strings.TrimSpace(f), ":")
+		if !ok {
+			return nil, fmt.Errorf("part %d %q: want dtype:fraction", i, f)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(frac), 64)
+		if err != nil {
+			return nil, fmt.Errorf("part %d %q: fraction: %v", i, f, err)
+		}
+		out = append(out, MixPart{DType: strings.TrimSpace(name), Fraction: v})
+	}
+	return out, nil
+}
+
+// BlendPrecision returns the precision of a tensor population stored in
+// several formats, such as a GGUF Q4_K_M file (mostly q4_k, with the value
+// and down projections of half the layers in q6_k):
+//
+//	Bits = sum_i Fraction_i * Bits_i
+//
+// Fractions must be in (0, 1] and sum to 1 (within 1e-6). The blend computes
+// at the parts' common Compute key, or "" (weight-only, dequantised) when
+// they differ. Name is "mix(" + parts as dtype:fraction + ")".
+func BlendPrecision(parts []MixPart) (Precision, error) {
+	if len(parts) == 0 {
+		return Precision{}, fmt.Errorf("no parts")
+	}
+	var (
+		bits, sum float64
+		names     []string
+		compute   string
+	)
+	for i, pt := range parts {
+		p, err := LookupPrecision(pt.DType)
+		if err != nil {
+			return Precision{}, fmt.Errorf("[%d].dtype: %w", i, err)
+		}
+		if !(pt.Fraction > 0 && pt.Fraction <= 1) {
+			return Precision{}, fmt.Errorf("[%d].fraction: must be in (0, 1], got %g", i, pt.Fraction)
+		}
+		if i == 0 {
+			compute = p.Compute
+		} else if p.Compute != compute {
+			compute = ""
+		}
+		bits += pt.Fraction * p.Bits
+		sum += pt.Fraction
+		names = append(names, fmt.Sprintf("%s:%.4g", p.Name, pt.Fraction))
+	}
+	if d := sum - 1; d > 1e-6 || d < -1e-6 {
+		return Precision{}, fmt.Errorf("fractions: must sum to 1, got %g", sum)
+	}
+	if len(parts) == 1 {
+		return LookupPrecision(parts[0].DType)
+	}
+	return Precision{
+		Name:        "mix(" + strings.Join(names, ",") + ")",
+		Bits:        bits,
+		ElementBits: int(math.Round(bits)),
+		BlockSize:   1,
+		Compute:     compute,
+		Description: "blend of " + strings.Join(names, ", "),
+	}, nil
 }

@@ -24,6 +24,27 @@ type StepOptions struct {
 	ActDType string `json:"act_dtype" yaml:"act_dtype"`
 	// KVDType is the KV-cache storage precision; "" means ActDType.
 	KVDType string `json:"kv_dtype" yaml:"kv_dtype"`
+	// ExpertDType is the routed experts' weight precision; "" means the
+	// model's ExpertDType when WeightDType and WeightMix are unset, else the
+	// (blended) weight precision.
+	ExpertDType string `json:"expert_dtype,omitempty" yaml:"expert_dtype,omitempty"`
+	// AttentionDType is the q/k/v/o projections' weight precision; "" means
+	// the weight precision.
+	AttentionDType string `json:"attention_dtype,omitempty" yaml:"attention_dtype,omitempty"`
+	// EmbeddingDType is the token-embedding table's precision; "" means the
+	// weight precision, or 16-bit when the weights are quantised (Bits < 16).
+	EmbeddingDType string `json:"embedding_dtype,omitempty" yaml:"embedding_dtype,omitempty"`
+	// LMHeadDType is the output projection's precision; "" means the
+	// embedding precision. For tied embeddings the one shared matrix takes
+	// LMHeadDType when set, else EmbeddingDType.
+	LMHeadDType string `json:"lm_head_dtype,omitempty" yaml:"lm_head_dtype,omitempty"`
+	// WeightMix, when non-empty, replaces WeightDType by a blend of formats
+	// written "dtype:fraction,dtype:fraction" (e.g. "q4_k:0.86,q6_k:0.14";
+	// GGUF "_M" recipes store some tensors at a wider format): the dense
+	// weights cost the fraction-weighted mean bits per element (see
+	// ParseWeightMix, BlendPrecision). Setting both WeightDType and WeightMix
+	// is an error.
+	WeightMix string `json:"weight_mix,omitempty" yaml:"weight_mix,omitempty"`
 }
 
 // Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on
@@ -106,13 +127,14 @@ type StepModel struct {
 	tp   int
 
 	w, expW, emb, act, kv Precision
-	// Peaks (key and FLOP/s) for weight GEMMs, routed experts,
-	// embedding/LM head/router, and activation-precision kernels.
-	pGEMM, pExpert, pEmb, pAct peak
-	// GEMM efficiencies for the weight and the embedding/router peaks
-	// (Profile.GEMMFor).
-	effGEMM, effEmb hardware.OpEfficiency
-	bw, linkBW      float64
+	attnW, tok, lmh       Precision // attention weights, token embedding, LM head
+	// Peaks (key and FLOP/s) for weight GEMMs, routed experts, router,
+	// activation-precision kernels, attention projections and the LM head.
+	pGEMM, pExpert, pEmb, pAct, pAttn, pLMH peak
+	// GEMM efficiencies for the weight, router, attention-projection and
+	// LM-head peaks (Profile.GEMMFor).
+	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
+	bw, linkBW                       float64
 
 	hidden, headsPG, kvHeadsPG, headDim int
 	qkvN, qDim, kvDim                   int
@@ -233,12 +255,34 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 			name = "bf16"
 		}
 	}
-	if m.w, err = lookupField(field, name); err != nil {
+	if len(opts.WeightMix) > 0 {
+		if opts.WeightDType != "" {
+			return fmt.Errorf("weight_mix: set either weight_dtype or weight_mix, not both")
+		}
+		parts, err := ParseWeightMix(opts.WeightMix)
+		if err != nil {
+			return fmt.Errorf("weight_mix: %w", err)
+		}
+		if m.w, err = BlendPrecision(parts); err != nil {
+			return fmt.Errorf("weight_mix: %w", err)
+		}
+	} else if m.w, err = lookupField(field, name); err != nil {
 		return err
 	}
 	m.expW = m.w
-	if opts.WeightDType == "" && m.cfg.ExpertDType != "" {
+	switch {
+	case opts.ExpertDType != "":
+		if m.expW, err = lookupField("expert_dtype", opts.ExpertDType); err != nil {
+			return err
+		}
+	case opts.WeightDType == "" && len(opts.WeightMix) == 0 && m.cfg.ExpertDType != "":
 		if m.expW, err = lookupField("expert_dtype", m.cfg.ExpertDType); err != nil {
+			return err
+		}
+	}
+	m.attnW = m.w
+	if opts.AttentionDType != "" {
+		if m.attnW, err = lookupField("attention_dtype", opts.AttentionDType); err != nil {
 			return err
 		}
 	}
@@ -268,10 +312,25 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 			return err
 		}
 	}
-	// Embedding / LM head.
+	// Router (and default embedding / LM head).
 	m.emb = m.w
 	if m.w.Bits < 16 {
 		m.emb = wide
+	}
+	m.tok = m.emb
+	if opts.EmbeddingDType != "" {
+		if m.tok, err = lookupField("embedding_dtype", opts.EmbeddingDType); err != nil {
+			return err
+		}
+	}
+	m.lmh = m.tok
+	if opts.LMHeadDType != "" {
+		if m.lmh, err = lookupField("lm_head_dtype", opts.LMHeadDType); err != nil {
+			return err
+		}
+		if m.cfg.TiedEmbeddings {
+			m.tok = m.lmh
+		}
 	}
 	// Compute peaks.
 	pick := func(w Precision) string {
@@ -284,7 +343,8 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	}
 	m.pGEMM.key, m.pExpert.key = pick(m.w), pick(m.expW)
 	m.pEmb.key, m.pAct.key = ComputePrecision(m.emb, m.act, g), m.act.Compute
-	for _, pk := range []*peak{&m.pGEMM, &m.pExpert, &m.pEmb, &m.pAct} {
+	m.pAttn.key, m.pLMH.key = pick(m.attnW), ComputePrecision(m.lmh, m.act, g)
+	for _, pk := range []*peak{&m.pGEMM, &m.pExpert, &m.pEmb, &m.pAct, &m.pAttn, &m.pLMH} {
 		f, ok := g.PeakFLOPS(pk.key)
 		if !ok {
 			return fmt.Errorf("gpu %s has no %s peak", g.Name, pk.key)
@@ -292,7 +352,19 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		pk.flops = f
 	}
 	m.effGEMM, m.effEmb = m.prof.GEMMFor(m.pGEMM.key), m.prof.GEMMFor(m.pEmb.key)
+	m.effAttn, m.effLMH = m.prof.GEMMFor(m.pAttn.key), m.prof.GEMMFor(m.pLMH.key)
 	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
+	if len(opts.WeightMix) > 0 {
+		m.opts.WeightDType = ""
+		m.opts.WeightMix = opts.WeightMix
+	}
+	if m.expW.Name != m.w.Name {
+		m.opts.ExpertDType = m.expW.Name
+	}
+	if m.attnW.Name != m.w.Name {
+		m.opts.AttentionDType = m.attnW.Name
+	}
+	m.opts.EmbeddingDType, m.opts.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
 	return nil
 }
 
@@ -363,10 +435,10 @@ func (m *StepModel) computeWeightBytes() float64 {
 	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 {
 		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
-	total := (attn + pc.DenseMLP/tp + pc.SharedExperts/tp) * wb
+	total := attn*m.attnW.Bits/8 + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
 	total += pc.RoutedExperts / tp * eb
 	total += (pc.Router + pc.Norms) * nb
-	total += (pc.Embedding + pc.LMHead) / tp * nb
+	total += pc.Embedding/tp*m.tok.Bits/8 + pc.LMHead/tp*m.lmh.Bits/8
 	return total
 }
 
@@ -488,7 +560,7 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	}
 	p := m.prof
 	acc.launchScale = 1
-	if prefTokens == 0 {
+	if prefTokens == 0 || T <= p.GraphMaxTokens {
 		acc.launchScale = p.GraphLaunchFactor
 	}
 	L := m.nLayers
@@ -500,7 +572,7 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	// Models with more than two hidden-size norms per layer (Gemma's
 	// post-norms) run the extra ones as plain RMSNorms.
 	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*(m.norms-2), &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, m.qkvN, h, m.w, m.act), "qkv_proj"), L, &m.pGEMM, &m.effGEMM)
+	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
 	if m.qkNorm {
 		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
 	}
@@ -518,7 +590,7 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 		m.op(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
 			m.nSliding, &m.pAct, &p.AttentionDecode)
 	}
-	m.op(acc, named(GEMM(T, h, m.qDim, m.w, m.act), "o_proj"), L, &m.pGEMM, &m.effGEMM)
+	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
 	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
 
 	// Two all-reduces per layer (after O and after the MLP).
@@ -555,12 +627,12 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	}
 
 	// Model-level ops.
-	emb := Cost{Name: "embedding", Kind: KindElementwise, WeightBytes: float64(T*h) * m.emb.Bits / 8,
+	emb := Cost{Name: "embedding", Kind: KindElementwise, WeightBytes: float64(T*h) * m.tok.Bits / 8,
 		ActBytes: float64(T*h) * m.act.Bits / 8, ComputePrecision: m.act.Compute}
 	m.op(acc, emb, 1, &m.pAct, &p.Elementwise)
 	m.op(acc, Elementwise("final_norm", normE, 4, 2, 1, m.act), 1, &m.pAct, &p.Elementwise)
 	if sampled > 0 {
-		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.emb, m.act), "lm_head"), 1, &m.pEmb, &m.effEmb)
+		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head"), 1, &m.pLMH, &m.effLMH)
 	}
 
 	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6

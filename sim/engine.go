@@ -63,6 +63,10 @@ type Config struct {
 	// OnProgress, when set, is called after every completed or rejected
 	// request with the running count (deterministic; no wall clock).
 	OnProgress func(done int64)
+	// NoFastForward disables decode fast-forwarding (runs of pure decode
+	// steps applied in one go). Results are identical either way; tests use
+	// it to prove that.
+	NoFastForward bool
 	// CheckInvariants makes every step verify the scheduler's KV and queue
 	// invariants (used + free == total, ...); for tests, it costs O(blocks).
 	CheckInvariants bool

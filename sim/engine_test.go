@@ -467,3 +467,52 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Decode fast-forwarding must not change anything a user can see: the same
+// records, summary and step count as stepping one forward pass at a time.
+func TestFastForwardIsExact(t *testing.T) {
+	sessions := `
+seed: 4
+clients:
+  - name: chat
+    arrival: {process: poisson, rate: 3, num_requests: 120}
+    prefix: {groups: 2, tokens: 300}
+    session: {turns: {dist: uniform, min: 2, max: 4}, think_time: 2s}
+    prompt_tokens: {dist: lognormal, mean: 300, std: 150, min: 8, max: 2000}
+    output_tokens: {dist: lognormal, mean: 150, std: 100, min: 1, max: 1000}
+`
+	for _, tc := range []struct {
+		name string
+		y    string
+		cfg  Config
+	}{
+		{"chat", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 1}},
+		{"tiny-kv", chatYAML, Config{Scheduler: schedCfg(400), Replicas: 1}},
+		{"replicas", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 3, Router: RouterLeastOutstanding}},
+		{"horizon", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 1, Horizon: FromSeconds(7.5)}},
+		{"sessions", sessions, Config{Scheduler: schedCfg(3000), Replicas: 2, Router: RouterPrefixAffinity}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.StepModel = realStep(t, 1)
+			slow := tc.cfg
+			slow.NoFastForward = true
+			r1, s1 := runOnce(t, tc.y, tc.cfg)
+			r2, s2 := runOnce(t, tc.y, slow)
+			if !bytes.Equal(s1.buf.Bytes(), s2.buf.Bytes()) {
+				t.Fatal("request records differ with fast-forwarding")
+			}
+			j1, _ := json.Marshal(r1.Summary)
+			j2, _ := json.Marshal(r2.Summary)
+			if !bytes.Equal(j1, j2) {
+				t.Fatalf("summaries differ:\n%s\n%s", j1, j2)
+			}
+			if r1.Steps != r2.Steps || r1.OutputTokensGenerated != r2.OutputTokensGenerated || r1.KVBlocksPeak != r2.KVBlocksPeak ||
+				r1.Preemptions != r2.Preemptions || r1.InFlight != r2.InFlight {
+				t.Fatalf("counters differ: %+v vs %+v", r1, r2)
+			}
+			if r1.Events >= r2.Events {
+				t.Errorf("fast-forwarding processed %d events, stepping %d: it never engaged", r1.Events, r2.Events)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
@@ -23,6 +24,10 @@ type instance struct {
 	in          roofline.StepInput
 	finished    []*scheduler.Request
 	outstanding int // requests routed here and not yet finished
+	// scratch for fastForward
+	durs         []Time
+	costs        []roofline.StepCost
+	clientCounts []int
 }
 
 // startStep forms the next batch and schedules its completion; with nothing
@@ -50,13 +55,22 @@ func (e *engine) startStep(in *instance) {
 		}
 	}
 	in.cost = e.cfg.StepModel.Cost(&in.in)
-	d := FromSeconds(in.cost.Seconds)
-	if d < 1 {
-		d = 1 // time always moves forward
-	}
+	d := stepDuration(in.cost)
 	in.busy = true
 	in.stepStart = e.now
+	if !e.cfg.StepTrace && !e.cfg.NoFastForward {
+		if m := in.sched.FastForwardLimit(); m >= 2 {
+			e.fastForward(in, b, m, d)
+			return
+		}
+	}
 	e.q.push(event{at: e.now + d, kind: evStepDone, replica: int32(in.id)})
+}
+
+// stepDuration rounds a step's cost to whole nanoseconds; time always moves
+// forward by at least 1 ns.
+func stepDuration(c roofline.StepCost) Time {
+	return max(FromSeconds(c.Seconds), 1)
 }
 
 // finishStep applies a completed forward pass: output tokens, ITL samples,
@@ -70,34 +84,7 @@ func (e *engine) finishStep(in *instance) error {
 			return fmt.Errorf("replica %d after step %d at %v s: %w", in.id, e.res.Steps, e.now.Seconds(), err)
 		}
 	}
-	gap := float64(e.now-in.lastStepEnd) / 1e9
-	for c := range e.itlCounts {
-		e.itlCounts[c] = 0
-	}
-	for k := range b.Items {
-		it := &b.Items[k]
-		if !it.Sampled {
-			continue
-		}
-		e.res.OutputTokensGenerated++
-		r := e.table[it.Req.Index]
-		if !r.hasTok {
-			r.hasTok = true
-			r.firstTok = e.now
-		} else if in.hadStep && r.lastTok == in.lastStepEnd {
-			// The common case: a token in the previous step too, so the gap is
-			// this step's wall time; pooled per client below.
-			e.itlCounts[e.clientIndex(r.w.Client)]++
-		} else {
-			e.col.AddITL(r.w.Client, float64(e.now-r.lastTok)/1e9)
-		}
-		r.lastTok = e.now
-	}
-	for c, n := range e.itlCounts {
-		if n > 0 {
-			e.col.AddITLN(c, gap, n)
-		}
-	}
+	e.emitTokens(in, b, e.now)
 	st := in.sched.Stats()
 	if st.KVBlocksUsed > e.res.KVBlocksPeak {
 		e.res.KVBlocksPeak = st.KVBlocksUsed
@@ -144,4 +131,117 @@ func (e *engine) clientIndex(c int) int {
 		return c
 	}
 	return 0
+}
+
+// emitTokens records the output tokens the step b produced at time t: first
+// tokens, inter-token gaps (pooled per client when a request also had a
+// token in the instance's previous step, the common case), token counts.
+func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
+	gap := float64(t-in.lastStepEnd) / 1e9
+	for c := range e.itlCounts {
+		e.itlCounts[c] = 0
+	}
+	for k := range b.Items {
+		it := &b.Items[k]
+		if !it.Sampled {
+			continue
+		}
+		e.res.OutputTokensGenerated++
+		r := e.table[it.Req.Index]
+		if !r.hasTok {
+			r.hasTok = true
+			r.firstTok = t
+		} else if in.hadStep && r.lastTok == in.lastStepEnd {
+			e.itlCounts[e.clientIndex(r.w.Client)]++
+		} else {
+			e.col.AddITL(r.w.Client, float64(t-r.lastTok)/1e9)
+		}
+		r.lastTok = t
+	}
+	for c, n := range e.itlCounts {
+		if n > 0 {
+			e.col.AddITLN(c, gap, n)
+		}
+	}
+}
+
+// fastForward runs a stretch of pure decode steps (at most m, the pending
+// one first, whose cost is d1) in one go: as many as end before the next
+// queued event (and the horizon), so nothing could have interleaved with
+// them. Results are identical to stepping one at a time; only the engine's
+// per-step bookkeeping is skipped. The last step stays pending as usual.
+func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
+	limit := Time(math.MaxInt64)
+	if e.q.len() > 0 {
+		limit = e.q.h[0].at - 1
+	}
+	if e.cfg.Horizon > 0 {
+		limit = min(limit, e.cfg.Horizon)
+	}
+	in.durs = append(in.durs[:0], d1)
+	in.costs = append(in.costs[:0], in.cost)
+	t := e.now + d1
+	if t > limit {
+		e.q.push(event{at: e.now + d1, kind: evStepDone, replica: int32(in.id)})
+		return
+	}
+	for j := 2; j <= m; j++ {
+		for i := range in.in.Decodes {
+			in.in.Decodes[i]++
+		}
+		c := e.cfg.StepModel.Cost(&in.in)
+		d := stepDuration(c)
+		if t+d > limit {
+			break
+		}
+		t += d
+		in.durs = append(in.durs, d)
+		in.costs = append(in.costs, c)
+	}
+	k := len(in.durs)
+	if k > 1 {
+		var peak int
+		k, peak = in.sched.FastForward(k)
+		e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
+	}
+	// Steps 1..k-1 complete here; step k is left pending.
+	start := e.now
+	for j := 0; j < k-1; j++ {
+		end := start + in.durs[j]
+		if j == 0 {
+			e.emitTokens(in, b, end)
+		} else {
+			n := len(b.Items)
+			e.res.OutputTokensGenerated += int64(n)
+			gap := in.durs[j].Seconds()
+			for c, cnt := range in.clientCounts {
+				if cnt > 0 {
+					e.col.AddITLN(c, gap, cnt)
+				}
+			}
+		}
+		if j == 0 {
+			// Every item is a decode of a request in every later step: count
+			// them per client once.
+			in.clientCounts = in.clientCounts[:0]
+			for range e.itlCounts {
+				in.clientCounts = append(in.clientCounts, 0)
+			}
+			for i := range b.Items {
+				in.clientCounts[e.clientIndex(e.table[b.Items[i].Req.Index].w.Client)]++
+			}
+		}
+		in.lastStepEnd = end
+		in.hadStep = true
+		e.res.Steps++
+		start = end
+	}
+	if k > 1 {
+		for i := range b.Items {
+			e.table[b.Items[i].Req.Index].lastTok = start
+		}
+	}
+	in.cost = in.costs[k-1]
+	in.stepStart = start
+	e.q.push(event{at: start + in.durs[k-1], kind: evStepDone, replica: int32(in.id)})
 }

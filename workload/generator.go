@@ -46,7 +46,8 @@ type clientGen struct {
 	// open loop
 	arrivals arrivalProcess
 	// closed loop
-	initialLeft int   // requests still to send at time 0
+	initialLeft int   // requests still to send at time 0 (or over the ramp-up)
+	initialSent int   // initial requests sent so far
 	sent        int   // requests (sessions) sent so far
 	limit       int   // NumRequests, or -1 when bounded by endNS
 	endNS       int64 // closed-loop Duration, exclusive; math.MaxInt64 when none
@@ -183,8 +184,14 @@ func (g *Generator) advance(cg *clientGen) bool {
 			return false
 		}
 		cg.initialLeft--
+		// The i-th initial request (i = 0, 1, ...) starts at i*RampUp/Concurrency.
+		i := int64(cg.initialSent)
+		cg.initialSent++
 		cg.sent++
 		cg.nextNS = 0
+		if ramp := cg.spec.RampUp.NS(); ramp > 0 {
+			cg.nextNS = int64(math.Round(float64(i) * float64(ramp) / float64(cg.spec.Concurrency)))
+		}
 	}
 	if cg.nextNS >= g.cutoffNS {
 		return false
@@ -195,7 +202,8 @@ func (g *Generator) advance(cg *clientGen) bool {
 // NextArrival returns the next request whose arrival time is known in advance, in
 // nondecreasing ArrivalNS with ties broken by client index then creation order; false
 // when there are none left (follow-ups may still come from OnComplete). Cost
-// O(log clients); it does not allocate for clients without sessions.
+// O(log clients); it does not allocate for poisson or constant clients without sessions
+// (gamma draws allocate inside gonum).
 func (g *Generator) NextArrival() (Request, bool) {
 	if g.trace != nil {
 		return g.nextTraceArrival()

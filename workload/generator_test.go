@@ -470,3 +470,44 @@ clients:
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "requests/s")
 }
+
+// A closed-loop ramp-up staggers the first requests evenly: client i of 4
+// over 8 s starts at 2i s; follow-ups keep the closed loop.
+func TestClosedLoopRampUp(t *testing.T) {
+	sp, err := Parse([]byte(`
+clients:
+  - name: c
+    concurrency: 4
+    num_requests: 8
+    ramp_up: 8s
+    prompt_tokens: {dist: constant, value: 10}
+    output_tokens: {dist: constant, value: 10}
+`), "ramp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGenerator(sp, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for {
+		r, ok := g.NextArrival()
+		if !ok {
+			break
+		}
+		got = append(got, r.ArrivalNS)
+	}
+	want := []int64{0, 2e9, 4e9, 6e9}
+	if len(got) != len(want) {
+		t.Fatalf("initial arrivals %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("initial arrivals %v, want %v", got, want)
+		}
+	}
+	if _, err := Parse([]byte("clients:\n  - name: c\n    concurrency: 2\n    num_requests: 2\n    ramp_up: -1s\n    prompt_tokens: {dist: constant, value: 1}\n    output_tokens: {dist: constant, value: 1}\n"), "bad.yaml"); err == nil {
+		t.Fatal("negative ramp_up accepted")
+	}
+}

@@ -113,6 +113,12 @@ type Client struct {
 	Duration Duration `yaml:"duration,omitempty"`
 	// ThinkTime (closed loop) is the pause between a completion and the next request.
 	ThinkTime Duration `yaml:"think_time,omitempty"`
+	// RampUp (closed loop) staggers the clients' first requests evenly over
+	// this time: client i of Concurrency starts at i*RampUp/Concurrency. With
+	// constant lengths, clients that all start at 0 stay in lockstep forever
+	// (every prefill lands in the same step); a ramp reproduces the
+	// desynchronised steady state real benchmarks show. 0 starts all at once.
+	RampUp Duration `yaml:"ramp_up,omitempty"`
 	// Prefix gives requests a shared system prompt.
 	Prefix *Prefix `yaml:"prefix,omitempty"`
 	// Priority is passed on to requests (for the priority policy; lower runs first in
@@ -360,6 +366,8 @@ func (c *Client) validate(path string) error {
 			return fmt.Errorf("%s.duration: only for closed-loop clients (use arrival.duration)", path)
 		case c.ThinkTime != 0:
 			return fmt.Errorf("%s.think_time: only for closed-loop clients (use session.think_time between turns)", path)
+		case c.RampUp != 0:
+			return fmt.Errorf("%s.ramp_up: only for closed-loop clients", path)
 		}
 		if err := c.Arrival.validate(path + ".arrival"); err != nil {
 			return err
@@ -376,6 +384,9 @@ func (c *Client) validate(path string) error {
 		}
 		if c.ThinkTime < 0 {
 			return fmt.Errorf("%s.think_time: must not be negative", path)
+		}
+		if c.RampUp < 0 {
+			return fmt.Errorf("%s.ramp_up: must not be negative", path)
 		}
 	}
 	if c.Prefix != nil {

@@ -73,6 +73,9 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newModelsCmd(s, nil),
 		newRooflineCmd(s),
 		newRunCmd(s, nil),
+		newSweepCmd(s),
+		newCalibrateCmd(s),
+		newValidateCmd(s),
 	)
 	return root
 }

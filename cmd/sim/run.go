@@ -287,9 +287,6 @@ func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, 
 		}
 		names = append(names, n)
 	}
-	if tracePath != "" {
-		names = []string{"trace"}
-	}
 	cfg := sim.Config{
 		Scheduler: prep.Scheduler,
 		StepModel: prep.Step,
@@ -369,6 +366,7 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	plan.Config.Clients = src.ClientNames()
 	format, err := traces.ParseFormat(opts.TraceFormat)
 	if err != nil {
 		return fmt.Errorf("--trace-format: %w", err)

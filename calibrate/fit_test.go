@@ -1,0 +1,154 @@
+package calibrate
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+)
+
+// synthetic returns GEMM-shaped samples on an H100-like GPU timed with e,
+// with multiplicative Gaussian noise of relative size noise.
+func synthetic(e hardware.OpEfficiency, noise float64, seed uint64) []Sample {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	bf, _ := roofline.LookupPrecision("bf16")
+	var out []Sample
+	for _, m := range []int{1, 4, 16, 64, 256, 1024, 4096} {
+		for _, n := range []int{512, 2048, 8192, 28672} {
+			for _, k := range []int{512, 4096, 8192} {
+				c := roofline.GEMM(m, n, k, bf, bf)
+				s := Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: 989e12, BandwidthBytesPerSec: 3.35e12}
+				s.Seconds = s.Predict(e) * (1 + noise*rng.NormFloat64())
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func TestFitRecoversKnownParameters(t *testing.T) {
+	truth := hardware.OpEfficiency{
+		Compute:  hardware.Curve{Max: 0.7, Half: 5e9, Exp: 1.2},
+		Memory:   hardware.Curve{Max: 0.85, Half: 8e6, Exp: 0.9},
+		LaunchUS: 6,
+	}
+	tests := []struct {
+		name           string
+		noise          float64
+		maxMedianAPE   float64 // of predictions vs the noise-free truth
+		maxRelParamErr float64 // on Max and LaunchUS
+	}{
+		{"noise-free", 0, 0.5, 0.02},
+		{"2% noise", 0.02, 2, 0.10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss := synthetic(truth, tt.noise, 3)
+			fit, err := FitOpEfficiency(ss, hardware.DefaultProfile().GEMM, 1, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clean := synthetic(truth, 0, 3)
+			st := summarizeAPE(apes(clean, fit.Efficiency))
+			if st.MedianAPE > tt.maxMedianAPE {
+				t.Errorf("median APE vs truth %.3f%% > %.3f%% (fit %+v)", st.MedianAPE, tt.maxMedianAPE, fit.Efficiency)
+			}
+			e := fit.Efficiency
+			for _, p := range []struct {
+				name      string
+				got, want float64
+			}{{"compute.max", e.Compute.Max, truth.Compute.Max}, {"memory.max", e.Memory.Max, truth.Memory.Max}, {"launch_us", e.LaunchUS, truth.LaunchUS}} {
+				if r := math.Abs(p.got/p.want - 1); r > tt.maxRelParamErr {
+					t.Errorf("%s = %.4g, want %.4g (rel err %.3f > %.3f)", p.name, p.got, p.want, r, tt.maxRelParamErr)
+				}
+			}
+		})
+	}
+}
+
+func TestFitKeepsConstraints(t *testing.T) {
+	// Data faster than the roofline would need Max > 1; the transform caps it.
+	truth := hardware.OpEfficiency{Compute: hardware.Curve{Max: 1}, Memory: hardware.Curve{Max: 1}}
+	ss := synthetic(truth, 0, 1)
+	for i := range ss {
+		ss[i].Seconds *= 0.5
+	}
+	fit, err := FitOpEfficiency(ss, hardware.DefaultProfile().GEMM, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []hardware.Curve{fit.Efficiency.Compute, fit.Efficiency.Memory} {
+		if !(c.Max > 0 && c.Max <= 1) || c.Half < 0 || c.Exp < minExp || c.Exp > maxExp {
+			t.Errorf("curve %+v violates Max in (0,1], Half >= 0, Exp in [0.25, 4]", c)
+		}
+	}
+	if w := boundWarnings("x", fit.Efficiency); len(w) == 0 {
+		t.Errorf("no warning for a max at the bound: %+v", fit.Efficiency)
+	}
+}
+
+func TestFitDeterministic(t *testing.T) {
+	truth := hardware.DefaultProfile().GEMM
+	ss := synthetic(truth, 0.05, 9)
+	a, _ := FitOpEfficiency(ss, truth, 42, 3)
+	b, _ := FitOpEfficiency(ss, truth, 42, 3)
+	if a != b {
+		t.Errorf("same seed, different fits: %+v vs %+v", a, b)
+	}
+}
+
+func TestFitAllReduceRecovers(t *testing.T) {
+	want := hardware.AllReducePoint{LatencyUS: 8, BusBandwidthGBps: 350}
+	var pts []ARPoint
+	for b := 256.0; b <= 1<<30; b *= 4 {
+		pts = append(pts, ARPoint{NumGPUs: 4, Bytes: b, Seconds: arSeconds(want, b, 4)})
+	}
+	got, err := FitAllReduce(pts, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.LatencyUS/want.LatencyUS-1) > 1e-3 || math.Abs(got.BusBandwidthGBps/want.BusBandwidthGBps-1) > 1e-3 {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestSamplePredictHandComputed(t *testing.T) {
+	// 100 TFLOP/s, 1 TB/s; 1e9 FLOPs at eff 0.5 = 20 us; 1e6 bytes at 1.0 = 1 us; +3 us launch.
+	s := Sample{FLOPs: 1e9, Bytes: 1e6, PeakFLOPS: 1e14, BandwidthBytesPerSec: 1e12}
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 1}, LaunchUS: 3}
+	if got, want := s.Predict(e), 23e-6; math.Abs(got-want) > 1e-15 {
+		t.Errorf("Predict = %g, want %g", got, want)
+	}
+}
+
+func TestSummarizeNearestRank(t *testing.T) {
+	st := summarizeAPE([]float64{5, 1, 4, 2, 3, 10, 9, 8, 7, 6})
+	if st.N != 10 || st.MedianAPE != 5 || st.P90APE != 9 {
+		t.Errorf("got %+v, want n 10, median 5, p90 9", st)
+	}
+	if e := summarizeAPE(nil); !math.IsNaN(e.MedianAPE) {
+		t.Errorf("empty median = %g, want NaN", e.MedianAPE)
+	}
+}
+
+func TestSplitDeterministicAndDisjoint(t *testing.T) {
+	tr, ho := split(100, 0.2, 5)
+	tr2, ho2 := split(100, 0.2, 5)
+	if len(ho) != 20 || len(tr) != 80 {
+		t.Fatalf("split sizes %d/%d, want 80/20", len(tr), len(ho))
+	}
+	seen := map[int]bool{}
+	for i := range ho {
+		if ho[i] != ho2[i] {
+			t.Fatal("split not deterministic")
+		}
+		seen[ho[i]] = true
+	}
+	for i, j := range tr {
+		if seen[j] || tr2[i] != j {
+			t.Fatalf("train index %d overlaps holdout or differs", j)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Overheads are the engine-level costs that kernel tables cannot see: CPU
+// scheduling and input preparation per step, per-request work (sampling,
+// detokenisation), and how much of the per-kernel fixed cost CUDA graphs
+// hide in decode-only steps.
+type Overheads struct {
+	StepOverheadUS       float64 `json:"step_overhead_us" yaml:"step_overhead_us"`
+	PerRequestOverheadUS float64 `json:"per_request_overhead_us" yaml:"per_request_overhead_us"`
+	GraphLaunchFactor    float64 `json:"graph_launch_factor" yaml:"graph_launch_factor"`
+	GraphMaxTokens       int     `json:"graph_max_tokens" yaml:"graph_max_tokens"`
+}
+
+// VLLMGraphMaxTokens makes every step of a vLLM v1 profile use the graph
+// launch factor: v1 runs piecewise CUDA graphs for mixed batches, and in a
+// busy stream the per-kernel fixed cost measured on isolated kernels is
+// mostly hidden whatever the batch; the fitted factor is the part that
+// remains.
+const VLLMGraphMaxTokens = 1 << 20
+
+// Apply returns a copy of p with the overheads set.
+func (o Overheads) Apply(p *hardware.Profile) *hardware.Profile {
+	c := p.Clone()
+	c.StepOverheadUS = o.StepOverheadUS
+	c.PerRequestOverheadUS = o.PerRequestOverheadUS
+	c.GraphLaunchFactor = o.GraphLaunchFactor
+	c.GraphMaxTokens = o.GraphMaxTokens
+	return c
+}
+
+// ServingFit is the result of FitServingOverheads.
+type ServingFit struct {
+	Overheads Overheads `json:"overheads"`
+	// TrainGPUs are the systems whose rows were fitted; every other row is
+	// held out and only predicted.
+	TrainGPUs []string       `json:"train_gpus"`
+	Train     *ServingReport `json:"train"`
+	Holdout   *ServingReport `json:"holdout"`
+	Evals     int            `json:"evaluations"`
+}
+
+// FitServingOverheads fits Overheads to the rows of the trainGPUs systems
+// (least squares on the log of mean TTFT and mean TPOT, Nelder-Mead in
+// transformed coordinates so every value stays physical: overheads >= 0,
+// graph factor in [0, 1]), on top of each GPU's kernel-calibrated profile,
+// and reports the errors on the training rows and on every other row.
+func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOptions) (*ServingFit, error) {
+	opts.defaults()
+	isTrain := func(r ServingRow) bool {
+		for _, g := range trainGPUs {
+			if strings.EqualFold(r.GPU, g) {
+				return true
+			}
+		}
+		return false
+	}
+	var train, hold []ServingRow
+	for _, r := range rows {
+		if isTrain(r) {
+			train = append(train, r)
+		} else {
+			hold = append(hold, r)
+		}
+	}
+	if len(train) == 0 {
+		return nil, fmt.Errorf("train gpus %v: no rows", trainGPUs)
+	}
+	base := opts.GPU
+	with := func(o Overheads) ServingOptions {
+		op := opts
+		op.GPU = func(name string) (*hardware.GPU, error) {
+			g, err := base(name)
+			if err != nil {
+				return nil, err
+			}
+			g.Profile = o.Apply(g.EffectiveProfile())
+			return g, nil
+		}
+		return op
+	}
+	decode := func(x []float64) Overheads {
+		return Overheads{
+			StepOverheadUS:       math.Exp(x[0]),
+			PerRequestOverheadUS: math.Exp(x[1]),
+			GraphLaunchFactor:    1 / (1 + math.Exp(-x[2])),
+			GraphMaxTokens:       VLLMGraphMaxTokens,
+		}
+	}
+	evals := 0
+	loss := func(x []float64) float64 {
+		evals++
+		rep := ValidateServing(train, with(decode(x)))
+		var s float64
+		n := 0
+		for _, r := range rep.Rows {
+			if r.Skipped != "" {
+				continue
+			}
+			a := math.Log(r.PredTTFTms / r.TTFTms)
+			b := math.Log(r.PredTPOTms / r.TPOTms)
+			s += a*a + b*b
+			n++
+		}
+		if n == 0 {
+			return math.Inf(1)
+		}
+		return s / float64(n)
+	}
+	// A coarse grid picks the start (the loss is flat in places, and
+	// Nelder-Mead from one point can stall), then Nelder-Mead refines it.
+	best, bestX := math.Inf(1), []float64(nil)
+	for _, step := range []float64{100, 500, 1500} {
+		for _, graph := range []float64{0.05, 0.3, 0.8} {
+			x := []float64{math.Log(step), math.Log(10), math.Log(graph / (1 - graph))}
+			if l := loss(x); l < best {
+				best, bestX = l, x
+			}
+		}
+	}
+	res, err := optimize.Minimize(optimize.Problem{Func: loss}, bestX, &optimize.Settings{
+		FuncEvaluations: 60,
+		Converger:       &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 15},
+	}, &optimize.NelderMead{SimplexSize: 1})
+	if res == nil {
+		return nil, fmt.Errorf("fitting overheads: %w", err)
+	}
+	o := decode(res.X)
+	fit := &ServingFit{Overheads: o, TrainGPUs: trainGPUs, Evals: evals}
+	fit.Train = ValidateServing(train, with(o))
+	if len(hold) > 0 {
+		fit.Holdout = ValidateServing(hold, with(o))
+	}
+	return fit, nil
+}

@@ -1,0 +1,102 @@
+package calibrate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// kernelsDir locates shared/data/kernels/<gpu>: $ROOFSIM_DATA, else
+// shared/data beside the repository found by walking up from the package
+// directory. It skips when the data is missing, unless CI is set.
+func kernelsDir(t *testing.T, gpu string) string {
+	t.Helper()
+	var root string
+	if d := os.Getenv("ROOFSIM_DATA"); d != "" {
+		root = d
+	} else if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if st, err := os.Stat(filepath.Join(d, "shared", "data")); err == nil && st.IsDir() {
+				root = filepath.Join(d, "shared", "data")
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	dir := filepath.Join(root, "kernels", gpu)
+	if _, err := os.Stat(dir); root == "" || err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("measured data missing: kernels/%s not found under shared/data or $ROOFSIM_DATA (%q)", gpu, root)
+		}
+		t.Skipf("measured data kernels/%s not found; set ROOFSIM_DATA", gpu)
+	}
+	return dir
+}
+
+// TestShippedProfileOnSharedData checks the embedded H100 profile on a
+// subsample of the measured H100 decode-attention table: the shipped fit
+// must predict it with a median error in line with its calibration report,
+// and decode latency must grow with the attended length (ISL + step).
+func TestShippedProfileOnSharedData(t *testing.T) {
+	dir := kernelsDir(t, "h100_sxm")
+	f, err := os.Open(filepath.Join(dir, FileGenerationAttention))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ParseGenerationAttention(f, FileGenerationAttention)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := g.EffectiveProfile()
+	if !p.Calibrated {
+		t.Skip("h100 has no calibrated profile embedded yet")
+	}
+	var a []float64
+	for i := 0; i < len(rows); i += 10 {
+		s, err := sampleOf(GenerationAttentionCost(rows[i]), g, rows[i].LatencyMS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = append(a, APE(s.Predict(p.AttentionDecode), s.Seconds))
+	}
+	if st := summarizeAPE(a); st.MedianAPE > 35 {
+		t.Errorf("shipped h100 decode-attention median APE %.1f%% on every 10th row, want <= 35%%", st.MedianAPE)
+	}
+	// Physics: at fixed batch/heads/isl, the largest step is slower than
+	// the smallest.
+	type key struct {
+		b, isl, h, kvh int
+		kv             string
+	}
+	lo, hi := map[key]GenerationAttentionRow{}, map[key]GenerationAttentionRow{}
+	for _, r := range rows {
+		k := key{r.Batch, r.ISL, r.Heads, r.KVHeads, r.KVDtype}
+		if l, ok := lo[k]; !ok || r.Step < l.Step {
+			lo[k] = r
+		}
+		if h, ok := hi[k]; !ok || r.Step > h.Step {
+			hi[k] = r
+		}
+	}
+	slower, total := 0, 0
+	for k, l := range lo {
+		if h := hi[k]; h.Step >= 64*max(l.Step, 1) && h.Step > 1000 {
+			total++
+			if h.LatencyMS > l.LatencyMS {
+				slower++
+			}
+		}
+	}
+	if total > 0 && slower*10 < total*9 {
+		t.Errorf("only %d of %d groups get slower with many more steps: step does not add to the KV length?", slower, total)
+	}
+}

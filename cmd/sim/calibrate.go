@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/spf13/cobra"
+)
+
+type calibrateOptions struct {
+	GPU         string
+	Kernels     string
+	Throughput  string
+	Out         string
+	Seed        uint64
+	Holdout     float64
+	ProfileOnly bool
+	JSON        bool
+}
+
+func newCalibrateCmd(s streams) *cobra.Command {
+	opts := &calibrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Fit a GPU efficiency profile to measured kernel tables or model-level throughput",
+		Long: `Fit the GPU's efficiency profile (GEMM per precision, prefill and decode
+attention, MoE, all-reduce per GPU count) to measured kernel timings, report
+train and held-out errors per operator family, and write the result.
+
+By default the output is a full GPU YAML (the catalog entry with the fitted
+profile embedded) that --gpu accepts; --profile-only writes just the profile
+(the format of hardware/profiles/<gpu>.yaml).
+
+With --throughput instead of --kernels, the profile is fitted to model-level
+llama.cpp measurements (llama-bench pp/tg, llama-batched-bench) such as
+../shared/data/gb10/measurements.csv, through the step model.
+
+'sim calibrate serving' fits the engine overheads (per step, per request,
+CUDA-graph launch share) to end-to-end serving measurements.`,
+		Example: `  sim calibrate --gpu h100 --kernels ../shared/data/kernels/h100_sxm --out h100.yaml
+  sim calibrate --gpu gb10 --throughput ../shared/data/gb10/measurements.csv --out gb10.yaml`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCalibrate(s, opts, "sim "+strings.Join(os.Args[1:], " "))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
+	f.StringVar(&opts.Kernels, "kernels", "", "directory of kernel tables: gemm.csv, context_attention.csv, ...")
+	f.StringVar(&opts.Throughput, "throughput", "", "model-level throughput measurements (CSV, gb10/measurements.csv format), instead of --kernels")
+	f.StringVar(&opts.Out, "out", "", "output YAML file (required)")
+	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
+	f.Float64Var(&opts.Holdout, "holdout", 0.2, "fraction of each table held out to measure prediction error, in [0, 0.5]")
+	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
+	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
+	cmd.AddCommand(newCalibrateServingCmd(s))
+	return cmd
+}
+
+func runCalibrate(s streams, opts *calibrateOptions, command string) error {
+	for _, req := range []struct{ name, v string }{{"--gpu", opts.GPU}, {"--out", opts.Out}} {
+		if req.v == "" {
+			return usageError{fmt.Errorf("calibrate: %s is required", req.name)}
+		}
+	}
+	if (opts.Kernels == "") == (opts.Throughput == "") {
+		return usageError{fmt.Errorf("calibrate: give exactly one of --kernels and --throughput")}
+	}
+	g, err := hardware.Resolve(opts.GPU)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	if opts.Throughput != "" {
+		return runCalibrateThroughput(s, opts, g)
+	}
+	co := calibrate.DefaultOptions()
+	co.GPU, co.KernelsDir, co.Seed, co.HoldoutFraction, co.Command = g, opts.Kernels, opts.Seed, opts.Holdout, command
+	res, err := calibrate.Calibrate(co)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	var data []byte
+	if opts.ProfileOnly {
+		data, err = calibrate.MarshalProfile(res.Profile)
+	} else {
+		data, err = calibrate.MarshalGPU(res.GPU)
+	}
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	if err := atomicWriteFile(opts.Out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
+	}
+	if opts.JSON {
+		return writeJSON(s.out, struct {
+			GPU      string                  `json:"gpu"`
+			Out      string                  `json:"out"`
+			Files    []calibrate.FileCount   `json:"files"`
+			Families []calibrate.FamilyError `json:"families"`
+			Warnings []string                `json:"warnings"`
+		}{g.Name, opts.Out, res.Files, res.Families, res.Warnings})
+	}
+	tw := newTable(s.out)
+	fmt.Fprintln(tw, "FAMILY\tN TRAIN\tTRAIN MEDIAN %\tTRAIN P90 %\tN HOLDOUT\tHOLDOUT MEDIAN %\tHOLDOUT P90 %")
+	for _, f := range res.Families {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", f.Family, f.Train.N, fmtF(f.Train.MedianAPE, 1), fmtF(f.Train.P90APE, 1),
+			f.Holdout.N, fmtF(f.Holdout.MedianAPE, 1), fmtF(f.Holdout.P90APE, 1))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.out, "warning: %s\n", w)
+	}
+	fmt.Fprintf(s.out, "wrote %s\n", opts.Out)
+	return nil
+}
+
+// runCalibrateThroughput fits a profile to model-level throughput rows.
+func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU) error {
+	res, err := calibrate.RunThroughputCalibration(g, opts.Throughput, opts.Seed)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	var data []byte
+	if opts.ProfileOnly {
+		data, err = res.ProfileYAML()
+	} else {
+		fitted := g.Clone()
+		fitted.Profile = res.Profile
+		data, err = calibrate.MarshalGPU(fitted)
+	}
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	if err := atomicWriteFile(opts.Out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
+	}
+	if opts.JSON {
+		return writeJSON(s.out, struct {
+			GPU                   string   `json:"gpu"`
+			Out                   string   `json:"out"`
+			RowsUsed              int      `json:"rows_used"`
+			RowsExcluded          int      `json:"rows_excluded"`
+			TrainPrefillMedianAPE float64  `json:"train_prefill_median_ape_pct"`
+			TrainDecodeMedianAPE  float64  `json:"train_decode_median_ape_pct"`
+			Warnings              []string `json:"warnings"`
+		}{g.Name, opts.Out, len(res.Used), len(res.Excluded), res.TrainPrefillMedianAPE, res.TrainDecodeMedianAPE, res.Warnings})
+	}
+	fmt.Fprintf(s.out, "fitted %s on %d rows (%d excluded): in-sample median error prefill %.1f%%, decode %.1f%%\n",
+		g.Name, len(res.Used), len(res.Excluded), res.TrainPrefillMedianAPE, res.TrainDecodeMedianAPE)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.out, "warning: %s\n", w)
+	}
+	fmt.Fprintf(s.out, "wrote %s (cross-validate with: sim validate throughput --gpu %s --file %s --lomo)\n", opts.Out, opts.Out, opts.Throughput)
+	return nil
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/spf13/cobra"
+)
+
+type calibrateServingOptions struct {
+	File              string
+	TrainGPUs         []string
+	Update            []string
+	RequestsPerClient int
+	JSON              bool
+}
+
+func newCalibrateServingCmd(s streams) *cobra.Command {
+	o := &calibrateServingOptions{}
+	cmd := &cobra.Command{
+		Use:   "serving --file closed_loop_vllm.csv --train-gpus h100_sxm",
+		Short: "Fit engine overheads to end-to-end serving measurements, holding out other GPUs",
+		Long: `Fit the engine-level overheads that kernel tables cannot see (CPU cost per
+step, per request, and the share of each kernel's fixed cost left in a
+CUDA-graph stream) to closed-loop serving measurements of the --train-gpus
+systems, on top of each GPU's kernel-calibrated profile. Every row of other
+systems is held out and only predicted; both error tables are printed.
+
+--update writes the fitted overheads into the given profile files (for
+example hardware/profiles/h100.yaml), recording the command in their source.`,
+		Example: `  sim calibrate serving --file ../shared/data/e2e/closed_loop_vllm.csv --train-gpus h100_sxm \
+    --update hardware/profiles/h100.yaml,hardware/profiles/h200.yaml`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCalibrateServing(s, o, "sim "+strings.Join(os.Args[1:], " "))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.File, "file", "", "closed-loop serving measurements (CSV)")
+	f.StringSliceVar(&o.TrainGPUs, "train-gpus", []string{"h100_sxm"}, "systems whose rows are fitted; all others are held out")
+	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted overheads into")
+	f.IntVar(&o.RequestsPerClient, "requests-per-client", 3, "requests each closed-loop client sends per simulated row")
+	f.BoolVar(&o.JSON, "json", false, "print the fit as JSON")
+	return cmd
+}
+
+func runCalibrateServing(s streams, o *calibrateServingOptions, command string) error {
+	if o.File == "" {
+		return usageError{fmt.Errorf("--file: required")}
+	}
+	if o.RequestsPerClient < 1 {
+		return fmt.Errorf("--requests-per-client: must be >= 1, got %d", o.RequestsPerClient)
+	}
+	// Check every profile to update before the (long) fit.
+	profiles := make([]*hardware.Profile, len(o.Update))
+	for i, path := range o.Update {
+		p, err := hardware.LoadProfile(path)
+		if err != nil {
+			return fmt.Errorf("--update: %w", err)
+		}
+		profiles[i] = p
+	}
+	rows, err := calibrate.LoadServingRows(o.File)
+	if err != nil {
+		return err
+	}
+	fit, err := calibrate.FitServingOverheads(rows, o.TrainGPUs, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient})
+	if err != nil {
+		return err
+	}
+	for i, path := range o.Update {
+		p := fit.Overheads.Apply(profiles[i])
+		p.Source = strings.TrimSpace(p.Source) + "; overheads (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens) fitted by `" +
+			command + "` to the " + strings.Join(o.TrainGPUs, ",") + " rows of " + o.File + ", other rows held out"
+		data, err := calibrate.MarshalProfile(p)
+		if err != nil {
+			return err
+		}
+		if err := atomicWriteFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return fmt.Errorf("--update: writing %s: %w", path, err)
+		}
+	}
+	if o.JSON {
+		return writeJSON(s.out, fit)
+	}
+	ov := fit.Overheads
+	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f\n\n",
+		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor)
+	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(o.TrainGPUs, ", "))
+	if err := fit.Train.WriteText(s.out); err != nil {
+		return err
+	}
+	if fit.Holdout != nil {
+		fmt.Fprintln(s.out, "\nheld-out rows (never fitted):")
+		if err := fit.Holdout.WriteText(s.out); err != nil {
+			return err
+		}
+	}
+	for _, path := range o.Update {
+		fmt.Fprintf(s.out, "updated %s\n", path)
+	}
+	return nil
+}

@@ -1,0 +1,555 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/plot"
+	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/sweep"
+	"github.com/roofsim/roofsim/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// sweepOptions are the flags of `sim sweep` that are not deployment
+// settings (those go through the layered configuration).
+type sweepOptions struct {
+	Workload   string
+	SLO        string
+	TargetRate float64
+	GPUCost    string
+	Requests   int
+	Probes     int
+	Jobs       int
+	Out, CSV   string
+	Plot       string
+	Shard      string
+	JSON       bool
+	Quiet      bool
+}
+
+// sweepSkippedFlags are deployment settings that sweep takes as lists (or
+// does not use: one instance per probe), replacing run's scalar flags.
+var sweepSkippedFlags = []string{"gpu", "tp", "max-num-seqs", "max-num-batched-tokens", "replicas", "router", "duration"}
+
+func newSweepCmd(s streams) *cobra.Command {
+	opts := &sweepOptions{}
+	cmd := &cobra.Command{
+		Use:   "sweep --workload FILE --gpus LIST --tp LIST --slo SLO [flags]",
+		Short: "Capacity planning: max rate under an SLO for every GPU x TP x engine setting",
+		Long: `For every configuration of the grid GPU x TP x max_num_seqs x
+max_num_batched_tokens (index order: that nesting, the last list fastest),
+find the highest total request rate one instance sustains while meeting every
+SLO bound, by bracketing and bisection on the workload's open-loop rate with
+the same seed at every probe. Report the metrics there, tokens/s per GPU and
+per user, replicas, GPUs and cost for --target-rate, the Pareto front and a
+recommendation. Configurations that do not fit are listed with the reason.
+
+Prices are assumptions (typical 2025 on-demand cloud list prices, US$ per
+GPU-hour; see docs/sweep.md); override them with --gpu-cost.
+Shard a sweep with --shard i/n (or env/n: i from JOB_COMPLETION_INDEX) and
+join the shards with 'sim sweep merge'.`,
+		Example: `  sim sweep --workload examples/chat.yaml --gpus h100,h200,a100-80gb,l40s --tp 1,2,4,8 \
+      --slo ttft_p99=500ms,tpot_p99=50ms --target-rate 40 --out sweep.parquet --csv sweep.csv --plot sweep.svg
+  sim sweep ... --shard 0/4 --out shard-0.parquet
+  sim sweep merge shard-*.parquet --out sweep.parquet`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, s, opts) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (open-loop clients)")
+	f.String("gpus", "", "comma-separated GPUs (default: the workload's gpu, else "+defaultGPU+")")
+	f.String("tp", "1", "comma-separated tensor-parallel degrees")
+	f.String("max-num-seqs", "256", "comma-separated vLLM max_num_seqs values")
+	f.String("max-num-batched-tokens", "8192", "comma-separated vLLM max_num_batched_tokens values")
+	f.StringVar(&opts.SLO, "slo", "", "SLO bounds, e.g. ttft_p99=500ms,tpot_p99=50ms ({ttft,tpot,itl,e2e}_{mean,p50,p90,p99})")
+	f.Float64Var(&opts.TargetRate, "target-rate", 0, "total request rate to size replicas and cost for (req/s)")
+	f.StringVar(&opts.GPUCost, "gpu-cost", "", "US$ per GPU-hour overrides, e.g. h100=2.9,h200=3.8")
+	f.IntVar(&opts.Requests, "requests", 20000, "requests per probe, split over open-loop clients by rate (0 = the workload's counts)")
+	f.IntVar(&opts.Probes, "probes", sweep.DefaultProbes, "probe budget per configuration")
+	f.IntVar(&opts.Jobs, "jobs", 0, "configurations simulated in parallel (default: GOMAXPROCS)")
+	f.StringVar(&opts.Out, "out", "", "write the results as Parquet")
+	f.StringVar(&opts.CSV, "csv", "", "write the results as CSV")
+	f.StringVar(&opts.Plot, "plot", "", "write Pareto and rate-latency panels (.svg or .png)")
+	f.StringVar(&opts.Shard, "shard", "", "run only configurations with index % n == i: i/n, or env/n (i from JOB_COMPLETION_INDEX)")
+	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress bar")
+	scratch := &cobra.Command{}
+	addDeploymentFlags(scratch)
+	scratch.Flags().VisitAll(func(fl *pflag.Flag) {
+		if !slices.Contains(sweepSkippedFlags, fl.Name) {
+			f.AddFlag(fl)
+		}
+	})
+	cmd.AddCommand(newSweepMergeCmd(s))
+	return cmd
+}
+
+// sweepGridKeys maps grid fields to the settings' keys.
+var sweepGridKeys = map[string]string{
+	"gpus": "gpus", "tp": "tp", "max_num_seqs": "max-num-seqs", "max_num_batched_tokens": "max-num-batched-tokens",
+}
+
+func runSweep(cmd *cobra.Command, s streams, opts *sweepOptions) error {
+	so, l, err := resolveSweep(cmd, opts)
+	if err != nil {
+		return err
+	}
+	if err := so.Validate(); err != nil {
+		var ge *sweep.GridError
+		if errors.As(err, &ge) {
+			return usageError{fmt.Errorf("%s: %s", l.origin(sweepGridKeys[ge.Field]), ge.Reason)}
+		}
+		return err
+	}
+	if err := checkOutputs(opts.Out, opts.CSV, opts.Plot); err != nil {
+		return err
+	}
+	total := 0
+	for i := 0; i < so.Grid.Size(); i++ {
+		if so.Shard.Has(i) {
+			total++
+		}
+	}
+	bar := newProgress(s.errOut, total, opts.Quiet, "sweeping")
+	res, runErr := sweep.Run(cmd.Context(), *so, func(done, _ int) { bar.set(int64(done)) })
+	bar.finish()
+	if res == nil {
+		return runErr
+	}
+	if err := writeSweepOutputs(res, so.SLO, opts.Out, opts.CSV, opts.Plot); err != nil {
+		return err
+	}
+	if runErr != nil {
+		where := strings.Join(nonEmpty(opts.Out, opts.CSV), " and ")
+		if where == "" {
+			where = "no file (no --out or --csv)"
+		}
+		fmt.Fprintf(s.errOut, "sim: sweep interrupted: partial results (%d of %d configurations) written to %s\n", len(res.Rows), total, where)
+		return runErr
+	}
+	if opts.JSON {
+		return writeSweepJSON(s.out, res, so.SLO.String())
+	}
+	return writeSweepTable(s.out, res)
+}
+
+func nonEmpty(xs ...string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// resolveSweep turns flags, environment and the workload file into sweep
+// options, with run's precedence.
+func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, *layered, error) {
+	if opts.Workload == "" {
+		return nil, nil, usageError{fmt.Errorf("--workload: required")}
+	}
+	sp, err := workload.Load(opts.Workload)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := newLayered(cmd, fileSettings(sp))
+	if err != nil {
+		return nil, nil, err
+	}
+	so := &sweep.Options{Workload: sp, Requests: opts.Requests, Probes: opts.Probes, Jobs: opts.Jobs, TargetRateRPS: opts.TargetRate}
+	switch {
+	case opts.Requests < 0:
+		return nil, nil, usageError{fmt.Errorf("--requests: must be >= 0, got %d", opts.Requests)}
+	case opts.Probes < 1:
+		return nil, nil, usageError{fmt.Errorf("--probes: must be >= 1, got %d", opts.Probes)}
+	case opts.Jobs < 0:
+		return nil, nil, usageError{fmt.Errorf("--jobs: must be >= 1, got %d", opts.Jobs)}
+	case opts.TargetRate < 0 || math.IsNaN(opts.TargetRate) || math.IsInf(opts.TargetRate, 0):
+		return nil, nil, usageError{fmt.Errorf("--target-rate: must be > 0, got %g", opts.TargetRate)}
+	}
+	if so.SLO, err = sweep.ParseSLO(opts.SLO); err != nil {
+		return nil, nil, usageError{fmt.Errorf("--slo: %w", err)}
+	}
+	if so.Shard, err = parseShardFlag(opts.Shard); err != nil {
+		return nil, nil, usageError{fmt.Errorf("--shard: %w", err)}
+	}
+	gpus := l.String("gpus")
+	if gpus == "" {
+		if gpus = l.String("gpu"); gpus == "" {
+			gpus = defaultGPU
+		}
+	}
+	so.Grid.GPUs = splitList(gpus)
+	for _, it := range []struct {
+		key string
+		dst *[]int
+	}{{"tp", &so.Grid.TP}, {"max-num-seqs", &so.Grid.MaxNumSeqs}, {"max-num-batched-tokens", &so.Grid.MaxNumBatchedTokens}} {
+		if *it.dst, err = parseIntList(l.String(it.key)); err != nil {
+			return nil, nil, usageError{fmt.Errorf("%s: %w", l.origin(it.key), err)}
+		}
+	}
+	if so.GPUCostPerHour, err = parseGPUCosts(opts.GPUCost); err != nil {
+		return nil, nil, usageError{fmt.Errorf("--gpu-cost: %w", err)}
+	}
+	name := l.String("model")
+	if name == "" {
+		name = defaultModel
+	}
+	m, err := model.Resolve(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: %w", err)
+	}
+	sc := scheduler.Config{Policy: l.String("scheduling-policy")}
+	for _, it := range []struct {
+		key string
+		dst *int
+	}{{"block-size", &sc.BlockSize}, {"num-gpu-blocks", &sc.NumGPUBlocks}, {"max-model-len", &sc.MaxModelLen}} {
+		if *it.dst, err = l.Int(it.key); err != nil {
+			return nil, nil, err
+		}
+	}
+	if sc.EnablePrefixCaching, err = l.Bool("enable-prefix-caching"); err != nil {
+		return nil, nil, err
+	}
+	if sc.EnableChunkedPrefill, err = l.Bool("enable-chunked-prefill"); err != nil {
+		return nil, nil, err
+	}
+	util, err := l.Float("gpu-memory-utilization")
+	if err != nil {
+		return nil, nil, err
+	}
+	if so.Seed, err = l.Uint64("seed"); err != nil {
+		return nil, nil, err
+	}
+	so.Base = sim.Deployment{Model: m, WeightDType: l.String("weights"), KVDType: l.String("kv-cache-dtype"),
+		Scheduler: sc, GPUMemoryUtilization: util}
+	return so, l, nil
+}
+
+// parseShardFlag accepts "", "i/n" and "env/n" (i from JOB_COMPLETION_INDEX,
+// as a Kubernetes Indexed Job sets it).
+func parseShardFlag(v string) (sweep.Shard, error) {
+	if v == "" {
+		return sweep.Shard{}, nil
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(v), "env/"); ok {
+		idx, set := lookupEnv("JOB_COMPLETION_INDEX")
+		if !set {
+			return sweep.Shard{}, fmt.Errorf("%q: JOB_COMPLETION_INDEX is not set", v)
+		}
+		v = strings.TrimSpace(idx) + "/" + rest
+	}
+	return sweep.ParseShard(v)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseIntList(s string) ([]int, error) {
+	var out []int
+	for _, p := range splitList(s) {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseGPUCosts returns the default price table with overrides applied;
+// override keys are resolved to catalog names.
+func parseGPUCosts(s string) (map[string]float64, error) {
+	costs := sweep.DefaultGPUCostsPerHour()
+	for _, p := range splitList(s) {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want gpu=dollars_per_hour", p)
+		}
+		g, err := hardware.Lookup(strings.TrimSpace(k))
+		if err != nil {
+			return nil, err
+		}
+		price, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(price > 0) || math.IsInf(price, 0) {
+			return nil, fmt.Errorf("%s: price must be a number > 0, got %q", g.Name, v)
+		}
+		costs[g.Name] = price
+	}
+	return costs, nil
+}
+
+// checkOutputs fails early (before hours of simulation) when an output
+// cannot be written: a missing directory or an unknown plot format.
+func checkOutputs(out, csv, plotPath string) error {
+	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--csv", csv}, {"--plot", plotPath}} {
+		if p.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(p.path)); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s: directory of %q does not exist", p.flag, p.path)
+		}
+	}
+	if plotPath != "" {
+		switch strings.ToLower(filepath.Ext(plotPath)) {
+		case ".svg", ".png":
+		default:
+			return usageError{fmt.Errorf("--plot: %q: want a .svg or .png file", plotPath)}
+		}
+	}
+	return nil
+}
+
+func writeSweepOutputs(res *sweep.Result, slo sweep.SLO, out, csvPath, plotPath string) error {
+	if out != "" {
+		if err := atomicWriteFile(out, func(w io.Writer) error { return sweep.WriteParquet(w, res) }); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if csvPath != "" {
+		if err := atomicWriteFile(csvPath, func(w io.Writer) error { return sweep.WriteCSV(w, res) }); err != nil {
+			return fmt.Errorf("--csv: %w", err)
+		}
+	}
+	if plotPath != "" && len(res.Rows) > 0 {
+		if err := writeSweepPlot(plotPath, res, slo); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeSweepTable prints one line per configuration and the recommendation.
+func writeSweepTable(w io.Writer, res *sweep.Result) error {
+	tw := newTable(w)
+	var notes []string
+	fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+	for _, r := range res.Rows {
+		mark := ""
+		if r.Pareto {
+			mark = "*"
+		}
+		if r.Recommended {
+			mark += " <- recommended"
+		}
+		status := r.Status
+		if r.Reason != "" {
+			status += " (note)"
+			notes = append(notes, fmt.Sprintf("  #%d: %s", r.Index, r.Reason))
+		}
+		ints := func(n int) string {
+			if n == 0 {
+				return "-"
+			}
+			return strconv.Itoa(n)
+		}
+		maxRate := fmtF(r.MaxRateRPS, 2)
+		if r.Status == sweep.StatusSkipped {
+			maxRate = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, status, maxRate,
+			fmtF(r.TTFTP99Ms, 1), fmtF(r.TPOTP99Ms, 2), fmtF(r.OutputTokensPerSPerGPU, 0), fmtF(r.TokensPerSPerUser, 1),
+			ints(r.Replicas), ints(r.GPUsTotal), fmtF(r.CostPerHour, 2), fmtF(r.CostMTok, 3), mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nnotes:\n%s\n", strings.Join(notes, "\n"))
+	}
+	fmt.Fprintln(w, "\n* = on the Pareto front of output tokens/s per GPU against tokens/s per user")
+	if res.Recommended < 0 {
+		_, err := fmt.Fprintln(w, "no configuration met the SLO")
+		return err
+	}
+	for _, r := range res.Rows {
+		if r.Recommended {
+			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d (%.2f req/s per instance)\n",
+				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, r.MaxRateRPS)
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSweepJSON prints the result as one JSON object.
+func writeSweepJSON(w io.Writer, res *sweep.Result, slo string) error {
+	rows, err := sweep.JSONRows(res)
+	if err != nil {
+		return err
+	}
+	var rec *int
+	if res.Recommended >= 0 {
+		rec = &res.Recommended
+	}
+	doc := struct {
+		Fingerprint string            `json:"fingerprint"`
+		GridSize    int               `json:"grid_size"`
+		Partial     bool              `json:"partial"`
+		SLO         string            `json:"slo,omitempty"`
+		Recommended *int              `json:"recommended"`
+		Rows        []json.RawMessage `json:"rows"`
+	}{res.Fingerprint, res.GridSize, res.Partial, slo, rec, rows}
+	if doc.Rows == nil {
+		doc.Rows = []json.RawMessage{}
+	}
+	return writeJSON(w, doc)
+}
+
+// writeSweepPlot draws the Pareto front (tokens/s per user against output
+// tokens/s per GPU) and p99 TTFT and TPOT against rate for every
+// configuration's completed probes, with the SLO bounds as lines.
+func writeSweepPlot(path string, res *sweep.Result, slo sweep.SLO) error {
+	var all, front plot.Series
+	all.Label, all.Points = "configurations", true
+	front.Label, front.Line, front.Points = "Pareto front", true, true
+	type pt struct{ x, y float64 }
+	var fp []pt
+	ttft := plot.XYChart{Title: "p99 TTFT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TTFT (ms)", LogY: true}
+	tpot := plot.XYChart{Title: "p99 TPOT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TPOT (ms)", LogY: true}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range res.Rows {
+		if r.Status != sweep.StatusOK {
+			continue
+		}
+		all.X, all.Y = append(all.X, r.TokensPerSPerUser), append(all.Y, r.OutputTokensPerSPerGPU)
+		if r.Pareto {
+			fp = append(fp, pt{r.TokensPerSPerUser, r.OutputTokensPerSPerGPU})
+		}
+		probes := slices.Clone(r.Probes)
+		slices.SortFunc(probes, func(a, b sweep.Probe) int { return cmpFloat(a.RateRPS, b.RateRPS) })
+		label := ""
+		if r.Pareto || r.Recommended {
+			label = fmt.Sprintf("#%d %s tp%d", r.Index, r.GPU, r.TP)
+		}
+		var a, b plot.Series
+		a.Label, b.Label = label, label
+		for _, p := range probes {
+			if p.EarlyStop || math.IsNaN(p.TTFTP99Ms) {
+				continue
+			}
+			lo, hi = math.Min(lo, p.RateRPS), math.Max(hi, p.RateRPS)
+			a.X, a.Y = append(a.X, p.RateRPS), append(a.Y, p.TTFTP99Ms)
+			if !math.IsNaN(p.TPOTP99Ms) {
+				b.X, b.Y = append(b.X, p.RateRPS), append(b.Y, p.TPOTP99Ms)
+			}
+		}
+		ttft.Series, tpot.Series = append(ttft.Series, a), append(tpot.Series, b)
+	}
+	slices.SortFunc(fp, func(a, b pt) int { return cmpFloat(a.x, b.x) })
+	for _, p := range fp {
+		front.X, front.Y = append(front.X, p.x), append(front.Y, p.y)
+	}
+	charts := []plot.XYChart{{Title: "Pareto front", XLabel: "Tokens/s per user (1000 / mean TPOT ms)",
+		YLabel: "Output tokens/s per GPU", Series: []plot.Series{all, front}}}
+	for _, c := range []struct {
+		chart *plot.XYChart
+		key   string
+	}{{&ttft, "ttft_p99"}, {&tpot, "tpot_p99"}} {
+		if b, ok := slo.Find(c.key); ok && hi >= lo {
+			c.chart.Series = append(c.chart.Series, plot.Series{Label: "SLO " + b.Limit.String(), Line: true,
+				X: []float64{lo, hi}, Y: []float64{b.LimitMs(), b.LimitMs()}})
+		}
+		if hasPoints(c.chart.Series) {
+			charts = append(charts, *c.chart)
+		}
+	}
+	if !hasPoints(charts[0].Series) {
+		charts = charts[1:]
+	}
+	if len(charts) == 0 {
+		return fmt.Errorf("nothing to plot: no configuration met the SLO")
+	}
+	return plot.WritePanels(path, 2, charts)
+}
+
+func hasPoints(ss []plot.Series) bool {
+	for _, s := range ss {
+		if len(s.X) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func newSweepMergeCmd(s streams) *cobra.Command {
+	var out, csvPath, plotPath string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "merge SHARD.parquet... --out MERGED.parquet",
+		Short: "Join the Parquet outputs of sweep shards",
+		Long: `Join shard outputs of one sweep (same fingerprint), sorted by configuration
+index; duplicates and results of different sweeps are refused. The Pareto
+front and the recommendation are recomputed over all rows.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputs(out, csvPath, plotPath); err != nil {
+				return err
+			}
+			var parts []*sweep.Result
+			for _, a := range args {
+				data, err := os.ReadFile(a)
+				if err != nil {
+					return err
+				}
+				r, err := sweep.ReadParquet(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					return fmt.Errorf("reading %q: %w", a, err)
+				}
+				parts = append(parts, r)
+			}
+			res, err := sweep.Merge(parts...)
+			if err != nil {
+				return err
+			}
+			if missing := res.Missing(); len(missing) > 0 {
+				fmt.Fprintf(s.errOut, "sim: warning: %d of %d configurations missing (first: %d)\n", len(missing), res.GridSize, missing[0])
+			}
+			if err := writeSweepOutputs(res, sweep.SLO{}, out, csvPath, plotPath); err != nil {
+				return err
+			}
+			if asJSON {
+				return writeSweepJSON(s.out, res, "")
+			}
+			return writeSweepTable(s.out, res)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write the merged results as Parquet")
+	cmd.Flags().StringVar(&csvPath, "csv", "", "write the merged results as CSV")
+	cmd.Flags().StringVar(&plotPath, "plot", "", "write the Pareto and rate-latency panels (.svg or .png)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/spf13/cobra"
+)
+
+type validateServingOptions struct {
+	File              string
+	RequestsPerClient int
+	Seed              uint64
+	JSON              bool
+}
+
+func newValidateServingCmd(s streams) *cobra.Command {
+	o := &validateServingOptions{}
+	cmd := &cobra.Command{
+		Use:   "serving --file closed_loop_vllm.csv",
+		Short: "Simulate measured closed-loop vLLM benchmarks and report TTFT/TPOT errors",
+		Long: `Simulate every row of a closed-loop serving benchmark table (AIConfigurator's
+e2e format: model_path, system, precision, isl, osl, batch_size = concurrency,
+tp_size, silicon_ttft_ms, silicon_tpot_ms): batch_size clients each send a
+request of isl prompt tokens and osl output tokens as soon as the previous one
+completes, on the row's GPU (with its catalog profile), TP and weight
+precision. Reports the error of the mean TTFT and TPOT per row group and
+overall (median and p90 absolute percentage error, and the mean signed error).`,
+		Example: "  sim validate serving --file ../shared/data/e2e/closed_loop_vllm.csv",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.File == "" {
+				return usageError{fmt.Errorf("--file: required")}
+			}
+			if o.RequestsPerClient < 1 {
+				return fmt.Errorf("--requests-per-client: must be >= 1, got %d", o.RequestsPerClient)
+			}
+			rows, err := calibrate.LoadServingRows(o.File)
+			if err != nil {
+				return err
+			}
+			rep := calibrate.ValidateServing(rows, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient, Seed: o.Seed})
+			if o.JSON {
+				return writeJSON(s.out, rep)
+			}
+			return rep.WriteText(s.out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.File, "file", "", "closed-loop benchmark table (CSV)")
+	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends")
+	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return cmd
+}

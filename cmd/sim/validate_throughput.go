@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/spf13/cobra"
+)
+
+type validateThroughputOptions struct {
+	GPU  string
+	File string
+	LOMO bool
+	JSON bool
+}
+
+func newValidateThroughputCmd(s streams) *cobra.Command {
+	o := &validateThroughputOptions{}
+	cmd := &cobra.Command{
+		Use:   "throughput --gpu gb10 --file measurements.csv",
+		Short: "Compare predicted llama-bench prefill/decode tokens/s with measurements",
+		Long: `Predict every mappable llama.cpp row of a throughput table (llama-bench pp/tg
+at each context depth, llama-batched-bench at each batch) with the GPU's
+current profile, and report per model the median and worst absolute error for
+prefill and decode. --lomo cross-validates instead: for each model, the
+profile is refitted on every other model's rows and that model is predicted
+(leave-one-model-out), which says how well the fit predicts an unseen model.`,
+		Example: `  sim validate throughput --gpu gb10 --file ../shared/data/gb10/measurements.csv
+  sim validate throughput --gpu gb10 --file ../shared/data/gb10/measurements.csv --lomo`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.File == "" {
+				return usageError{fmt.Errorf("--file: required")}
+			}
+			g, err := hardware.Resolve(o.GPU)
+			if err != nil {
+				return fmt.Errorf("--gpu: %w", err)
+			}
+			var rep *calibrate.ThroughputReport
+			if o.LOMO {
+				rep, err = calibrate.LeaveOneModelOut(g, o.File)
+			} else {
+				rep, err = calibrate.ValidateThroughput(g, o.File)
+			}
+			if err != nil {
+				return err
+			}
+			if o.JSON {
+				return writeJSON(s.out, rep)
+			}
+			return rep.WriteText(s.out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GPU, "gpu", "gb10", "GPU: catalog name or YAML file")
+	f.StringVar(&o.File, "file", "", "throughput measurements (CSV)")
+	f.BoolVar(&o.LOMO, "lomo", false, "leave-one-model-out cross-validation (refits per model; slow)")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return cmd
+}

@@ -1,0 +1,220 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/traces"
+	"github.com/roofsim/roofsim/workload"
+)
+
+// Probe is one simulation of a configuration at one total request rate.
+type Probe struct {
+	// RateRPS is the total open-loop arrival rate, requests per second.
+	RateRPS float64 `json:"rate_rps"`
+	// Pass is true when every SLO bound held and no request was rejected.
+	Pass bool `json:"pass"`
+	// EarlyStop is true when the probe was stopped before all requests
+	// finished because its failure was already certain (see earlyStop);
+	// its metrics are then absent (NaN, null in JSON as omitted).
+	EarlyStop bool `json:"early_stop"`
+	// TTFTP99Ms and TPOTP99Ms are the probe's p99 latencies in ms (NaN when
+	// stopped early).
+	TTFTP99Ms float64 `json:"ttft_p99_ms"`
+	TPOTP99Ms float64 `json:"tpot_p99_ms"`
+}
+
+// errEarlyStop aborts a probe whose failure is certain.
+var errEarlyStop = errors.New("probe failure already certain")
+
+// earlyStop is a sim.Sink that aborts a run as soon as its verdict is known
+// to be "fail" whatever the remaining requests do. It is exact (it never
+// stops a probe that would pass):
+//
+//   - any rejected request fails the probe (Run's verdict counts rejections
+//     as failures);
+//   - for a percentile bound p_q <= B on TTFT, TPOT or E2E: once more than
+//     (1-q)*N + 2 requests (N = the total the generator will produce, an
+//     upper bound on the samples) have a value above T = B/(1-a), with a
+//     the quantile sketch's relative accuracy, fewer than q*n - 2 samples
+//     are <= T for the final count n <= N, so the order statistic the sketch
+//     reports lies above T and its estimate is above (1-a)*T = B;
+//   - for a mean bound: values are non-negative and the final count is at
+//     most N, so once the running sum exceeds B*N the mean exceeds B.
+//
+// ITL bounds (their sample count is not known in advance) are not used for
+// early stopping; nor are any bounds when N is unknown.
+type earlyStop struct {
+	ctx    context.Context
+	n      float64 // total requests; 0 when unknown
+	checks []stopCheck
+}
+
+type stopCheck struct {
+	metric    string
+	mean      bool
+	threshold float64 // ms: a sample above it counts (percentile bounds)
+	limitSum  float64 // ms: sum above which the mean fails (mean bounds)
+	maxCount  float64 // percentile: fail when count > maxCount
+	count     float64
+	sum       float64
+}
+
+func newEarlyStop(ctx context.Context, slo SLO, total int) *earlyStop {
+	e := &earlyStop{ctx: ctx, n: float64(total)}
+	if total <= 0 {
+		return e
+	}
+	alpha := traces.DefaultRelativeAccuracy
+	for _, b := range slo.Bounds {
+		if b.Metric == "itl" {
+			continue
+		}
+		c := stopCheck{metric: b.Metric}
+		if b.Stat == "mean" {
+			c.mean = true
+			c.limitSum = b.LimitMs() * e.n
+		} else {
+			c.threshold = b.LimitMs() / (1 - alpha) * (1 + 1e-9)
+			c.maxCount = (1-b.Quantile())*e.n + 2
+		}
+		e.checks = append(e.checks, c)
+	}
+	return e
+}
+
+func (e *earlyStop) Request(rec *traces.RequestRecord) error {
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	if rec.Status != "ok" {
+		return errEarlyStop
+	}
+	for i := range e.checks {
+		c := &e.checks[i]
+		var v float64
+		switch c.metric {
+		case "ttft":
+			v = rec.TTFTms
+		case "tpot":
+			v = rec.TPOTms
+		case "e2e":
+			v = rec.E2Ems
+		}
+		if math.IsNaN(v) {
+			continue
+		}
+		if c.mean {
+			c.sum += v
+			if c.sum > c.limitSum {
+				return errEarlyStop
+			}
+		} else if v > c.threshold {
+			c.count++
+			if c.count > c.maxCount {
+				return errEarlyStop
+			}
+		}
+	}
+	return nil
+}
+
+func (e *earlyStop) Step(*traces.StepRecord) error { return nil }
+
+var _ sim.Sink = (*earlyStop)(nil)
+
+// prober simulates one prepared configuration at any rate.
+type prober struct {
+	base    *workload.Spec // probe workload at its own total rate
+	cfg     sim.Config
+	seed    uint64
+	slo     SLO
+	noEarly bool
+}
+
+// probeResult is a probe with the full statistics of a completed run.
+type probeResult struct {
+	Probe
+	stats *traces.Stats
+}
+
+// run simulates the workload rescaled to rate (same seed every time).
+func (p *prober) run(ctx context.Context, rate float64) (probeResult, error) {
+	r := probeResult{Probe: Probe{RateRPS: rate, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN()}}
+	gen, err := workload.NewGenerator(p.base.WithRate(rate), p.seed)
+	if err != nil {
+		return r, err
+	}
+	total, known := gen.Totals()
+	if !known || p.noEarly {
+		total = 0
+	}
+	sink := sim.Sink(newEarlyStop(ctx, p.slo, total))
+	if p.noEarly {
+		sink = ctxSink{ctx}
+	}
+	res, err := sim.Run(p.cfg, gen, sink)
+	if errors.Is(err, errEarlyStop) {
+		r.EarlyStop = true
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	st := res.Summary.Stats
+	r.stats = &st
+	r.TTFTP99Ms, r.TPOTP99Ms = st.TTFTms.P99, st.TPOTms.P99
+	r.Pass = res.Rejected == 0 && res.InFlight == 0 && p.slo.Met(&st)
+	return r, nil
+}
+
+// ctxSink only watches for cancellation.
+type ctxSink struct{ ctx context.Context }
+
+func (c ctxSink) Request(*traces.RequestRecord) error { return c.ctx.Err() }
+func (c ctxSink) Step(*traces.StepRecord) error       { return nil }
+
+// probeWorkload returns the workload every probe of a sweep rescales: a
+// copy of spec with the global duration cut-off removed and, when requests
+// > 0, every open-loop client bounded by a request count: client i gets
+// round(requests * rate_i / total_rate) requests (at least 1), replacing its
+// num_requests or duration. Staged clients keep their stages (their request
+// count grows with the rate). It fails for traces and closed-loop clients,
+// whose load a rate cannot scale.
+func probeWorkload(spec *workload.Spec, requests int) (*workload.Spec, error) {
+	if spec == nil {
+		return nil, errors.New("workload: must be set")
+	}
+	if spec.Trace != "" {
+		return nil, errors.New("workload: a trace replay has no rate to sweep; use open-loop clients")
+	}
+	for i, c := range spec.Clients {
+		if c.IsClosedLoop() {
+			return nil, fmt.Errorf("workload: clients[%d] (%s) is closed loop; a sweep scales open-loop arrival rates", i, c.Name)
+		}
+	}
+	total := spec.TotalRate()
+	if !(total > 0) {
+		return nil, errors.New("workload: total open-loop rate must be > 0")
+	}
+	w := spec.WithRate(total) // deep copy
+	w.Duration = 0
+	if requests > 0 {
+		for i := range w.Clients {
+			a := w.Clients[i].Arrival
+			if len(a.Stages) > 0 {
+				continue
+			}
+			a.NumRequests = max(1, int(math.Round(float64(requests)*a.Rate/total)))
+			a.Duration = 0
+		}
+	}
+	w.ApplyDefaults()
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	return w, nil
+}

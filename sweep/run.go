@@ -1,0 +1,296 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/workload"
+)
+
+// DefaultProbes is the default probe budget per configuration.
+const DefaultProbes = 10
+
+// Options configure a sweep.
+type Options struct {
+	// Workload is the request mix; its open-loop rates are rescaled by every
+	// probe (workload.Spec.WithRate), keeping the clients' ratios. Traces and
+	// closed-loop clients are refused.
+	Workload *workload.Spec
+	// Base is the deployment template: Model is required; dtypes, memory
+	// utilization and Scheduler knobs apply to every configuration, whose
+	// GPU, TP, MaxNumSeqs and MaxNumBatchedTokens come from Grid.
+	Base sim.Deployment
+	// Grid is the set of configurations.
+	Grid Grid
+	// SLO bounds every probe must meet.
+	SLO SLO
+	// TargetRateRPS is the total rate (req/s) to size replicas and cost
+	// for; 0 = none.
+	TargetRateRPS float64
+	// Requests is the number of requests per probe: open-loop clients get
+	// it in proportion to their rates (see probeWorkload); 0 keeps the
+	// workload's own counts.
+	Requests int
+	// Probes is the probe budget per configuration (default DefaultProbes);
+	// bracketing may exceed it, bisection stops at it.
+	Probes int
+	// Jobs is the number of configurations simulated in parallel (default
+	// runtime.GOMAXPROCS(0)).
+	Jobs int
+	// Seed seeds every probe (the same seed at every rate).
+	Seed uint64
+	// Shard restricts the run to one shard of the grid.
+	Shard Shard
+	// GPUCostPerHour maps GPU names (as in Grid.GPUs, or catalog names) to
+	// US$ per GPU-hour; start from DefaultGPUCostsPerHour. Missing = no price.
+	GPUCostPerHour map[string]float64
+	// DisableEarlyStop runs every probe to the end (for checking early stop).
+	DisableEarlyStop bool
+}
+
+func (o *Options) probes() int {
+	if o.Probes == 0 {
+		return DefaultProbes
+	}
+	return o.Probes
+}
+
+func (o *Options) jobs() int {
+	if o.Jobs == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Jobs
+}
+
+// plan is a validated sweep.
+type plan struct {
+	gpus        map[string]*hardware.GPU
+	configs     []Config // this shard's
+	work        *workload.Spec
+	clients     []string
+	fingerprint string
+}
+
+// Validate checks every option, the grid against the model and the
+// workload, without simulating anything.
+func (o *Options) Validate() error {
+	_, err := o.plan()
+	return err
+}
+
+func (o *Options) plan() (*plan, error) {
+	if o.Base.Model == nil {
+		return nil, errors.New("base.model: must be set")
+	}
+	gpus, err := o.Grid.resolve(o.Base.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.SLO.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.TargetRateRPS < 0 || math.IsNaN(o.TargetRateRPS) || math.IsInf(o.TargetRateRPS, 0):
+		return nil, fmt.Errorf("target_rate: must be >= 0 and finite, got %g", o.TargetRateRPS)
+	case o.Requests < 0:
+		return nil, fmt.Errorf("requests: must be >= 0, got %d", o.Requests)
+	case o.Probes < 0:
+		return nil, fmt.Errorf("probes: must be >= 1, got %d", o.Probes)
+	case o.Jobs < 0:
+		return nil, fmt.Errorf("jobs: must be >= 1, got %d", o.Jobs)
+	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, err
+	}
+	for name, p := range o.GPUCostPerHour {
+		if !(p > 0) || math.IsInf(p, 0) {
+			return nil, fmt.Errorf("gpu_cost[%s]: must be > 0, got %g", name, p)
+		}
+	}
+	work, err := probeWorkload(o.Workload, o.Requests)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := o.Fingerprint()
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{gpus: gpus, work: work, fingerprint: fp}
+	for _, c := range work.Clients {
+		p.clients = append(p.clients, c.Name)
+	}
+	for _, c := range o.Grid.Configs() {
+		if o.Shard.Has(c.Index) {
+			p.configs = append(p.configs, c)
+		}
+	}
+	return p, nil
+}
+
+// Run validates opts (failing before any simulation), then searches every
+// configuration of its shard, Jobs at a time, each probe in its own engine.
+// onProgress (may be nil) is called with the number of configurations done
+// and the shard's total, serially, after each one.
+//
+// Rows are placed by configuration index, so the result does not depend on
+// scheduling. When ctx is cancelled, no new probe starts, running probes
+// are abandoned, and Run returns the configurations completed so far
+// (Partial set) together with an error wrapping ctx.Err().
+func Run(ctx context.Context, opts Options, onProgress func(done, total int)) (*Result, error) {
+	p, err := opts.plan()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rows := make([]*Row, len(p.configs))
+	var (
+		mu       sync.Mutex
+		done     int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	next := make(chan int)
+	for w := 0; w < min(opts.jobs(), max(len(p.configs), 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				row, err := opts.runConfig(ctx, p, p.configs[i])
+				mu.Lock()
+				switch {
+				case err == nil:
+					rows[i] = &row
+					done++
+					if onProgress != nil {
+						onProgress(done, len(p.configs))
+					}
+				case ctx.Err() == nil && firstErr == nil:
+					firstErr = fmt.Errorf("configuration %d (%s tp %d): %w", p.configs[i].Index, p.configs[i].GPU, p.configs[i].TP, err)
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range p.configs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	res := &Result{Fingerprint: p.fingerprint, GridSize: opts.Grid.Size()}
+	for _, r := range rows {
+		if r != nil {
+			res.Rows = append(res.Rows, *r)
+		}
+	}
+	res.finalize()
+	if err := ctx.Err(); err != nil {
+		res.Partial = true
+		return res, fmt.Errorf("sweep interrupted after %d of %d configurations: %w", len(res.Rows), len(p.configs), err)
+	}
+	return res, nil
+}
+
+// runConfig prepares one configuration and searches its maximum rate.
+func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error) {
+	gpu := p.gpus[c.GPU]
+	gridName := c.GPU
+	c.GPU = gpu.Name
+	row := newRow(c)
+	row.Fingerprint, row.GridSize = p.fingerprint, o.Grid.Size()
+	if price, ok := o.price(gridName, gpu); ok {
+		row.GPUCostPerHour = price
+	}
+	if o.TargetRateRPS > 0 {
+		row.TargetRateRPS = o.TargetRateRPS
+	}
+	dep := o.Base
+	dep.GPU, dep.TP = gpu, c.TP
+	dep.Scheduler.MaxNumSeqs, dep.Scheduler.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
+	prep, err := sim.Prepare(dep)
+	if err != nil {
+		row.Status, row.Reason = StatusSkipped, err.Error()
+		return row, nil
+	}
+	row.KVBlocks = prep.Scheduler.NumGPUBlocks
+	pr := &prober{
+		base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop,
+		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1,
+			Router: sim.RouterRoundRobin, Clients: p.clients},
+	}
+	start := estimateRate(p.work, o.Seed, prep)
+	if !(start > 0) {
+		start = p.work.TotalRate()
+	}
+	var best probeResult
+	out, err := search(start, o.probes(), func(rate float64) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		r, err := pr.run(ctx, rate)
+		if err != nil {
+			return false, err
+		}
+		row.Probes = append(row.Probes, r.Probe)
+		if r.Pass && rate > best.RateRPS {
+			best = r
+		}
+		return r.Pass, nil
+	})
+	if err != nil {
+		return row, err
+	}
+	row.NumProbes = out.Probes
+	if out.Best <= 0 || best.stats == nil {
+		row.Status = StatusUnattainable
+		row.Reason = fmt.Sprintf("no rate met the SLO down to %.4g req/s", out.Hi)
+		return row, nil
+	}
+	row.Status = StatusOK
+	if math.IsInf(out.Hi, 1) {
+		row.Reason = fmt.Sprintf("every rate tried passed (up to %.4g req/s): the SLO does not bind for this request count", out.Lo)
+	}
+	row.MaxRateRPS = out.Best
+	st := best.stats
+	row.TTFTP50Ms, row.TTFTP99Ms = st.TTFTms.P50, st.TTFTms.P99
+	row.TPOTP50Ms, row.TPOTP99Ms, row.TPOTMeanMs = st.TPOTms.P50, st.TPOTms.P99, st.TPOTms.Mean
+	row.ITLP50Ms, row.ITLP99Ms = st.ITLms.P50, st.ITLms.P99
+	row.E2EP50Ms, row.E2EP99Ms = st.E2Ems.P50, st.E2Ems.P99
+	row.ThroughputRPS, row.OutputTokensPerS = st.ThroughputRPS, st.OutputTokensPerS
+	row.OutputTokensPerSPerGPU = st.OutputTokensPerS / float64(c.TP)
+	if st.TPOTms.Count > 0 && st.TPOTms.Mean > 0 {
+		row.TokensPerSPerUser = 1000 / st.TPOTms.Mean
+	}
+	if st.Completed > 0 {
+		row.OutputTokensPerRequest = float64(st.OutputTokens) / float64(st.Completed)
+	}
+	if plan, ok := PlanFor(o.TargetRateRPS, row.MaxRateRPS, c.TP, row.OutputTokensPerRequest, row.GPUCostPerHour); ok {
+		row.Replicas, row.GPUsTotal = plan.Replicas, plan.GPUs
+		row.CostPerHour, row.CostMTok = plan.CostPerHour, plan.CostPerMTok
+	}
+	return row, nil
+}
+
+// price looks the GPU up by its grid name, then its catalog name.
+func (o *Options) price(name string, gpu *hardware.GPU) (float64, bool) {
+	if p, ok := o.GPUCostPerHour[name]; ok {
+		return p, true
+	}
+	p, ok := o.GPUCostPerHour[gpu.Name]
+	return p, ok
+}

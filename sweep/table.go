@@ -1,0 +1,360 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+)
+
+// tableRow is the Parquet schema of a Row, and through Columns the CSV one:
+// one plain scalar column per field, optional (null) where not applicable.
+// The column list is fixed and documented in docs/sweep.md; keep both in
+// step.
+type tableRow struct {
+	Index                  int64    `parquet:"index"`
+	Fingerprint            string   `parquet:"fingerprint,dict"`
+	GridSize               int64    `parquet:"grid_size"`
+	GPU                    string   `parquet:"gpu,dict"`
+	TP                     int64    `parquet:"tp"`
+	MaxNumSeqs             int64    `parquet:"max_num_seqs"`
+	MaxNumBatchedTokens    int64    `parquet:"max_num_batched_tokens"`
+	Status                 string   `parquet:"status,dict"`
+	Reason                 *string  `parquet:"reason,optional"`
+	KVBlocks               *int64   `parquet:"kv_blocks,optional"`
+	Probes                 int64    `parquet:"probes"`
+	MaxRateRPS             *float64 `parquet:"max_rate_rps,optional"`
+	TTFTP50Ms              *float64 `parquet:"ttft_p50_ms,optional"`
+	TTFTP99Ms              *float64 `parquet:"ttft_p99_ms,optional"`
+	TPOTP50Ms              *float64 `parquet:"tpot_p50_ms,optional"`
+	TPOTP99Ms              *float64 `parquet:"tpot_p99_ms,optional"`
+	TPOTMeanMs             *float64 `parquet:"tpot_mean_ms,optional"`
+	ITLP50Ms               *float64 `parquet:"itl_p50_ms,optional"`
+	ITLP99Ms               *float64 `parquet:"itl_p99_ms,optional"`
+	E2EP50Ms               *float64 `parquet:"e2e_p50_ms,optional"`
+	E2EP99Ms               *float64 `parquet:"e2e_p99_ms,optional"`
+	ThroughputRPS          *float64 `parquet:"throughput_rps,optional"`
+	OutputTokensPerS       *float64 `parquet:"output_tokens_per_s,optional"`
+	OutputTokensPerSPerGPU *float64 `parquet:"output_tokens_per_s_per_gpu,optional"`
+	TokensPerSPerUser      *float64 `parquet:"tokens_per_s_per_user,optional"`
+	OutputTokensPerRequest *float64 `parquet:"output_tokens_per_request,optional"`
+	TargetRateRPS          *float64 `parquet:"target_rate_rps,optional"`
+	Replicas               *int64   `parquet:"replicas,optional"`
+	GPUsTotal              *int64   `parquet:"gpus_total,optional"`
+	GPUCostPerHour         *float64 `parquet:"gpu_cost_per_hour,optional"`
+	CostPerHour            *float64 `parquet:"cost_per_hour,optional"`
+	CostPerMTok            *float64 `parquet:"cost_per_mtok,optional"`
+	Pareto                 bool     `parquet:"pareto"`
+	Recommended            bool     `parquet:"recommended"`
+	ProbeLog               string   `parquet:"probe_log"`
+}
+
+// Columns returns the fixed column names of the result table, in order.
+func Columns() []string {
+	s := parquet.SchemaOf(tableRow{})
+	out := make([]string, 0, len(s.Fields()))
+	for _, f := range s.Fields() {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+func optF(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func optI(x int) *int64 {
+	if x == 0 {
+		return nil
+	}
+	v := int64(x)
+	return &v
+}
+
+func optS(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func getF(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func getI(p *int64) int {
+	if p == nil {
+		return 0
+	}
+	return int(*p)
+}
+
+// probeLog is a probe as stored in the probe_log column (JSON array).
+type probeLog struct {
+	RateRPS   float64  `json:"rate_rps"`
+	Pass      bool     `json:"pass"`
+	EarlyStop bool     `json:"early_stop,omitempty"`
+	TTFTP99Ms *float64 `json:"ttft_p99_ms,omitempty"`
+	TPOTP99Ms *float64 `json:"tpot_p99_ms,omitempty"`
+}
+
+func toTable(r *Row) (tableRow, error) {
+	logs := make([]probeLog, len(r.Probes))
+	for i, p := range r.Probes {
+		logs[i] = probeLog{RateRPS: p.RateRPS, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms)}
+	}
+	js, err := json.Marshal(logs)
+	if err != nil {
+		return tableRow{}, fmt.Errorf("row %d: probe_log: %w", r.Index, err)
+	}
+	t := tableRow{
+		Index: int64(r.Index), Fingerprint: r.Fingerprint, GridSize: int64(r.GridSize), GPU: r.GPU,
+		TP: int64(r.TP), MaxNumSeqs: int64(r.MaxNumSeqs), MaxNumBatchedTokens: int64(r.MaxNumBatchedTokens),
+		Status: r.Status, Reason: optS(r.Reason), KVBlocks: optI(r.KVBlocks), Probes: int64(r.NumProbes),
+		TTFTP50Ms: optF(r.TTFTP50Ms), TTFTP99Ms: optF(r.TTFTP99Ms),
+		TPOTP50Ms: optF(r.TPOTP50Ms), TPOTP99Ms: optF(r.TPOTP99Ms), TPOTMeanMs: optF(r.TPOTMeanMs),
+		ITLP50Ms: optF(r.ITLP50Ms), ITLP99Ms: optF(r.ITLP99Ms), E2EP50Ms: optF(r.E2EP50Ms), E2EP99Ms: optF(r.E2EP99Ms),
+		ThroughputRPS: optF(r.ThroughputRPS), OutputTokensPerS: optF(r.OutputTokensPerS),
+		OutputTokensPerSPerGPU: optF(r.OutputTokensPerSPerGPU), TokensPerSPerUser: optF(r.TokensPerSPerUser),
+		OutputTokensPerRequest: optF(r.OutputTokensPerRequest), TargetRateRPS: optF(r.TargetRateRPS),
+		Replicas: optI(r.Replicas), GPUsTotal: optI(r.GPUsTotal), GPUCostPerHour: optF(r.GPUCostPerHour),
+		CostPerHour: optF(r.CostPerHour), CostPerMTok: optF(r.CostMTok),
+		Pareto: r.Pareto, Recommended: r.Recommended, ProbeLog: string(js),
+	}
+	if r.Status != StatusSkipped {
+		t.MaxRateRPS = optF(r.MaxRateRPS)
+	}
+	return t, nil
+}
+
+func fromTable(t *tableRow) (Row, error) {
+	r := Row{
+		Config: Config{Index: int(t.Index), GPU: t.GPU, TP: int(t.TP), MaxNumSeqs: int(t.MaxNumSeqs),
+			MaxNumBatchedTokens: int(t.MaxNumBatchedTokens)},
+		Fingerprint: t.Fingerprint, GridSize: int(t.GridSize), Status: t.Status, KVBlocks: getI(t.KVBlocks),
+		NumProbes: int(t.Probes), MaxRateRPS: getF(t.MaxRateRPS),
+		TTFTP50Ms: getF(t.TTFTP50Ms), TTFTP99Ms: getF(t.TTFTP99Ms),
+		TPOTP50Ms: getF(t.TPOTP50Ms), TPOTP99Ms: getF(t.TPOTP99Ms), TPOTMeanMs: getF(t.TPOTMeanMs),
+		ITLP50Ms: getF(t.ITLP50Ms), ITLP99Ms: getF(t.ITLP99Ms), E2EP50Ms: getF(t.E2EP50Ms), E2EP99Ms: getF(t.E2EP99Ms),
+		ThroughputRPS: getF(t.ThroughputRPS), OutputTokensPerS: getF(t.OutputTokensPerS),
+		OutputTokensPerSPerGPU: getF(t.OutputTokensPerSPerGPU), TokensPerSPerUser: getF(t.TokensPerSPerUser),
+		OutputTokensPerRequest: getF(t.OutputTokensPerRequest), TargetRateRPS: getF(t.TargetRateRPS),
+		Replicas: getI(t.Replicas), GPUsTotal: getI(t.GPUsTotal), GPUCostPerHour: getF(t.GPUCostPerHour),
+		CostPerHour: getF(t.CostPerHour), CostMTok: getF(t.CostPerMTok),
+		Pareto: t.Pareto, Recommended: t.Recommended,
+	}
+	if r.Status == StatusSkipped {
+		r.MaxRateRPS = 0
+	}
+	if t.Reason != nil {
+		r.Reason = *t.Reason
+	}
+	var logs []probeLog
+	if err := json.Unmarshal([]byte(t.ProbeLog), &logs); err != nil {
+		return r, fmt.Errorf("row %d: probe_log: %w", t.Index, err)
+	}
+	for _, l := range logs {
+		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Pass: l.Pass, EarlyStop: l.EarlyStop,
+			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms)})
+	}
+	return r, nil
+}
+
+// Parquet key-value metadata keys: the sweep's identity, kept even when a
+// (partial or empty-shard) file has no rows.
+const (
+	metaFingerprint = "roofsim.sweep.fingerprint"
+	metaGridSize    = "roofsim.sweep.grid_size"
+)
+
+// WriteParquet writes res as Parquet (snappy), one row per configuration in
+// index order, with the columns of Columns. It does not close w.
+func WriteParquet(w io.Writer, res *Result) error {
+	rows := make([]tableRow, len(res.Rows))
+	for i := range res.Rows {
+		t, err := toTable(&res.Rows[i])
+		if err != nil {
+			return err
+		}
+		rows[i] = t
+	}
+	pw := parquet.NewGenericWriter[tableRow](w, parquet.Compression(&snappy.Codec{}),
+		parquet.CreatedBy("roofsim", "sweep", "none"),
+		parquet.KeyValueMetadata(metaFingerprint, res.Fingerprint),
+		parquet.KeyValueMetadata(metaGridSize, strconv.Itoa(res.GridSize)))
+	if _, err := pw.Write(rows); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	return nil
+}
+
+// ReadParquet reads a file written by WriteParquet. Every row must carry
+// the fingerprint and grid size of the file's metadata. Pareto and recommendation flags are
+// recomputed from the rows.
+func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
+	defer func() { // parquet-go panics on some malformed inputs
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("parquet: malformed file: %v", v)
+		}
+	}()
+	f, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	want := Columns()
+	fields := f.Schema().Fields()
+	if len(fields) != len(want) {
+		return nil, fmt.Errorf("parquet: not a sweep result: %d columns, want %d", len(fields), len(want))
+	}
+	for i, fl := range fields {
+		if fl.Name() != want[i] {
+			return nil, fmt.Errorf("parquet: not a sweep result: column %d is %q, want %q", i, fl.Name(), want[i])
+		}
+	}
+	pr := parquet.NewGenericReader[tableRow](f)
+	defer pr.Close()
+	buf := make([]tableRow, 256)
+	res = &Result{}
+	res.Fingerprint, _ = f.Lookup(metaFingerprint)
+	if g, ok := f.Lookup(metaGridSize); ok {
+		if res.GridSize, err = strconv.Atoi(g); err != nil {
+			return nil, fmt.Errorf("parquet: metadata %s: %q is not an integer", metaGridSize, g)
+		}
+	}
+	for {
+		n, rerr := pr.Read(buf)
+		for i := 0; i < n; i++ {
+			row, err := fromTable(&buf[i])
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = append(res.Rows, row)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("parquet: %w", rerr)
+		}
+	}
+	for i, row := range res.Rows {
+		if row.Fingerprint != res.Fingerprint || row.GridSize != res.GridSize {
+			return nil, fmt.Errorf("row %d: fingerprint %s / grid size %d differ from the file's (%s / %d)",
+				i, row.Fingerprint, row.GridSize, res.Fingerprint, res.GridSize)
+		}
+	}
+	res.finalize()
+	res.Partial = len(res.Missing()) > 0
+	return res, nil
+}
+
+// WriteCSV writes res as CSV with a header of Columns, one row per
+// configuration; null values are empty, floats use the shortest exact
+// decimal form, so equal results give identical bytes.
+func WriteCSV(w io.Writer, res *Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(Columns()); err != nil {
+		return err
+	}
+	for i := range res.Rows {
+		t, err := toTable(&res.Rows[i])
+		if err != nil {
+			return err
+		}
+		if err := cw.Write(t.cells()); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// cells formats t in column order.
+func (t *tableRow) cells() []string {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	oi := func(p *int64) string {
+		if p == nil {
+			return ""
+		}
+		return i(*p)
+	}
+	of := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	os := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	b := strconv.FormatBool
+	return []string{
+		i(t.Index), t.Fingerprint, i(t.GridSize), t.GPU, i(t.TP), i(t.MaxNumSeqs), i(t.MaxNumBatchedTokens),
+		t.Status, os(t.Reason), oi(t.KVBlocks), i(t.Probes), of(t.MaxRateRPS),
+		of(t.TTFTP50Ms), of(t.TTFTP99Ms), of(t.TPOTP50Ms), of(t.TPOTP99Ms), of(t.TPOTMeanMs),
+		of(t.ITLP50Ms), of(t.ITLP99Ms), of(t.E2EP50Ms), of(t.E2EP99Ms),
+		of(t.ThroughputRPS), of(t.OutputTokensPerS), of(t.OutputTokensPerSPerGPU), of(t.TokensPerSPerUser),
+		of(t.OutputTokensPerRequest), of(t.TargetRateRPS), oi(t.Replicas), oi(t.GPUsTotal),
+		of(t.GPUCostPerHour), of(t.CostPerHour), of(t.CostPerMTok), b(t.Pareto), b(t.Recommended), t.ProbeLog,
+	}
+}
+
+// JSONRows returns the rows as ordered column/value pairs for JSON output
+// (null where not applicable, probe_log as an array).
+func JSONRows(res *Result) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, len(res.Rows))
+	cols := Columns()
+	for k := range res.Rows {
+		t, err := toTable(&res.Rows[k])
+		if err != nil {
+			return nil, err
+		}
+		cells := t.cells()
+		var buf []byte
+		buf = append(buf, '{')
+		for j, c := range cols {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendQuote(buf, c)
+			buf = append(buf, ':')
+			buf = append(buf, jsonCell(c, cells[j])...)
+		}
+		buf = append(buf, '}')
+		out = append(out, buf)
+	}
+	return out, nil
+}
+
+func jsonCell(col, cell string) []byte {
+	switch col {
+	case "fingerprint", "gpu", "status", "reason":
+		if cell == "" && col == "reason" {
+			return []byte("null")
+		}
+		return strconv.AppendQuote(nil, cell)
+	case "probe_log":
+		return []byte(cell)
+	}
+	if cell == "" {
+		return []byte("null")
+	}
+	return []byte(cell)
+}
