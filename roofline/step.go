@@ -510,7 +510,13 @@ func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.Op
 func named(c Cost, name string) Cost { c.Name = name; return c }
 
 // eval prices in into acc. It allocates only when acc.ops is non-nil.
-func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
+func (m *StepModel) eval(in *StepInput, acc *stepAcc) { m.evalCached(in, acc, nil) }
+
+// evalCached prices in into acc, taking the ops that depend only on the
+// step's token count from cache when given (Cost only, never Breakdown).
+// The token-count ops are accumulated first, into a zero accumulator, so a
+// cached partial sum gives bit-identical results.
+func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
 	// One pass over the requests: token counts and attention sums.
 	var (
 		prefTokens, sampled, requests int
@@ -563,6 +569,47 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 	if prefTokens == 0 || T <= p.GraphMaxTokens {
 		acc.launchScale = p.GraphLaunchFactor
 	}
+	if cache != nil && acc.ops == nil {
+		graph := acc.launchScale != 1
+		if part, ok := cache.get(T, graph); ok {
+			*acc = part
+		} else {
+			m.tokenOps(acc, T)
+			cache.put(T, graph, *acc)
+		}
+	} else {
+		m.tokenOps(acc, T)
+	}
+	h := m.hidden
+	if prefTokens > 0 {
+		pt := float64(prefTokens)
+		m.op(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, &m.pAct, &p.AttentionPrefill)
+		m.op(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
+			m.nSliding, &m.pAct, &p.AttentionPrefill)
+	}
+	if nDec > 0 {
+		m.op(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, &m.pAct, &p.AttentionDecode)
+		m.op(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
+			m.nSliding, &m.pAct, &p.AttentionDecode)
+	}
+	if sampled > 0 {
+		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head"), 1, &m.pLMH, &m.effLMH)
+	}
+
+	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6
+	acc.c.OverheadS += over
+	if acc.ops != nil {
+		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
+	}
+	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+}
+
+// tokenOps prices the operators whose cost depends only on the step's token
+// count T: norms, projections, all-reduces, the MLP or MoE, embedding.
+func (m *StepModel) tokenOps(acc *stepAcc, T int) {
+	p := m.prof
 	L := m.nLayers
 	h := m.hidden
 
@@ -577,19 +624,6 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
 	}
 	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
-	if prefTokens > 0 {
-		pt := float64(prefTokens)
-		m.op(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, &m.pAct, &p.AttentionPrefill)
-		m.op(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, &m.pAct, &p.AttentionPrefill)
-	}
-	if nDec > 0 {
-		m.op(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, &m.pAct, &p.AttentionDecode)
-		m.op(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
-			m.nSliding, &m.pAct, &p.AttentionDecode)
-	}
 	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
 	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
 
@@ -631,16 +665,6 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) {
 		ActBytes: float64(T*h) * m.act.Bits / 8, ComputePrecision: m.act.Compute}
 	m.op(acc, emb, 1, &m.pAct, &p.Elementwise)
 	m.op(acc, Elementwise("final_norm", normE, 4, 2, 1, m.act), 1, &m.pAct, &p.Elementwise)
-	if sampled > 0 {
-		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head"), 1, &m.pLMH, &m.effLMH)
-	}
-
-	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6
-	acc.c.OverheadS += over
-	if acc.ops != nil {
-		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
-	}
-	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
 }
 
 // mlp prices a dense MLP of per-GPU width inter running in count layers:

@@ -453,3 +453,35 @@ func BenchmarkStepCost(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 	b.ReportMetric(s/float64(b.N), "simulated-s/step")
 }
+
+// The memoised step model must price every step exactly as the plain one.
+func TestCachedStepIsExact(t *testing.T) {
+	for _, name := range []string{"llama-3.1-8b", "gpt-oss-20b", "qwen3-30b-a3b", "gemma-3-4b"} {
+		cfg, err := model.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := hardware.Lookup("h100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewStepModel(cfg, g, StepOptions{TP: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewCachedStep(m)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < 2000; i++ {
+			in := &StepInput{}
+			for j := rng.IntN(3); j > 0; j-- {
+				in.Prefills = append(in.Prefills, Chunk{Tokens: 1 + rng.IntN(600), Cached: rng.IntN(3000), Sampled: rng.IntN(2) == 0})
+			}
+			for j := rng.IntN(40); j > 0; j-- {
+				in.Decodes = append(in.Decodes, 1+rng.IntN(5000))
+			}
+			if a, b := m.Cost(in), c.Cost(in); a != b {
+				t.Fatalf("%s step %d: cached %+v != plain %+v", name, i, b, a)
+			}
+		}
+	}
+}

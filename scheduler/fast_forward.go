@@ -46,8 +46,9 @@ func (s *Scheduler) blocksNeeded(k int) int {
 // pending (Commit it as usual). k must not exceed FastForwardLimit. It stops
 // early if free KV blocks would run out (a preemption must go through the
 // normal path) and returns the number of steps taken, at least 1, and the
-// number of KV blocks in use before the last step's Commit (the peak of the
-// run, since no block is freed before it). O(k x running).
+// number of KV blocks in use after step k-1's Commit (the largest a
+// per-step observer would have seen among the committed steps, since no
+// block is freed before step k). O(k x running).
 func (s *Scheduler) FastForward(k int) (steps, peakUsed int) {
 	if k < 1 || k > s.FastForwardLimit() {
 		panic("scheduler: FastForward beyond FastForwardLimit")
@@ -57,10 +58,14 @@ func (s *Scheduler) FastForward(k int) (steps, peakUsed int) {
 		k--
 	}
 	b := &s.batch
+	peakUsed = s.pool.n - s.pool.numFree
 	if k > 1 {
 		// Steps 1..k-1 commit; steps 2..k allocate in step-major, running
 		// order, exactly as successive Schedule calls would.
 		for j := 2; j <= k; j++ {
+			if j == k {
+				peakUsed = s.pool.n - s.pool.numFree // after step k-1's Commit
+			}
 			for _, r := range s.running {
 				if s.blocksFor(r.NumComputed+j) > len(r.blocks) {
 					r.blocks = append(r.blocks, s.pool.allocate())
@@ -76,5 +81,5 @@ func (s *Scheduler) FastForward(k int) (steps, peakUsed int) {
 			s.registerFull(r, r.NumComputed+1)
 		}
 	}
-	return k, s.pool.n - s.pool.numFree
+	return k, peakUsed
 }

@@ -158,6 +158,11 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	if sink == nil {
 		sink = DiscardSink{}
 	}
+	if sm, ok := cfg.StepModel.(*roofline.StepModel); ok {
+		// Memoise the token-count-dependent part of step prices for this run
+		// (bit-identical results; the cache is private to this goroutine).
+		cfg.StepModel = roofline.NewCachedStep(sm)
+	}
 	rt, _ := newRouter(cfg.Router, cfg.Replicas)
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.col = traces.NewCollector(cfg.Clients)

@@ -1,0 +1,62 @@
+package roofline
+
+// tokenCache memoises the token-count-dependent part of a step's price,
+// per token count and launch mode. Not safe for concurrent use.
+type tokenCache struct {
+	parts [2][]cachedPart
+}
+
+type cachedPart struct {
+	ok  bool
+	acc stepAcc
+}
+
+func (c *tokenCache) get(T int, graph bool) (stepAcc, bool) {
+	g := 0
+	if graph {
+		g = 1
+	}
+	if T < len(c.parts[g]) && c.parts[g][T].ok {
+		return c.parts[g][T].acc, true
+	}
+	return stepAcc{}, false
+}
+
+func (c *tokenCache) put(T int, graph bool, a stepAcc) {
+	g := 0
+	if graph {
+		g = 1
+	}
+	if T >= len(c.parts[g]) {
+		n := max(T+1, 2*len(c.parts[g]), 256)
+		grown := make([]cachedPart, n)
+		copy(grown, c.parts[g])
+		c.parts[g] = grown
+	}
+	a.ops = nil
+	c.parts[g][T] = cachedPart{ok: true, acc: a}
+}
+
+// CachedStep prices steps exactly like its StepModel (bit-identical
+// results) but memoises the part of each step's cost that depends only on
+// its token count: projections, MLP, norms and all-reduces, which dominate
+// the work of pricing a step. Use one per simulation: it is not safe for
+// concurrent use. Memory grows with the largest token count seen (about
+// 100 bytes per distinct count).
+type CachedStep struct {
+	m     *StepModel
+	cache tokenCache
+}
+
+// NewCachedStep wraps m.
+func NewCachedStep(m *StepModel) *CachedStep { return &CachedStep{m: m} }
+
+// Cost is m.Cost(in), memoised.
+func (c *CachedStep) Cost(in *StepInput) StepCost {
+	var acc stepAcc
+	c.m.evalCached(in, &acc, &c.cache)
+	return acc.c
+}
+
+// Model returns the wrapped step model.
+func (c *CachedStep) Model() *StepModel { return c.m }
