@@ -474,6 +474,26 @@ type stepAcc struct {
 //
 // plus e.LaunchUS per run scaled by the step's launch factor.
 func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency) {
+	if count <= 0 {
+		return
+	}
+	tc, tm := m.opTimes(&c, pk, e)
+	m.apply(acc, c, count, pk, e, tc, tm)
+}
+
+// opTimes returns one instance's compute and memory times of c.
+func (m *StepModel) opTimes(c *Cost, pk *peak, e *hardware.OpEfficiency) (tc, tm float64) {
+	if c.FLOPs > 0 {
+		tc = c.FLOPs / (pk.flops * e.Compute.At(c.FLOPs))
+	}
+	if b := c.Bytes(); b > 0 {
+		tm = b / (m.bw * e.Memory.At(b))
+	}
+	return tc, tm
+}
+
+// apply adds count instances of c, with per-instance times tc and tm, to acc.
+func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency, tc, tm float64) {
 	c.ComputePrecision = pk.key
 	peak := pk.flops
 	b := c.Bytes()
@@ -481,13 +501,6 @@ func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.Op
 		return
 	}
 	n := float64(count)
-	var tc, tm float64
-	if c.FLOPs > 0 {
-		tc = c.FLOPs / (peak * e.Compute.At(c.FLOPs))
-	}
-	if b > 0 {
-		tm = b / (m.bw * e.Memory.At(b))
-	}
 	t := max(tc, tm) * n
 	launch := e.LaunchUS * 1e-6 * acc.launchScale * n
 	bound := MemoryBound
@@ -595,7 +608,14 @@ func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
 			m.nSliding, &m.pAct, &p.AttentionDecode)
 	}
 	if sampled > 0 {
-		m.op(acc, named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head"), 1, &m.pLMH, &m.effLMH)
+		lm := named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head")
+		var tc, tm float64
+		if cache != nil {
+			tc, tm = cache.lmHead(sampled, func() (float64, float64) { return m.opTimes(&lm, &m.pLMH, &m.effLMH) })
+		} else {
+			tc, tm = m.opTimes(&lm, &m.pLMH, &m.effLMH)
+		}
+		m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm)
 	}
 
 	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6

@@ -4,6 +4,29 @@ package roofline
 // per token count and launch mode. Not safe for concurrent use.
 type tokenCache struct {
 	parts [2][]cachedPart
+	// lm holds the LM head's compute and memory times per sampled count.
+	lm []lmTimes
+}
+
+type lmTimes struct {
+	ok     bool
+	tc, tm float64
+}
+
+// lmHead returns the LM head's times for sampled rows, computing them with
+// f on first use.
+func (c *tokenCache) lmHead(sampled int, f func() (float64, float64)) (float64, float64) {
+	if sampled < len(c.lm) && c.lm[sampled].ok {
+		return c.lm[sampled].tc, c.lm[sampled].tm
+	}
+	if sampled >= len(c.lm) {
+		grown := make([]lmTimes, max(sampled+1, 2*len(c.lm), 64))
+		copy(grown, c.lm)
+		c.lm = grown
+	}
+	tc, tm := f()
+	c.lm[sampled] = lmTimes{ok: true, tc: tc, tm: tm}
+	return tc, tm
 }
 
 type cachedPart struct {
