@@ -262,7 +262,8 @@ func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS flo
 	if err != nil {
 		return 0, 0, err
 	}
-	res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Clients: []string{"bench"}}, gen, nil)
+	res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Clients: []string{"bench"},
+		FrontendDelay: prep.FrontendDelay}, gen, nil)
 	if err != nil {
 		return 0, 0, err
 	}

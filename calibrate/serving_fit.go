@@ -11,13 +11,15 @@ import (
 
 // Overheads are the engine-level costs that kernel tables cannot see: CPU
 // scheduling and input preparation per step, per-request work (sampling,
-// detokenisation), and how much of the per-kernel fixed cost CUDA graphs
-// hide in decode-only steps.
+// detokenisation), how much of the per-kernel fixed cost remains in a
+// CUDA-graph stream, and the API front end's latency per request (HTTP,
+// tokenisation) before the engine sees it.
 type Overheads struct {
 	StepOverheadUS       float64 `json:"step_overhead_us" yaml:"step_overhead_us"`
 	PerRequestOverheadUS float64 `json:"per_request_overhead_us" yaml:"per_request_overhead_us"`
 	GraphLaunchFactor    float64 `json:"graph_launch_factor" yaml:"graph_launch_factor"`
 	GraphMaxTokens       int     `json:"graph_max_tokens" yaml:"graph_max_tokens"`
+	FrontendLatencyUS    float64 `json:"frontend_latency_us" yaml:"frontend_latency_us"`
 }
 
 // VLLMGraphMaxTokens makes every step of a vLLM v1 profile use the graph
@@ -34,6 +36,7 @@ func (o Overheads) Apply(p *hardware.Profile) *hardware.Profile {
 	c.PerRequestOverheadUS = o.PerRequestOverheadUS
 	c.GraphLaunchFactor = o.GraphLaunchFactor
 	c.GraphMaxTokens = o.GraphMaxTokens
+	c.FrontendLatencyUS = o.FrontendLatencyUS
 	return c
 }
 
@@ -93,6 +96,7 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 			PerRequestOverheadUS: math.Exp(x[1]),
 			GraphLaunchFactor:    1 / (1 + math.Exp(-x[2])),
 			GraphMaxTokens:       VLLMGraphMaxTokens,
+			FrontendLatencyUS:    math.Exp(x[3]),
 		}
 	}
 	evals := 0
@@ -120,14 +124,16 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 	best, bestX := math.Inf(1), []float64(nil)
 	for _, step := range []float64{100, 500, 1500} {
 		for _, graph := range []float64{0.05, 0.3, 0.8} {
-			x := []float64{math.Log(step), math.Log(10), math.Log(graph / (1 - graph))}
-			if l := loss(x); l < best {
-				best, bestX = l, x
+			for _, front := range []float64{3000, 20000} {
+				x := []float64{math.Log(step), math.Log(10), math.Log(graph / (1 - graph)), math.Log(front)}
+				if l := loss(x); l < best {
+					best, bestX = l, x
+				}
 			}
 		}
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: loss}, bestX, &optimize.Settings{
-		FuncEvaluations: 60,
+		FuncEvaluations: 120,
 		Converger:       &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 15},
 	}, &optimize.NelderMead{SimplexSize: 1})
 	if res == nil {

@@ -121,6 +121,10 @@ type Profile struct {
 
 	// StepOverheadUS is the fixed CPU/scheduler cost of one engine step.
 	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`
+	// FrontendLatencyUS is the serving front end's latency per request
+	// (HTTP, tokenisation, detokenisation of the first token) before the
+	// engine sees it: it adds to TTFT and E2E but not to TPOT.
+	FrontendLatencyUS float64 `yaml:"frontend_latency_us,omitempty" json:"frontend_latency_us,omitempty"`
 	// PerRequestOverheadUS is added per request in the batch (input prep,
 	// sampling, detokenisation).
 	PerRequestOverheadUS float64 `yaml:"per_request_overhead_us" json:"per_request_overhead_us"`

@@ -165,6 +165,9 @@ func (p *Profile) validate() *FieldError {
 	if err := nonNegative("per_request_overhead_us", p.PerRequestOverheadUS); err != nil {
 		return err
 	}
+	if err := nonNegative("frontend_latency_us", p.FrontendLatencyUS); err != nil {
+		return err
+	}
 	if p.GraphMaxTokens < 0 {
 		return fieldErr("graph_max_tokens", "must be >= 0")
 	}

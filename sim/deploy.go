@@ -37,6 +37,9 @@ type Prepared struct {
 	Capacity Capacity
 	// Pinned is true when the KV capacity came from num_gpu_blocks.
 	Pinned bool
+	// FrontendDelay is the GPU profile's per-request front-end latency
+	// (Config.FrontendDelay).
+	FrontendDelay Time
 }
 
 // Prepare builds the step model and derives the KV capacity the way vLLM
@@ -70,7 +73,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		// prefill is off, so any prompt fits one step.
 		sc.MaxNumBatchedTokens = sc.MaxModelLen
 	}
-	p := &Prepared{Step: step}
+	p := &Prepared{Step: step, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	util := d.GPUMemoryUtilization
 	if util == 0 {
 		util = 0.9

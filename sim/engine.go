@@ -63,6 +63,10 @@ type Config struct {
 	// OnProgress, when set, is called after every completed or rejected
 	// request with the running count (deterministic; no wall clock).
 	OnProgress func(done int64)
+	// FrontendDelay is the time between a request's arrival and the engine
+	// seeing it (API server: HTTP, tokenisation). It adds to TTFT and E2E,
+	// not to TPOT. Sim.Prepare takes it from the GPU profile.
+	FrontendDelay Time
 	// NoFastForward disables decode fast-forwarding (runs of pure decode
 	// steps applied in one go). Results are identical either way; tests use
 	// it to prove that.
@@ -85,6 +89,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Horizon < 0 {
 		return fmt.Errorf("horizon: must be >= 0, got %d", c.Horizon)
+	}
+	if c.FrontendDelay < 0 {
+		return fmt.Errorf("frontend delay: must be >= 0, got %d", c.FrontendDelay)
 	}
 	return c.Scheduler.Validate()
 }
@@ -229,7 +236,7 @@ func (e *engine) release(i int32) { e.free = append(e.free, i) }
 // enqueue registers w as a future arrival.
 func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 	at := Time(w.ArrivalNS)
-	if at < e.now {
+	if at+e.cfg.FrontendDelay < e.now {
 		return fmt.Errorf("request %d: arrival %v s is before the current time %v s", w.ID, at.Seconds(), e.now.Seconds())
 	}
 	i, r := e.alloc()
@@ -247,7 +254,9 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 		Segments:     segs,
 		Index:        int(i),
 	}
-	e.q.push(event{at: at, kind: evArrival, req: i})
+	// The engine sees the request after the server front end has handled it
+	// (HTTP, tokenisation); metrics still count from the arrival.
+	e.q.push(event{at: at + e.cfg.FrontendDelay, kind: evArrival, req: i})
 	return nil
 }
 
@@ -268,6 +277,8 @@ func (e *engine) arrive(i int32) error {
 	}
 	e.res.Arrived++
 	e.inSystem++
+	// It has been in the system since its arrival, before the front end.
+	e.res.InSystemSeconds += e.cfg.FrontendDelay.Seconds()
 	e.res.PromptTokens += int64(r.w.PromptTokens)
 	rep := e.router.pick(&r.w, e.insts)
 	r.replica = int32(rep)

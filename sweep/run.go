@@ -231,7 +231,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	pr := &prober{
 		base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop,
 		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1,
-			Router: sim.RouterRoundRobin, Clients: p.clients},
+			Router: sim.RouterRoundRobin, Clients: p.clients, FrontendDelay: prep.FrontendDelay},
 	}
 	start := estimateRate(p.work, o.Seed, prep)
 	if !(start > 0) {

@@ -43,7 +43,7 @@ example hardware/profiles/h100.yaml), recording the command in their source.`,
 	f.StringVar(&o.File, "file", "", "closed-loop serving measurements (CSV)")
 	f.StringSliceVar(&o.TrainGPUs, "train-gpus", []string{"h100_sxm"}, "systems whose rows are fitted; all others are held out")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted overheads into")
-	f.IntVar(&o.RequestsPerClient, "requests-per-client", 3, "requests each closed-loop client sends per simulated row")
+	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
 	f.BoolVar(&o.JSON, "json", false, "print the fit as JSON")
 	return cmd
 }
@@ -74,7 +74,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	for i, path := range o.Update {
 		p := fit.Overheads.Apply(profiles[i])
-		p.Source = strings.TrimSpace(p.Source) + "; overheads (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens) fitted by `" +
+		p.Source = strings.TrimSpace(p.Source) + "; overheads (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us) fitted by `" +
 			command + "` to the " + strings.Join(o.TrainGPUs, ",") + " rows of " + o.File + ", other rows held out"
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
@@ -88,8 +88,8 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		return writeJSON(s.out, fit)
 	}
 	ov := fit.Overheads
-	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f\n\n",
-		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor)
+	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us\n\n",
+		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS)
 	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(o.TrainGPUs, ", "))
 	if err := fit.Train.WriteText(s.out); err != nil {
 		return err

@@ -294,6 +294,8 @@ func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, 
 		Router:    r.Router,
 		Clients:   names,
 		Horizon:   sim.FromSeconds(r.DurationS),
+
+		FrontendDelay: prep.FrontendDelay,
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
