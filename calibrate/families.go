@@ -48,6 +48,13 @@ func gemmKey(dtype string) string {
 	return dtype
 }
 
+// MinGEMMDim is the smallest n and k of the GEMM rows that are fitted. The
+// measured grid runs down to 32x32 matrices, which no transformer layer of
+// the catalog issues (the narrowest, an o_proj of a 2048-wide model at TP 8,
+// has k = 256); fitting them pulls the one-curve model away from the shapes
+// that matter.
+const MinGEMMDim = 256
+
 // families builds the OpEfficiency families present in k for GPU g. Rows
 // whose compute precision the GPU lacks are skipped with a warning.
 func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
@@ -57,7 +64,12 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	byKey := map[string][]Sample{}
 	skipped := map[string]int{}
 	var order []string
+	small := 0
 	for _, r := range k.GEMM {
+		if r.N < MinGEMMDim || r.K < MinGEMMDim {
+			small++
+			continue
+		}
 		key := gemmKey(r.Dtype)
 		s, err := sampleOf(GEMMCost(r), g, r.LatencyMS)
 		if err != nil {
@@ -68,6 +80,9 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 			order = append(order, key)
 		}
 		byKey[key] = append(byKey[key], s)
+	}
+	if small > 0 {
+		warns = append(warns, fmt.Sprintf("gemm: %d rows with n or k < %d left out (outside the shapes transformer layers issue)", small, MinGEMMDim))
 	}
 	for _, key := range []string{"bf16", "fp8", "fp8_block"} {
 		if n := skipped[key]; n > 0 {

@@ -1,6 +1,8 @@
 package calibrate
 
 import (
+	"github.com/roofsim/roofsim/internal/shareddata"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,34 +10,8 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 )
 
-// kernelsDir locates shared/data/kernels/<gpu>: $ROOFSIM_DATA, else
-// shared/data beside the repository found by walking up from the package
-// directory. It skips when the data is missing, unless CI is set.
-func kernelsDir(t *testing.T, gpu string) string {
-	t.Helper()
-	var root string
-	if d := os.Getenv("ROOFSIM_DATA"); d != "" {
-		root = d
-	} else if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			if st, err := os.Stat(filepath.Join(d, "shared", "data")); err == nil && st.IsDir() {
-				root = filepath.Join(d, "shared", "data")
-				break
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	dir := filepath.Join(root, "kernels", gpu)
-	if _, err := os.Stat(dir); root == "" || err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("measured data missing: kernels/%s not found under shared/data or $ROOFSIM_DATA (%q)", gpu, root)
-		}
-		t.Skipf("measured data kernels/%s not found; set ROOFSIM_DATA", gpu)
-	}
-	return dir
-}
+// kernelsDir is shared/data/kernels/<gpu> (see shareddata).
+func kernelsDir(t *testing.T, gpu string) string { return shareddata.Path(t, "kernels", gpu) }
 
 // TestShippedProfileOnSharedData checks the embedded H100 profile on a
 // subsample of the measured H100 decode-attention table: the shipped fit

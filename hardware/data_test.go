@@ -1,6 +1,8 @@
 package hardware
 
 import (
+	"github.com/roofsim/roofsim/internal/shareddata"
+
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -9,36 +11,8 @@ import (
 	"testing"
 )
 
-// dataDir finds the measured data beside the repository: $ROOFSIM_DATA, or
-// shared/data found by walking up from the package directory. When it is
-// missing the test is skipped, except under CI, where that is a failure.
-func dataDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("ROOFSIM_DATA"); d != "" {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
-		}
-		t.Fatalf("ROOFSIM_DATA=%q is not a directory", d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		cand := filepath.Join(d, "shared", "data")
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("measured data not found: no shared/data above %s and ROOFSIM_DATA unset (required under CI)", wd)
-	}
-	t.Skipf("measured data not found above %s (set ROOFSIM_DATA)", wd)
-	return ""
-}
+// dataDir is the measured data beside the repository (see shareddata).
+func dataDir(t *testing.T) string { return shareddata.Path(t) }
 
 func readCSV(t *testing.T, path string) ([]string, [][]string) {
 	t.Helper()
