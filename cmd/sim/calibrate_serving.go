@@ -16,6 +16,7 @@ type calibrateServingOptions struct {
 	TrainGPUs         []string
 	Update            []string
 	RequestsPerClient int
+	KVDType           string
 	JSON              bool
 }
 
@@ -44,6 +45,7 @@ example hardware/profiles/h100.yaml), recording the command in their source.`,
 	f.StringSliceVar(&o.TrainGPUs, "train-gpus", []string{"h100_sxm"}, "systems whose rows are fitted; all others are held out")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted overheads into")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
+	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the fit as JSON")
 	return cmd
 }
@@ -68,7 +70,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if err != nil {
 		return err
 	}
-	fit, err := calibrate.FitServingOverheads(rows, o.TrainGPUs, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient})
+	fit, err := calibrate.FitServingOverheads(rows, o.TrainGPUs, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 type validateServingOptions struct {
 	File              string
 	RequestsPerClient int
+	KVDType           string
 	Seed              uint64
 	JSON              bool
 }
@@ -39,7 +40,7 @@ overall (median and p90 absolute percentage error, and the mean signed error).`,
 			if err != nil {
 				return err
 			}
-			rep := calibrate.ValidateServing(rows, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient, Seed: o.Seed})
+			rep := calibrate.ValidateServing(rows, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient, Seed: o.Seed, KVDType: o.KVDType})
 			if o.JSON {
 				return writeJSON(s.out, rep)
 			}
@@ -50,6 +51,7 @@ overall (median and p90 absolute percentage error, and the mean signed error).`,
 	f.StringVar(&o.File, "file", "", "closed-loop benchmark table (CSV)")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
