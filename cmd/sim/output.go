@@ -83,5 +83,8 @@ func atomicWriteFile(path string, write func(w io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
+	if err = os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp, path)
 }
