@@ -50,6 +50,9 @@ example hardware/profiles/h100.yaml), recording the command in their source.`,
 	return cmd
 }
 
+// servingNote starts the sentence a serving fit appends to a profile's source.
+const servingNote = "; overhead"
+
 func runCalibrateServing(s streams, o *calibrateServingOptions, command string) error {
 	if o.File == "" {
 		return usageError{fmt.Errorf("--file: required")}
@@ -76,7 +79,12 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	for i, path := range o.Update {
 		p := fit.Overheads.Apply(profiles[i])
-		p.Source = strings.TrimSpace(p.Source) + "; overheads (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us) fitted by `" +
+		// Replace the note of an earlier serving fit rather than stacking them.
+		src := p.Source
+		if j := strings.Index(src, servingNote); j >= 0 {
+			src = src[:j]
+		}
+		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + servingNote + "s (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us) fitted by `" +
 			command + "` to the " + strings.Join(o.TrainGPUs, ",") + " rows of " + o.File + ", other rows held out"
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+
 	"io"
 	"sort"
+
+	"github.com/roofsim/roofsim/hardware"
 
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
@@ -19,7 +22,7 @@ func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, out *outputDir) 
 		fmt.Fprint(w, " (pinned)")
 	}
 	fmt.Fprintf(w, ", max_num_seqs %d, max_num_batched_tokens %d, seed %d\n", r.MaxNumSeqs, r.MaxNumBatchedTokens, r.Seed)
-	fmt.Fprintf(w, "GPU profile: %s\n\n", r.Profile)
+	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLabel(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
 	if res.InFlight > 0 {
@@ -73,4 +76,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// profileLabel is a one-line description of a profile; `sim gpus --json`
+// shows its full source.
+func profileLabel(p *hardware.Profile) string {
+	if !p.Calibrated {
+		return "built-in defaults (uncalibrated)"
+	}
+	l := "calibrated"
+	if p.Engine != "" {
+		l += " for " + p.Engine
+	}
+	return l + " (source: sim gpus --json)"
 }
