@@ -25,6 +25,10 @@ type OpSpec struct {
 	FLOPs float64 `json:"flops" yaml:"flops"`
 	// MemoryBytes is the DRAM traffic in bytes (reads plus writes); > 0.
 	MemoryBytes float64 `json:"memory_bytes" yaml:"memory_bytes"`
+	// MeasuredS is an optional measured time in seconds (> 0 when given;
+	// 0 = not measured): `sim roofline ops` compares with it and plots put
+	// the op at its achieved FLOP/s.
+	MeasuredS float64 `json:"measured_s,omitempty" yaml:"measured_s,omitempty"`
 }
 
 // Intensity is the arithmetic intensity FLOPs / MemoryBytes in FLOP/byte.
@@ -42,6 +46,8 @@ const (
 	opKeyName   = "name"
 	opKeyFLOPs  = "flops"
 	opKeyMemory = "memory_bytes"
+	// opKeyMeasured is optional.
+	opKeyMeasured = "measured_s"
 )
 
 // LoadOps reads an ops file; see ParseOps for the formats.
@@ -140,7 +146,7 @@ func (e *opEntry) set(key, raw string, isNumber bool, line int) error {
 		if e.spec.Name == "" {
 			return opsErrorf(line, "ops[%d].name: must be non-empty", e.index)
 		}
-	case opKeyFLOPs, opKeyMemory:
+	case opKeyFLOPs, opKeyMemory, opKeyMeasured:
 		txt := strings.TrimSpace(raw)
 		switch strings.ToLower(strings.TrimLeft(txt, "+-")) {
 		case ".inf", ".nan": // YAML spellings of non-finite floats
@@ -153,7 +159,12 @@ func (e *opEntry) set(key, raw string, isNumber bool, line int) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return opsErrorf(line, "ops[%d].%s: must be finite (got %s)", e.index, key, raw)
 		}
-		if key == opKeyFLOPs {
+		if key == opKeyMeasured {
+			if v <= 0 {
+				return opsErrorf(line, "ops[%d].measured_s: must be > 0 (got %s)", e.index, raw)
+			}
+			e.spec.MeasuredS = v
+		} else if key == opKeyFLOPs {
 			if v < 0 {
 				return opsErrorf(line, "ops[%d].flops: must be >= 0 (got %s)", e.index, raw)
 			}
@@ -165,7 +176,7 @@ func (e *opEntry) set(key, raw string, isNumber bool, line int) error {
 			e.spec.MemoryBytes = v
 		}
 	default:
-		return opsErrorf(line, "ops[%d]: unknown key %q (want name, flops, memory_bytes)", e.index, key)
+		return opsErrorf(line, "ops[%d]: unknown key %q (want name, flops, memory_bytes, optional measured_s)", e.index, key)
 	}
 	return nil
 }
@@ -381,7 +392,7 @@ func (p *opsJSON) list() ([]OpSpec, error) {
 			case json.Number:
 				raw, isNumber = v.String(), true
 			default:
-				if key == opKeyName || key == opKeyFLOPs || key == opKeyMemory {
+				if key == opKeyName || key == opKeyFLOPs || key == opKeyMemory || key == opKeyMeasured {
 					return nil, opsErrorf(line, "ops[%d].%s: must be a scalar value (got %v)", i, key, jsonKind(vt))
 				}
 			}
@@ -448,9 +459,9 @@ func parseOpsCSV(data []byte) ([]OpSpec, error) {
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
 		switch h {
-		case opKeyName, opKeyFLOPs, opKeyMemory:
+		case opKeyName, opKeyFLOPs, opKeyMemory, opKeyMeasured:
 		default:
-			return nil, opsErrorf(headerLine, "header: unknown column %q (want name, flops, memory_bytes)", header[i])
+			return nil, opsErrorf(headerLine, "header: unknown column %q (want name, flops, memory_bytes, optional measured_s)", header[i])
 		}
 		if seen[h] {
 			return nil, opsErrorf(headerLine, "header: duplicate column %q", h)
@@ -475,6 +486,9 @@ func parseOpsCSV(data []byte) ([]OpSpec, error) {
 		line, _ := r.FieldPos(0)
 		e := newOpEntry(i, line)
 		for j, v := range rec {
+			if cols[j] == opKeyMeasured && strings.TrimSpace(v) == "" {
+				continue // optional column, left empty for unmeasured ops
+			}
 			if err := e.set(cols[j], v, true, line); err != nil {
 				return nil, err
 			}

@@ -253,3 +253,28 @@ func FuzzParseOps(f *testing.F) {
 		}
 	})
 }
+
+// measured_s is optional in every format; empty in a CSV row means unmeasured.
+func TestParseOpsMeasured(t *testing.T) {
+	csv := "name,flops,memory_bytes,measured_s\na,100,10,\nb,200,20,2e-6\n"
+	ops, err := ParseOps([]byte(csv), "m.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops[0].MeasuredS != 0 || ops[1].MeasuredS != 2e-6 {
+		t.Fatalf("measured %v, %v", ops[0].MeasuredS, ops[1].MeasuredS)
+	}
+	y := "- {name: a, flops: 1, memory_bytes: 2, measured_s: 3e-3}\n"
+	if ops, err = ParseOps([]byte(y), "m.yaml"); err != nil || ops[0].MeasuredS != 3e-3 {
+		t.Fatalf("yaml: %v %v", ops, err)
+	}
+	j := `[{"name": "a", "flops": 1, "memory_bytes": 2, "measured_s": 0.5}]`
+	if ops, err = ParseOps([]byte(j), "m.json"); err != nil || ops[0].MeasuredS != 0.5 {
+		t.Fatalf("json: %v %v", ops, err)
+	}
+	for _, bad := range []string{"- {name: a, flops: 1, memory_bytes: 2, measured_s: 0}\n", "- {name: a, flops: 1, memory_bytes: 2, measured_s: -1}\n"} {
+		if _, err := ParseOps([]byte(bad), "bad.yaml"); err == nil || !strings.Contains(err.Error(), "measured_s: must be > 0") {
+			t.Errorf("%q: error %v", bad, err)
+		}
+	}
+}

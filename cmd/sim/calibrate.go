@@ -43,7 +43,7 @@ llama.cpp measurements (llama-bench pp/tg, llama-batched-bench) such as
 CUDA-graph launch share) to end-to-end serving measurements.`,
 		Example: `  sim calibrate --gpu h100 --kernels ../shared/data/kernels/h100_sxm --out h100.yaml
   sim calibrate --gpu gb10 --throughput ../shared/data/gb10/measurements.csv --out gb10.yaml`,
-		Args:    noArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCalibrate(s, opts, "sim "+strings.Join(os.Args[1:], " "))
 		},

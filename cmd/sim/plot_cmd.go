@@ -32,8 +32,10 @@ func newPlotCmd(s streams) *cobra.Command {
 		Short: "Draw a log-log roofline (SVG or PNG) with operator and phase points",
 		Long: `Draw the GPU's roofline: the bandwidth slope, one compute ceiling per precision
 with its ridge point, operator points from --points (an ops file: name, flops,
-memory_bytes; plotted at the attainable rate for --dtype), and, with --model,
-the model's prefill and decode phases as predicted by the step model.`,
+memory_bytes and optionally measured_s: measured ops sit at their achieved
+FLOP/s, others at the attainable rate for --dtype), and, with --model (a
+comma-separated list), each model's prefill and decode phases as predicted by
+the step model.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlot(s, o) },
 	}
@@ -106,11 +108,15 @@ func runPlot(s streams, o *plotOptions) error {
 			if a.ArithmeticIntensity <= 0 || a.AttainableFLOPS <= 0 {
 				continue // zero-FLOP operators have no place on a log-log roofline
 			}
-			chart.Points = append(chart.Points, plot.Point{Label: op.Name, Group: "operators", Intensity: a.ArithmeticIntensity, FLOPS: a.AttainableFLOPS})
+			pt := plot.Point{Label: op.Name, Group: "operators (attainable)", Intensity: a.ArithmeticIntensity, FLOPS: a.AttainableFLOPS}
+			if op.MeasuredS > 0 {
+				pt.Group, pt.FLOPS = "operators (measured)", op.FLOPs/op.MeasuredS
+			}
+			chart.Points = append(chart.Points, pt)
 		}
 	}
-	if o.Model != "" {
-		m, err := resolveModel(o.Model)
+	for _, name := range splitList(o.Model) {
+		m, err := resolveModel(name)
 		if err != nil {
 			return err
 		}
@@ -149,3 +155,4 @@ func resolveModel(name string) (*model.Config, error) {
 	}
 	return m, nil
 }
+

@@ -240,7 +240,7 @@ func newOpsCmd(s streams) *cobra.Command {
 	o := &opsOptions{}
 	cmd := &cobra.Command{
 		Use:   "ops --file ops.yaml",
-		Short: "Roofline of a list of operations {name, flops, memory_bytes} (YAML, JSON or CSV)",
+		Short: "Roofline of a list of operations {name, flops, memory_bytes[, measured_s]} (YAML, JSON or CSV)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runOps(s, o, cmd.Flags().Changed("gpu"))
@@ -300,7 +300,11 @@ func runOps(s streams, o *opsOptions, _ bool) error {
 	}
 	as := make([]roofline.Analysis, 0, len(ops))
 	for _, op := range ops {
-		as = append(as, roofline.Analyze(op.Cost(), peak, bw))
+		a := roofline.Analyze(op.Cost(), peak, bw)
+		if op.MeasuredS > 0 {
+			a = a.WithMeasured(op.MeasuredS)
+		}
+		as = append(as, a)
 	}
 	if o.JSON {
 		return writeJSON(s.out, as)
