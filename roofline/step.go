@@ -351,8 +351,17 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		}
 		pk.flops = f
 	}
-	m.effGEMM, m.effEmb = m.prof.GEMMFor(m.pGEMM.key), m.prof.GEMMFor(m.pEmb.key)
-	m.effAttn, m.effLMH = m.prof.GEMMFor(m.pAttn.key), m.prof.GEMMFor(m.pLMH.key)
+	// A profile may carry an efficiency for a weight format itself ("q4_k",
+	// "fp8_block": its kernels differ from others of the same compute
+	// precision); otherwise the compute precision's entry applies.
+	eff := func(w Precision, key string) hardware.OpEfficiency {
+		if e, ok := m.prof.GEMMByPrecision[w.Name]; ok {
+			return e
+		}
+		return m.prof.GEMMFor(key)
+	}
+	m.effGEMM, m.effEmb = eff(m.w, m.pGEMM.key), eff(m.emb, m.pEmb.key)
+	m.effAttn, m.effLMH = eff(m.attnW, m.pAttn.key), eff(m.lmh, m.pLMH.key)
 	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
 		m.opts.WeightDType = ""
