@@ -62,23 +62,59 @@ type OpEfficiency struct {
 	Memory Curve `yaml:"memory" json:"memory"`
 	// LaunchUS is the fixed per-kernel cost in microseconds (eager launch).
 	LaunchUS float64 `yaml:"launch_us,omitempty" json:"launch_us,omitempty"`
+	// PerSequenceUS is GPU time in microseconds per sequence of a batched
+	// kernel (attention: per-request scheduling of thread blocks, block-table
+	// walks, split-KV merges), added to the roofline time for every request
+	// the kernel serves. It is device work, so CUDA graphs do not remove it.
+	// 0 for kernels without a per-sequence structure (GEMMs).
+	PerSequenceUS float64 `yaml:"per_sequence_us,omitempty" json:"per_sequence_us,omitempty"`
+}
+
+// SequenceSeconds is the per-sequence time of sequences requests (s).
+func (o *OpEfficiency) SequenceSeconds(sequences int) float64 {
+	return o.PerSequenceUS * 1e-6 * float64(sequences)
 }
 
 // AllReduce is a latency + bandwidth model of a tensor-parallel all-reduce:
 //
 //	t(bytes, n) = LatencyUS*1e-6 + 2*(n-1)/n * bytes / (BusBandwidthGBps*1e9)
 //
-// Where ByGPUs has an entry for n, it overrides the top-level values.
+// Where ByGPUs has an entry for n, it overrides the top-level values (and
+// may switch algorithm by message size: AllReducePoint.Seconds).
 type AllReduce struct {
 	LatencyUS        float64                `yaml:"latency_us" json:"latency_us"`
 	BusBandwidthGBps float64                `yaml:"bus_bandwidth_gbps" json:"bus_bandwidth_gbps"`
 	ByGPUs           map[int]AllReducePoint `yaml:"by_gpus,omitempty" json:"by_gpus,omitempty"`
 }
 
-// AllReducePoint is the fitted all-reduce model for one GPU count.
+// AllReducePoint is the fitted all-reduce model for one GPU count. A serving
+// engine switches algorithm by message size (vLLM: its custom one-/two-shot
+// kernel for small messages, NCCL rings for large ones), so a point may
+// carry a second latency + bandwidth pair for messages larger than
+// SwitchBytes. SwitchBytes = 0 means one algorithm at every size.
 type AllReducePoint struct {
 	LatencyUS        float64 `yaml:"latency_us" json:"latency_us"`
 	BusBandwidthGBps float64 `yaml:"bus_bandwidth_gbps" json:"bus_bandwidth_gbps"`
+	// SwitchBytes is the largest message (bytes) priced with LatencyUS and
+	// BusBandwidthGBps; larger ones use LargeLatencyUS and
+	// LargeBusBandwidthGBps. 0: no switch.
+	SwitchBytes           float64 `yaml:"switch_bytes,omitempty" json:"switch_bytes,omitempty"`
+	LargeLatencyUS        float64 `yaml:"large_latency_us,omitempty" json:"large_latency_us,omitempty"`
+	LargeBusBandwidthGBps float64 `yaml:"large_bus_bandwidth_gbps,omitempty" json:"large_bus_bandwidth_gbps,omitempty"`
+}
+
+// Seconds is this point's time for a message of bytes across n >= 2 GPUs:
+// LatencyUS*1e-6 + 2(n-1)/n bytes/(BusBandwidthGBps*1e9), with the large
+// pair above SwitchBytes. A zero bandwidth gives +Inf.
+func (pt AllReducePoint) Seconds(bytes float64, n int) float64 {
+	lat, bw := pt.LatencyUS, pt.BusBandwidthGBps
+	if pt.SwitchBytes > 0 && bytes > pt.SwitchBytes {
+		lat, bw = pt.LargeLatencyUS, pt.LargeBusBandwidthGBps
+	}
+	if bw <= 0 {
+		return math.Inf(1)
+	}
+	return lat*1e-6 + 2*float64(n-1)/float64(n)*bytes/(bw*1e9)
 }
 
 // Seconds returns the all-reduce time for a message of bytes across n GPUs.
@@ -87,14 +123,10 @@ func (a AllReduce) Seconds(bytes float64, n int) float64 {
 	if n <= 1 {
 		return 0
 	}
-	lat, bw := a.LatencyUS, a.BusBandwidthGBps
 	if p, ok := a.ByGPUs[n]; ok {
-		lat, bw = p.LatencyUS, p.BusBandwidthGBps
+		return p.Seconds(bytes, n)
 	}
-	if bw <= 0 {
-		return math.Inf(1)
-	}
-	return lat*1e-6 + 2*float64(n-1)/float64(n)*bytes/(bw*1e9)
+	return AllReducePoint{LatencyUS: a.LatencyUS, BusBandwidthGBps: a.BusBandwidthGBps}.Seconds(bytes, n)
 }
 
 // Profile is a GPU's efficiency profile: how close each operator family gets

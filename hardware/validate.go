@@ -184,7 +184,10 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := o.Memory.validate(prefix + ".memory"); err != nil {
 		return err
 	}
-	return nonNegative(prefix+".launch_us", o.LaunchUS)
+	if err := nonNegative(prefix+".launch_us", o.LaunchUS); err != nil {
+		return err
+	}
+	return nonNegative(prefix+".per_sequence_us", o.PerSequenceUS)
 }
 
 func (c Curve) validate(prefix string) *FieldError {
@@ -218,6 +221,19 @@ func (a AllReduce) validate(prefix string) *FieldError {
 		}
 		if err := positive(p+".bus_bandwidth_gbps", pt.BusBandwidthGBps); err != nil {
 			return err
+		}
+		if err := nonNegative(p+".switch_bytes", pt.SwitchBytes); err != nil {
+			return err
+		}
+		if pt.SwitchBytes > 0 {
+			if err := nonNegative(p+".large_latency_us", pt.LargeLatencyUS); err != nil {
+				return err
+			}
+			if err := positive(p+".large_bus_bandwidth_gbps", pt.LargeBusBandwidthGBps); err != nil {
+				return err
+			}
+		} else if pt.LargeLatencyUS != 0 || pt.LargeBusBandwidthGBps != 0 {
+			return fieldErr(p+".switch_bytes", "must be > 0 when large_latency_us or large_bus_bandwidth_gbps is set")
 		}
 	}
 	return nil

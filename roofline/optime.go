@@ -22,3 +22,14 @@ func OpSeconds(c Cost, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) fl
 	}
 	return max(tc, tm) + e.LaunchUS*1e-6
 }
+
+// BatchedOpSeconds is OpSeconds for a kernel that serves sequences requests
+// at once (prefill or decode attention over a batch): it adds
+// e.PerSequenceUS per request,
+//
+//	t = OpSeconds(c, e, peakFLOPS, bandwidth) + e.PerSequenceUS*1e-6*sequences.
+//
+// The step model prices its attention operators with this formula.
+func BatchedOpSeconds(c Cost, sequences int, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
+	return OpSeconds(c, e, peakFLOPS, bandwidth) + e.SequenceSeconds(sequences)
+}

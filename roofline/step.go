@@ -487,7 +487,19 @@ func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.Op
 		return
 	}
 	tc, tm := m.opTimes(&c, pk, e)
-	m.apply(acc, c, count, pk, e, tc, tm)
+	m.apply(acc, c, count, pk, e, tc, tm, 0)
+}
+
+// seqOp is op for a kernel that serves seqs requests in one launch (prefill
+// or decode attention): each run also costs e.PerSequenceUS per request, as
+// in BatchedOpSeconds. The per-sequence time is device work and is not
+// scaled by the launch factor.
+func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqs int, pk *peak, e *hardware.OpEfficiency) {
+	if count <= 0 {
+		return
+	}
+	tc, tm := m.opTimes(&c, pk, e)
+	m.apply(acc, c, count, pk, e, tc, tm, e.SequenceSeconds(seqs))
 }
 
 // opTimes returns one instance's compute and memory times of c.
@@ -501,8 +513,9 @@ func (m *StepModel) opTimes(c *Cost, pk *peak, e *hardware.OpEfficiency) (tc, tm
 	return tc, tm
 }
 
-// apply adds count instances of c, with per-instance times tc and tm, to acc.
-func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency, tc, tm float64) {
+// apply adds count instances of c, with per-instance times tc and tm and
+// per-instance sequence time seqS (seconds, BatchedOpSeconds), to acc.
+func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency, tc, tm, seqS float64) {
 	c.ComputePrecision = pk.key
 	peak := pk.flops
 	b := c.Bytes()
@@ -510,7 +523,7 @@ func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware
 		return
 	}
 	n := float64(count)
-	t := max(tc, tm) * n
+	t := (max(tc, tm) + seqS) * n
 	launch := e.LaunchUS * 1e-6 * acc.launchScale * n
 	bound := MemoryBound
 	if tc >= tm {
@@ -580,6 +593,7 @@ func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
 			dKeysSlide += float64(decodeKeys(l, m.window))
 		}
 	}
+	nPre := requests // prefill chunks: sequences of the prefill attention kernel
 	requests += nDec
 	sampled += nDec
 	T := prefTokens + nDec
@@ -605,16 +619,16 @@ func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
 	h := m.hidden
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
-		m.op(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, &m.pAct, &p.AttentionPrefill)
-		m.op(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, &m.pAct, &p.AttentionPrefill)
+		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, nPre, &m.pAct, &p.AttentionPrefill)
+		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
+			m.nSliding, nPre, &m.pAct, &p.AttentionPrefill)
 	}
 	if nDec > 0 {
-		m.op(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, &m.pAct, &p.AttentionDecode)
-		m.op(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
-			m.nSliding, &m.pAct, &p.AttentionDecode)
+		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, nDec, &m.pAct, &p.AttentionDecode)
+		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
+			m.nSliding, nDec, &m.pAct, &p.AttentionDecode)
 	}
 	if sampled > 0 {
 		lm := named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head")
@@ -624,7 +638,7 @@ func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
 		} else {
 			tc, tm = m.opTimes(&lm, &m.pLMH, &m.effLMH)
 		}
-		m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm)
+		m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 	}
 
 	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6

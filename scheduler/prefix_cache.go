@@ -164,11 +164,6 @@ func (s *Scheduler) registerUpTo(r *Request, full int) {
 }
 
 // sharedTokens is the number of leading token positions whose content is
-// identified by segments (and so may be shared with other requests).
-func (r *Request) sharedTokens() int {
-	n := 0
-	for i := range r.Segments {
-		n += r.segLen(i)
-	}
-	return n
-}
+// identified by segments (and so may be shared with other requests): the
+// sum of segLen over the segments, computed once by Add.
+func (r *Request) sharedTokens() int { return r.shared }

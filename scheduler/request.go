@@ -75,6 +75,8 @@ type Request struct {
 	// extend is true when the segments cover the whole prompt, so the output tokens
 	// continue the last segment's content.
 	extend bool
+	// shared caches sharedTokens(): positions whose content segments name.
+	shared int
 	// numRegistered is how many leading blocks have been offered to the prefix cache.
 	numRegistered int
 }

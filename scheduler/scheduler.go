@@ -91,6 +91,10 @@ func (s *Scheduler) Add(r *Request) error {
 	r.NumComputed, r.NumOutput, r.NumCached, r.Preemptions = 0, 0, 0, 0
 	r.prefillEnd, r.hashSeg, r.hashOff, r.numRegistered = 0, 0, 0, 0
 	r.extend = len(r.Segments) > 0 && covered == r.PromptTokens
+	r.shared = covered
+	if r.extend {
+		r.shared += r.OutputTokens
+	}
 	r.state = stateWaiting
 	s.waiting.Push(r)
 	return nil

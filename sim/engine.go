@@ -123,6 +123,10 @@ type Result struct {
 // reqState is the engine's bookkeeping for one in-flight request. States
 // are pooled: memory is bounded by the number in flight, not the run length.
 type reqState struct {
+	// Hot fields first (read for every output token).
+	lastTok    Time
+	hasTok     bool
+	client     int32
 	w          workload.Request
 	s          scheduler.Request
 	segs       []scheduler.Segment
@@ -131,9 +135,7 @@ type reqState struct {
 	arrival    Time
 	firstSched Time
 	firstTok   Time
-	lastTok    Time
 	hasSched   bool
-	hasTok     bool
 }
 
 type engine struct {
@@ -244,7 +246,7 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 	for _, sg := range w.Segments {
 		segs = append(segs, scheduler.Segment{Key: sg.Key, Tokens: sg.Tokens})
 	}
-	*r = reqState{w: w, segs: segs, fromSource: fromSource, arrival: at}
+	*r = reqState{w: w, segs: segs, fromSource: fromSource, arrival: at, client: int32(e.clientIndex(w.Client))}
 	r.s = scheduler.Request{
 		ID:           w.ID,
 		Seq:          w.ID,

@@ -152,7 +152,7 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 			r.hasTok = true
 			r.firstTok = t
 		} else if in.hadStep && r.lastTok == in.lastStepEnd {
-			e.itlCounts[e.clientIndex(r.w.Client)]++
+			e.itlCounts[r.client]++
 		} else {
 			e.col.AddITL(r.w.Client, float64(t-r.lastTok)/1e9)
 		}
@@ -228,7 +228,7 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 				in.clientCounts = append(in.clientCounts, 0)
 			}
 			for i := range b.Items {
-				in.clientCounts[e.clientIndex(e.table[b.Items[i].Req.Index].w.Client)]++
+				in.clientCounts[e.table[b.Items[i].Req.Index].client]++
 			}
 		}
 		in.lastStepEnd = end
