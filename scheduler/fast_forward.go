@@ -1,17 +1,18 @@
 package scheduler
 
 // Decode fast-forward: in steady state most steps are pure decode steps over
-// the same running set, and nothing happens between them that the scheduler
-// could react to. FastForward applies such a run of steps in one call with
-// exactly the state changes the equivalent rounds of Commit and Schedule
-// would make (same block ids in the same order, same prefix-cache contents),
-// so the simulator can skip per-step bookkeeping without changing results.
+// the running set, and nothing happens between them that the scheduler could
+// react to. FastForward applies such a run of steps in one call with exactly
+// the state changes the equivalent rounds of Commit and Schedule would make
+// (same block ids in the same order, same prefix-cache contents, the same
+// completions in the same order), so the simulator can skip per-step
+// bookkeeping without changing results.
 
-// FastForwardLimit reports how many consecutive steps, counting the pending
-// batch, can be fast-forwarded: the pending batch must be a pure decode step
-// over every running request, with nothing waiting and nothing preempted,
-// and no request may finish before the last of them. It returns 0 when the
-// pending batch is not eligible. O(running).
+// FastForwardLimit reports whether the pending batch can start a
+// fast-forward and how many steps, counting the pending one, run before the
+// first request finishes (that step included). The pending batch must be a
+// pure decode step over every running request, with nothing waiting and
+// nothing preempted; otherwise it returns 0. O(running).
 func (s *Scheduler) FastForwardLimit() int {
 	b := &s.batch
 	if !s.pending || b.NumPrefillTokens > 0 || len(b.Preempted) > 0 || s.waiting.Len() > 0 ||
@@ -29,57 +30,72 @@ func (s *Scheduler) FastForwardLimit() int {
 	return m
 }
 
-// blocksNeeded is the number of fresh blocks k decode steps need in total,
-// given that the pending batch already holds blocks for its own step.
-func (s *Scheduler) blocksNeeded(k int) int {
-	need := 0
-	for _, r := range s.running {
-		if n := s.blocksFor(r.NumComputed+k) - len(r.blocks); n > 0 {
-			need += n
-		}
+// FastForward commits up to k decode steps, the pending batch first, exactly
+// as k rounds of Commit and Schedule would, and leaves nothing pending: call
+// Schedule for the next step as usual. Requests may finish along the way;
+// they are appended to finished in Commit's order. It stops early after the
+// step that empties the running set, or before a step whose KV blocks do not
+// fit (that step needs a preemption, which Schedule must make). Nothing can
+// join the batch during the run: the caller guarantees that no request
+// arrives before it ends. It returns the steps committed (>= 1), the largest
+// number of KV blocks in use after any of their commits, and finished.
+// Requires FastForwardLimit() > 0. O(k x running).
+func (s *Scheduler) FastForward(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
+	if k < 1 || s.FastForwardLimit() == 0 {
+		panic("scheduler: FastForward without an eligible pending batch")
 	}
-	return need
-}
-
-// FastForward applies up to k decode steps, counting the pending batch, the
-// way k rounds of Commit and Schedule would, and leaves the last of them
-// pending (Commit it as usual). k must not exceed FastForwardLimit. It stops
-// early if free KV blocks would run out (a preemption must go through the
-// normal path) and returns the number of steps taken, at least 1, and the
-// number of KV blocks in use after step k-1's Commit (the largest a
-// per-step observer would have seen among the committed steps, since no
-// block is freed before step k). O(k x running).
-func (s *Scheduler) FastForward(k int) (steps, peakUsed int) {
-	if k < 1 || k > s.FastForwardLimit() {
-		panic("scheduler: FastForward beyond FastForwardLimit")
-	}
-	// Largest k whose block needs fit the free pool (needs grow with k).
-	for k > 1 && s.blocksNeeded(k) > s.pool.numFree {
-		k--
-	}
-	b := &s.batch
-	peakUsed = s.pool.n - s.pool.numFree
-	if k > 1 {
-		// Steps 1..k-1 commit; steps 2..k allocate in step-major, running
-		// order, exactly as successive Schedule calls would.
-		for j := 2; j <= k; j++ {
-			if j == k {
-				peakUsed = s.pool.n - s.pool.numFree // after step k-1's Commit
+	s.pending = false
+	for j := 1; ; j++ {
+		// Commit step j: every running request decodes one token.
+		done := false
+		for _, r := range s.running {
+			r.NumComputed++
+			r.NumOutput++
+			if r.NumOutput == r.OutputTokens {
+				s.freeBlocks(r)
+				s.recycle(r)
+				r.state = stateFinished
+				finished = append(finished, r)
+				done = true
 			}
+		}
+		if done {
+			kept := s.running[:0]
 			for _, r := range s.running {
-				if s.blocksFor(r.NumComputed+j) > len(r.blocks) {
-					r.blocks = append(r.blocks, s.pool.allocate())
+				if r.state == stateRunning {
+					kept = append(kept, r)
 				}
 			}
+			clear(s.running[len(kept):])
+			s.running = kept
 		}
-		for i := range b.Items {
-			it := &b.Items[i]
-			r := it.Req
-			r.NumComputed += k - 1
-			r.NumOutput += k - 1
-			it.Context = r.NumComputed
-			s.registerFull(r, r.NumComputed+1)
+		steps = j
+		peakUsed = max(peakUsed, s.pool.n-s.pool.numFree)
+		if j == k || len(s.running) == 0 {
+			return steps, peakUsed, finished
+		}
+		// Schedule step j+1 the way Schedule would, unless a block is short.
+		// A request needs a new block when its next token starts one:
+		// NumComputed+1 > len(blocks)*B.
+		bs := s.cfg.BlockSize
+		need := 0
+		for _, r := range s.running {
+			if r.NumComputed >= len(r.blocks)*bs {
+				need++
+			}
+		}
+		if need > s.pool.numFree {
+			return steps, peakUsed, finished
+		}
+		for _, r := range s.running {
+			if r.NumComputed >= len(r.blocks)*bs {
+				r.blocks = append(r.blocks, s.pool.allocate())
+			}
+			// Only requests with shared content left to fill can register
+			// another block (output tokens of a session's last segment).
+			if r.shared >= (r.numRegistered+1)*bs {
+				s.registerFull(r, r.NumComputed+1)
+			}
 		}
 	}
-	return k, peakUsed
 }

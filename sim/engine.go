@@ -155,6 +155,12 @@ type engine struct {
 	step      traces.StepRecord
 	done      int64
 	inSystem  int64
+	// followUps is false when the source never answers a completion with a
+	// new request (open-loop clients only), which lets decode fast-forward
+	// run through completions.
+	followUps bool
+	// err is a sink error raised inside a fast-forward.
+	err error
 }
 
 // Run simulates the workload from src until it is exhausted (or the
@@ -175,6 +181,10 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	rt, _ := newRouter(cfg.Router, cfg.Replicas)
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.col = traces.NewCollector(cfg.Clients)
+	e.followUps = true
+	if f, ok := src.(interface{ HasFollowUps() bool }); ok {
+		e.followUps = f.HasFollowUps()
+	}
 	e.itlCounts = make([]int, max(len(cfg.Clients), 1))
 	for i := 0; i < cfg.Replicas; i++ {
 		s, err := scheduler.New(cfg.Scheduler)
@@ -203,6 +213,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 			in := e.insts[ev.replica]
 			in.wakePending = false
 			e.startStep(in)
+			err = e.err
 		case evStepDone:
 			err = e.finishStep(e.insts[ev.replica])
 		}
@@ -291,7 +302,7 @@ func (e *engine) arrive(i int32) error {
 			return fmt.Errorf("request %d: %w", r.w.ID, err)
 		}
 		e.res.Rejected++
-		return e.finish(i, "rejected:"+rej.Reason)
+		return e.finish(i, "rejected:"+rej.Reason, e.now)
 	}
 	in.outstanding++
 	if !in.busy && !in.wakePending {
@@ -301,8 +312,9 @@ func (e *engine) arrive(i int32) error {
 	return nil
 }
 
-// finish emits the request's record, tells the source, and frees its state.
-func (e *engine) finish(i int32, status string) error {
+// finish emits the request's record, tells the source (the request ended at
+// time at), and frees its state.
+func (e *engine) finish(i int32, status string, at Time) error {
 	r := e.table[i]
 	rec := &e.rec
 	*rec = traces.RequestRecord{
@@ -342,7 +354,7 @@ func (e *engine) finish(i int32, status string) error {
 	}
 	w := r.w
 	e.release(i)
-	if next, ok := e.src.OnComplete(w, int64(e.now)); ok {
+	if next, ok := e.src.OnComplete(w, int64(at)); ok {
 		return e.enqueue(next, false)
 	}
 	return nil

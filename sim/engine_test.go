@@ -468,6 +468,20 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+const openLoop = `
+seed: 12
+clients:
+  - name: a
+    arrival: {process: poisson, rate: 8, num_requests: 400}
+    prefix: {groups: 3, tokens: 200}
+    prompt_tokens: {dist: lognormal, mean: 500, std: 300, min: 8, max: 3000}
+    output_tokens: {dist: lognormal, mean: 200, std: 150, min: 1, max: 1500}
+  - name: b
+    arrival: {process: gamma, cv: 2, rate: 2, num_requests: 100}
+    prompt_tokens: {dist: uniform, min: 10, max: 2000}
+    output_tokens: {dist: uniform, min: 1, max: 400}
+`
+
 // Decode fast-forwarding must not change anything a user can see: the same
 // records, summary and step count as stepping one forward pass at a time.
 func TestFastForwardIsExact(t *testing.T) {
@@ -491,6 +505,11 @@ clients:
 		{"replicas", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 3, Router: RouterLeastOutstanding}},
 		{"horizon", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 1, Horizon: FromSeconds(7.5)}},
 		{"sessions", sessions, Config{Scheduler: schedCfg(3000), Replicas: 2, Router: RouterPrefixAffinity}},
+		// Open loop only: fast-forward also runs through completions.
+		{"open-loop", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 1}},
+		{"open-loop-tiny-kv", openLoop, Config{Scheduler: schedCfg(500), Replicas: 1}},
+		{"open-loop-replicas", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 2, Router: RouterLeastOutstanding}},
+		{"open-loop-horizon", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 1, Horizon: FromSeconds(12.5)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.StepModel = realStep(t, 1)

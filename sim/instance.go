@@ -26,9 +26,11 @@ type instance struct {
 	outstanding int // requests routed here and not yet finished
 	// scratch for fastForward
 	durs         []Time
-	costs        []roofline.StepCost
+	rem          []int
+	aliveIdx     []int
 	clientCounts []int
 }
+
 
 // startStep forms the next batch and schedules its completion; with nothing
 // runnable the instance goes idle until the next arrival.
@@ -59,7 +61,7 @@ func (e *engine) startStep(in *instance) {
 	in.busy = true
 	in.stepStart = e.now
 	if !e.cfg.StepTrace && !e.cfg.NoFastForward {
-		if m := in.sched.FastForwardLimit(); m >= 2 {
+		if m := in.sched.FastForwardLimit(); m >= 2 || m == 1 && !e.followUps {
 			e.fastForward(in, b, m, d)
 			return
 		}
@@ -115,7 +117,7 @@ func (e *engine) finishStep(in *instance) error {
 		e.res.Completed++
 		e.res.OutputTokensCompleted += int64(sr.OutputTokens)
 		in.outstanding--
-		if err := e.finish(i, "ok"); err != nil {
+		if err := e.finish(i, "ok", e.now); err != nil {
 			return err
 		}
 	}
@@ -165,11 +167,14 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 	}
 }
 
-// fastForward runs a stretch of pure decode steps (at most m, the pending
-// one first, whose cost is d1) in one go: as many as end before the next
-// queued event (and the horizon), so nothing could have interleaved with
-// them. Results are identical to stepping one at a time; only the engine's
-// per-step bookkeeping is skipped. The last step stays pending as usual.
+// fastForward runs a stretch of pure decode steps (the pending one, whose
+// duration is d1, first) in one go: as many as end before the next queued
+// event and the horizon, so nothing could have interleaved with them.
+// Requests that finish along the way are completed at their own step's end.
+// When finishing could create work (closed-loop or session follow-ups), the
+// run stops at the first completion (m steps), so any follow-up is queued
+// exactly as stepping would queue it. Results are identical to stepping one
+// forward pass at a time; only per-step bookkeeping is skipped.
 func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 	limit := Time(math.MaxInt64)
 	if e.q.len() > 0 {
@@ -178,17 +183,43 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 	if e.cfg.Horizon > 0 {
 		limit = min(limit, e.cfg.Horizon)
 	}
-	in.durs = append(in.durs[:0], d1)
-	in.costs = append(in.costs[:0], in.cost)
 	t := e.now + d1
 	if t > limit {
-		e.q.push(event{at: e.now + d1, kind: evStepDone, replica: int32(in.id)})
+		e.q.push(event{at: t, kind: evStepDone, replica: int32(in.id)})
 		return
 	}
-	for j := 2; j <= m; j++ {
-		for i := range in.in.Decodes {
-			in.in.Decodes[i]++
+	kmax := m
+	if !e.followUps {
+		kmax = int(^uint(0) >> 1)
+	}
+	// Steps remaining for each item (it finishes at step rem) and the
+	// decode list of each further step, in running order as stepping builds it.
+	in.rem = in.rem[:0]
+	for k := range b.Items {
+		r := b.Items[k].Req
+		in.rem = append(in.rem, r.OutputTokens-r.NumOutput)
+	}
+	in.durs = append(in.durs[:0], d1)
+	dec := in.in.Decodes
+	in.aliveIdx = in.aliveIdx[:0]
+	for k := range b.Items {
+		in.aliveIdx = append(in.aliveIdx, k)
+	}
+	for j := 2; j <= kmax; j++ {
+		// Drop the requests that finished at step j-1; the rest attend one
+		// more key.
+		n := 0
+		for p, l := range dec {
+			if k := in.aliveIdx[p]; in.rem[k] > j-1 {
+				dec[n], in.aliveIdx[n] = l+1, k
+				n++
+			}
 		}
+		dec, in.aliveIdx = dec[:n], in.aliveIdx[:n]
+		if n == 0 {
+			break
+		}
+		in.in.Decodes = dec
 		c := e.cfg.StepModel.Cost(&in.in)
 		d := stepDuration(c)
 		if t+d > limit {
@@ -196,52 +227,79 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		}
 		t += d
 		in.durs = append(in.durs, d)
-		in.costs = append(in.costs, c)
 	}
 	k := len(in.durs)
-	if k > 1 {
-		var peak int
-		k, peak = in.sched.FastForward(k)
-		e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
+	if k == 1 {
+		e.q.push(event{at: e.now + d1, kind: evStepDone, replica: int32(in.id)})
+		return
 	}
-	// Steps 1..k-1 complete here; step k is left pending.
+	steps, peak, fin := in.sched.FastForward(k, in.finished[:0])
+	in.finished = fin
+	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
+
+	// Account the committed steps at their own end times.
 	start := e.now
-	for j := 0; j < k-1; j++ {
-		end := start + in.durs[j]
-		if j == 0 {
+	for i := range in.clientCounts {
+		in.clientCounts[i] = 0
+	}
+	for len(in.clientCounts) < len(e.itlCounts) {
+		in.clientCounts = append(in.clientCounts, 0)
+	}
+	fi := 0
+	for j := 1; j <= steps; j++ {
+		end := start + in.durs[j-1]
+		if j == 1 {
 			e.emitTokens(in, b, end)
+			for i := range b.Items {
+				in.clientCounts[e.table[b.Items[i].Req.Index].client]++
+			}
 		} else {
-			n := len(b.Items)
-			e.res.OutputTokensGenerated += int64(n)
-			gap := in.durs[j].Seconds()
+			gap := in.durs[j-1].Seconds()
 			for c, cnt := range in.clientCounts {
 				if cnt > 0 {
+					e.res.OutputTokensGenerated += int64(cnt)
 					e.col.AddITLN(c, gap, cnt)
 				}
 			}
 		}
-		if j == 0 {
-			// Every item is a decode of a request in every later step: count
-			// them per client once.
-			in.clientCounts = in.clientCounts[:0]
-			for range e.itlCounts {
-				in.clientCounts = append(in.clientCounts, 0)
+		e.res.Steps++
+		in.lastStepEnd, in.hadStep = end, true
+		for i := range b.Items {
+			if in.rem[i] != j {
+				continue
 			}
-			for i := range b.Items {
-				in.clientCounts[e.table[b.Items[i].Req.Index].client]++
+			sr := b.Items[i].Req
+			if fi >= len(fin) || fin[fi] != sr {
+				panic("sim: fast-forward completions out of step with the scheduler")
+			}
+			fi++
+			idx := int32(sr.Index)
+			r := e.table[idx]
+			r.lastTok = end
+			in.clientCounts[r.client]--
+			e.res.Completed++
+			e.res.OutputTokensCompleted += int64(sr.OutputTokens)
+			in.outstanding--
+			// It stayed in the system until end, after the engine's clock.
+			e.res.InSystemSeconds += (end - e.now).Seconds()
+			if err := e.finish(idx, "ok", end); err != nil {
+				e.err = err
+				return
 			}
 		}
-		in.lastStepEnd = end
-		in.hadStep = true
-		e.res.Steps++
 		start = end
 	}
-	if k > 1 {
-		for i := range b.Items {
+	if fi != len(fin) {
+		panic("sim: fast-forward completed requests the engine did not expect")
+	}
+	for i := range b.Items {
+		if in.rem[i] > steps {
 			e.table[b.Items[i].Req.Index].lastTok = start
 		}
 	}
-	in.cost = in.costs[k-1]
-	in.stepStart = start
-	e.q.push(event{at: start + in.durs[k-1], kind: evStepDone, replica: int32(in.id)})
+	in.busy = false
+	if in.sched.HasWork() && !in.wakePending {
+		in.wakePending = true
+		e.q.push(event{at: start, kind: evWake, replica: int32(in.id)})
+	}
 }

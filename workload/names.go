@@ -16,3 +16,20 @@ func (g *Generator) ClientNames() []string {
 	}
 	return names
 }
+
+// HasFollowUps reports whether OnComplete can ever return a request (or
+// change the generator's state): true when any client is closed-loop or
+// runs multi-turn sessions; false for open-loop clients only and for trace
+// replay. The engine uses it to fast-forward through completions.
+func (g *Generator) HasFollowUps() bool {
+	if g.trace != nil {
+		return false
+	}
+	for i := range g.clients {
+		c := g.clients[i].spec
+		if c.Arrival == nil || c.Session != nil {
+			return true
+		}
+	}
+	return false
+}
