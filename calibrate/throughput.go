@@ -115,7 +115,9 @@ func SelectThroughputRows(rows []ThroughputRow, lo, hi int) (used []UsedRow, exc
 // PhaseRequestFor converts a prefill or decode row to the roofline phase it
 // measured: prefill rows process Prompt tokens per sequence on top of Depth
 // cached (llama-bench "ppN @ dD", llama-batched-bench S_PP with Depth 0) in
-// ubatches of the row's stated size; decode rows generate Gen tokens per
+// forward passes of the row's n_ubatch tokens summed over the sequences
+// (llama-batched-bench submits all B prompts as one batch, which llama.cpp
+// cuts into ubatches of n_ubatch tokens, not n_ubatch per sequence); decode rows generate Gen tokens per
 // sequence after Depth tokens of context (llama-bench "tgN @ dD";
 // llama-batched-bench S_TG has Depth = PP). TokensPerS of the phase is the
 // aggregate over the batch, as both tools print.
@@ -126,7 +128,7 @@ func PhaseRequestFor(r ThroughputRow) (roofline.PhaseRequest, error) {
 		if r.Prompt <= 0 {
 			return roofline.PhaseRequest{}, fmt.Errorf("line %d: prefill row with prompt_tokens %d", r.Line, r.Prompt)
 		}
-		return roofline.PhaseRequest{Prompt: r.Prompt, Depth: r.Depth, Batch: b, Ubatch: r.Ubatch()}, nil
+		return roofline.PhaseRequest{Prompt: r.Prompt, Depth: r.Depth, Batch: b, UbatchTokens: r.Ubatch()}, nil
 	case "decode":
 		if r.Gen <= 0 {
 			return roofline.PhaseRequest{}, fmt.Errorf("line %d: decode row with gen_tokens %d", r.Line, r.Gen)
@@ -172,7 +174,7 @@ func fastRate(m *roofline.StepModel, r ThroughputRow) (float64, error) {
 }
 
 // numThroughputParams is the length of the fit's parameter vector.
-const numThroughputParams = 12
+const numThroughputParams = 13
 
 // Parameter vector layout. Efficiencies are logistic(x) in (0, 1); sizes
 // and overheads are exp(x) > 0.
@@ -189,6 +191,7 @@ const (
 	tpLaunchUS         // per-kernel launch, us (log)
 	tpGraph            // graph launch factor (logistic)
 	tpPerReqUS         // per-request overhead, us (log)
+	tpGEMMBits         // GGUF GEMM: added 1/efficiency per bit of weight (log)
 )
 
 func tpLogistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -212,6 +215,7 @@ func ThroughputParamsFor(p *hardware.Profile) []float64 {
 	x[tpLaunchUS] = lg(p.GEMM.LaunchUS)
 	x[tpGraph] = tpLogit(clamp(p.GraphLaunchFactor))
 	x[tpPerReqUS] = lg(p.PerRequestOverheadUS)
+	x[tpGEMMBits] = lg(ggufBitsCost(p))
 	return x
 }
 
@@ -225,7 +229,14 @@ func ThroughputProfile(x []float64) *hardware.Profile {
 	gemm := hardware.OpEfficiency{Compute: hardware.Curve{Max: tpLogistic(x[tpGEMMMax]), Half: math.Exp(x[tpGEMMHalf])}, Memory: mem, LaunchUS: launch}
 	moe := gemm
 	moe.Compute.Max = tpLogistic(x[tpMoEMax])
+	byPrec := map[string]hardware.OpEfficiency{}
+	for _, f := range ggufFormats() {
+		e := gemm
+		e.Compute.Max = ggufComputeMax(gemm.Compute.Max, math.Exp(x[tpGEMMBits]), f.Bits)
+		byPrec[f.Name] = e
+	}
 	return &hardware.Profile{
+		GEMMByPrecision:      byPrec,
 		Calibrated:           true,
 		GEMM:                 gemm,
 		MoE:                  moe,
@@ -272,6 +283,9 @@ func throughputPrior(g *hardware.GPU, rows []ThroughputRow) (*hardware.Profile, 
 		PerRequestOverheadUS: 20,
 		GraphLaunchFactor:    0.3,
 	}
+	// Prior bits cost: an 8.5-bit format loses a quarter of the base rate.
+	c := 1 / (3 * gemmMax * 8.5)
+	p.GEMMByPrecision = map[string]hardware.OpEfficiency{"q8_0": {Compute: hardware.Curve{Max: ggufComputeMax(gemmMax, c, 8.5)}}}
 	return p, notes
 }
 
@@ -312,14 +326,20 @@ func newFitSet(g *hardware.GPU, rows []UsedRow) *fitSet {
 	return fs
 }
 
-// models builds the step models of every (model, format) under profile p.
+// models builds the step models of every (model, format) under profile p;
+// a GGUF _M blend gets its GEMM efficiency from its parts (withBlendEntries).
 func (fs *fitSet) models(p *hardware.Profile) (map[string]*roofline.StepModel, error) {
 	g := fs.gpu.Clone()
 	g.Profile = p
 	out := make(map[string]*roofline.StepModel, len(fs.keys))
 	for _, k := range fs.keys {
 		mp := fs.maps[k]
-		m, err := roofline.NewStepModel(mp.Config, g, mp.Options)
+		gk := g
+		if q := withBlendEntries(p, mp.Options.WeightMix); q != p {
+			gk = g.Clone()
+			gk.Profile = q
+		}
+		m, err := roofline.NewStepModel(mp.Config, gk, mp.Options)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}

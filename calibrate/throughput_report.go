@@ -131,42 +131,40 @@ func RunThroughputCalibration(gpu *hardware.GPU, file string, seed uint64) (*Thr
 
 // LeaveOneModelOut fits on all models but one and predicts every row of
 // the held-out model, for each model in turn; the report's per-model
-// errors are all out-of-sample. Each fold warm-starts from the all-model
-// fit (which saw the held-out model) but then searches without it.
+// errors are all out-of-sample. Each fold starts from the kernel-row prior
+// and never sees the held-out model's rows.
 func LeaveOneModelOut(gpu *hardware.GPU, file string) (*ThroughputReport, error) {
 	rows, err := ReadThroughputRows(file)
 	if err != nil {
 		return nil, err
 	}
-	return leaveOneModelOut(gpu, rows, file, 0, 1500)
+	return leaveOneModelOut(gpu, rows, file, 2500)
 }
 
-// leaveOneModelOut runs LOMO with evals for the full fit (0 = default) and
-// foldEvals for each fold.
-func leaveOneModelOut(gpu *hardware.GPU, rows []ThroughputRow, file string, evals, foldEvals int) (*ThroughputReport, error) {
-	full, err := CalibrateThroughput(ThroughputOptions{GPU: gpu, Rows: rows, File: file, MaxEvals: evals})
-	if err != nil {
-		return nil, err
-	}
+// leaveOneModelOut runs LOMO with foldEvals loss evaluations per fold.
+func leaveOneModelOut(gpu *hardware.GPU, rows []ThroughputRow, file string, foldEvals int) (*ThroughputReport, error) {
+	o := ThroughputOptions{}
+	lo, hi := o.builds()
+	used, excluded := SelectThroughputRows(rows, lo, hi)
 	var models []string
 	seen := map[string]bool{}
-	for _, u := range full.Used {
+	for _, u := range used {
 		if !seen[u.Mapping.Model] {
 			seen[u.Mapping.Model] = true
 			models = append(models, u.Mapping.Model)
 		}
 	}
 	sort.Strings(models)
-	rep := &ThroughputReport{Title: fmt.Sprintf("leave-one-model-out: %s, %s", gpu.Name, full.Profile.Engine), Excluded: len(full.Excluded)}
+	rep := &ThroughputReport{Title: fmt.Sprintf("leave-one-model-out: %s, llama.cpp b%d-b%d (CUDA, flash attention)", gpu.Name, lo, hi), Excluded: len(excluded)}
 	var allP, allD []float64
 	for _, held := range models {
 		fold, err := CalibrateThroughput(ThroughputOptions{GPU: gpu, Rows: rows, File: file, ExcludeModels: []string{held},
-			Start: full.Params, MaxEvals: foldEvals})
+			MaxEvals: foldEvals})
 		if err != nil {
 			return nil, fmt.Errorf("fold %s: %w", held, err)
 		}
 		var test []UsedRow
-		for _, u := range full.Used {
+		for _, u := range used {
 			if u.Mapping.Model == held {
 				test = append(test, u)
 			}

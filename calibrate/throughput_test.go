@@ -32,6 +32,11 @@ func TestCalibrateThroughputGB10(t *testing.T) {
 			t.Errorf("unphysical efficiency %+v", e)
 		}
 	}
+	for k, e := range p.GEMMByPrecision {
+		if !(e.Compute.Max > 0 && e.Compute.Max <= p.GEMM.Compute.Max) {
+			t.Errorf("gemm_by_precision.%s: compute max %.3f not in (0, gemm max %.3f]", k, e.Compute.Max, p.GEMM.Compute.Max)
+		}
+	}
 	if p.StepOverheadUS < 0 || p.PerRequestOverheadUS < 0 || p.GraphLaunchFactor > 1 {
 		t.Errorf("unphysical overheads %+v", p)
 	}
@@ -88,7 +93,7 @@ func TestWriteGB10Profile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join("..", "hardware", "profiles", "gb10.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := leaveOneModelOut(g, rows, label, 0, 1500)
+	rep, err := leaveOneModelOut(g, rows, label, 2500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +103,10 @@ func TestWriteGB10Profile(t *testing.T) {
 	b.WriteString("for each model, the profile is fitted on every other model's rows and then\n")
 	b.WriteString("predicts all of that model's llama-bench / llama-batched-bench rows (every depth\n")
 	b.WriteString("and batch). Errors are absolute percentages of measured tok/s.\n\n")
-	b.WriteString("Regenerate (also rewrites hardware/profiles/gb10.yaml):\n\n")
-	b.WriteString("    go test ./calibrate -run TestWriteGB10Profile -update-gb10\n\n")
+	b.WriteString("Regenerate:\n\n")
+	b.WriteString("    sim calibrate --gpu gb10 --throughput ../shared/data/gb10/measurements.csv --out hardware/profiles/gb10.yaml --profile-only\n")
+	b.WriteString("    go build -o bin/sim ./cmd/sim\n")
+	b.WriteString("    sim validate throughput --gpu gb10 --file ../shared/data/gb10/measurements.csv --lomo\n\n")
 	b.WriteString("(`sim validate throughput --gpu gb10 --file ../shared/data/gb10/measurements.csv`\n")
 	b.WriteString("prints the in-sample table for the shipped profile.)\n\n```\n")
 	if err := rep.WriteText(&b); err != nil {

@@ -15,7 +15,7 @@ func (r *ThroughputResult) ProfileYAML() ([]byte, error) {
 	fmt.Fprintf(&b, "# %s efficiency profile fitted to model-level llama.cpp throughput.\n", r.GPU)
 	fmt.Fprintf(&b, "# Training median abs error: prefill %.1f%%, decode %.1f%% over %d rows.\n",
 		r.TrainPrefillMedianAPE, r.TrainDecodeMedianAPE, len(r.Used))
-	fmt.Fprintf(&b, "# Regenerate: go test ./calibrate -run TestWriteGB10Profile -update-gb10\n")
+	fmt.Fprintf(&b, "# Regenerate: sim calibrate --gpu %s --throughput ../shared/data/%s/measurements.csv --out hardware/profiles/%s.yaml --profile-only\n", r.GPU, r.GPU, r.GPU)
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(r.Profile); err != nil {

@@ -18,6 +18,14 @@ type PhaseRequest struct {
 	// Ubatch is the prefill chunk size per sequence; 0 = the whole prompt
 	// in one step.
 	Ubatch int `json:"ubatch"`
+	// UbatchTokens, when > 0, replaces Ubatch by llama.cpp's n_ubatch: the
+	// token budget of one forward pass summed over all sequences. The
+	// Batch x Prompt prompt tokens are laid out sequence after sequence and
+	// cut into steps of UbatchTokens tokens (llama.cpp's simple batch
+	// split, as llama-batched-bench submits all prompts in one batch), so a
+	// step may hold the end of one sequence and the start of the next.
+	// Setting both Ubatch and UbatchTokens is an error.
+	UbatchTokens int `json:"ubatch_tokens,omitempty"`
 }
 
 // Validate reports the first invalid field.
@@ -33,6 +41,10 @@ func (r PhaseRequest) Validate() error {
 		return fmt.Errorf("gen: must be >= 0, got %d", r.Gen)
 	case r.Ubatch < 0:
 		return fmt.Errorf("ubatch: must be >= 0, got %d", r.Ubatch)
+	case r.UbatchTokens < 0:
+		return fmt.Errorf("ubatch_tokens: must be >= 0, got %d", r.UbatchTokens)
+	case r.UbatchTokens > 0 && r.Ubatch > 0:
+		return fmt.Errorf("ubatch_tokens: set either ubatch or ubatch_tokens, not both")
 	}
 	return nil
 }
@@ -63,7 +75,9 @@ type PhaseResult struct {
 
 // Phases predicts the prefill and decode phases of r on m. Prefill runs in
 // ceil(Prompt/Ubatch) steps, each holding one chunk of every sequence (the
-// last chunk is sampled); decode runs Gen steps, step g attending to
+// last chunk is sampled), or, with UbatchTokens, in
+// ceil(Batch x Prompt / UbatchTokens) steps of consecutive tokens of the
+// sequences taken in order; decode runs Gen steps, step g attending to
 // Depth+Prompt+g+1 keys per sequence. Work is O((steps) x Batch).
 func Phases(m *StepModel, r PhaseRequest) ([]PhaseResult, error) {
 	if m == nil {
@@ -73,7 +87,9 @@ func Phases(m *StepModel, r PhaseRequest) ([]PhaseResult, error) {
 		return nil, err
 	}
 	var out []PhaseResult
-	if r.Prompt > 0 {
+	if r.Prompt > 0 && r.UbatchTokens > 0 {
+		out = append(out, tokenSplitPrefill(m, r))
+	} else if r.Prompt > 0 {
 		ub := r.Ubatch
 		if ub == 0 || ub > r.Prompt {
 			ub = r.Prompt
@@ -103,6 +119,30 @@ func Phases(m *StepModel, r PhaseRequest) ([]PhaseResult, error) {
 		out = append(out, tot.result(m, "decode", name, r, r.Batch*r.Gen))
 	}
 	return out, nil
+}
+
+// tokenSplitPrefill prices the prefill of r cut into steps of
+// r.UbatchTokens tokens over the sequences in order: sequence i's chunk in a
+// step sits on top of Depth plus the tokens of sequence i already done, and
+// its last chunk is sampled.
+func tokenSplitPrefill(m *StepModel, r PhaseRequest) PhaseResult {
+	var tot phaseAcc
+	in := StepInput{Prefills: make([]Chunk, 0, min(r.Batch, r.UbatchTokens/r.Prompt+2))}
+	seq, done := 0, 0 // current sequence and its tokens already processed
+	for seq < r.Batch {
+		in.Prefills = in.Prefills[:0]
+		for room := r.UbatchTokens; room > 0 && seq < r.Batch; {
+			n := min(room, r.Prompt-done)
+			in.Prefills = append(in.Prefills, Chunk{Tokens: n, Cached: r.Depth + done, Sampled: done+n == r.Prompt})
+			room -= n
+			done += n
+			if done == r.Prompt {
+				seq, done = seq+1, 0
+			}
+		}
+		tot.add(m, &in)
+	}
+	return tot.result(m, "prefill", fmt.Sprintf("pp%d", r.Prompt), r, r.Batch*r.Prompt)
 }
 
 // phaseAcc sums steps of one phase.

@@ -130,3 +130,37 @@ func TestPhaseJSONKeys(t *testing.T) {
 		t.Error("measured_time_s present without a measurement")
 	}
 }
+
+// TestPhasesUbatchTokens checks llama.cpp's n_ubatch split by hand: three
+// sequences of 1000 prompt tokens on top of 100 cached, in steps of 1024
+// tokens over all sequences, laid out sequence after sequence.
+func TestPhasesUbatchTokens(t *testing.T) {
+	m := mustStep(t, llama8b(), h100(), StepOptions{})
+	res, err := Phases(m, PhaseRequest{Prompt: 1000, Depth: 100, Batch: 3, UbatchTokens: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []StepInput{
+		{Prefills: []Chunk{{1000, 100, true}, {24, 100, false}}},
+		{Prefills: []Chunk{{976, 124, true}, {48, 100, false}}},
+		{Prefills: []Chunk{{952, 148, true}}},
+	}
+	var want float64
+	for i := range steps {
+		want += m.Cost(&steps[i]).Seconds
+	}
+	pp := res[0]
+	if pp.Steps != 3 || pp.Tokens != 3000 || !near(pp.TimeS, want, 1e-12) {
+		t.Errorf("got %d steps, %d tokens, %.6g s; want 3, 3000, %.6g s", pp.Steps, pp.Tokens, pp.TimeS, want)
+	}
+	// A budget of one whole prompt per sequence equals the per-sequence
+	// split with Batch 1.
+	a, _ := Phases(m, PhaseRequest{Prompt: 512, Batch: 1, UbatchTokens: 256})
+	b, _ := Phases(m, PhaseRequest{Prompt: 512, Batch: 1, Ubatch: 256})
+	if !near(a[0].TimeS, b[0].TimeS, 1e-12) || a[0].Steps != b[0].Steps {
+		t.Errorf("batch 1: ubatch_tokens %.6g s in %d steps, ubatch %.6g s in %d", a[0].TimeS, a[0].Steps, b[0].TimeS, b[0].Steps)
+	}
+	if _, err := Phases(m, PhaseRequest{Prompt: 8, Batch: 1, Ubatch: 4, UbatchTokens: 4}); err == nil || !strings.Contains(err.Error(), "ubatch_tokens") {
+		t.Errorf("both ubatch and ubatch_tokens: err = %v", err)
+	}
+}
