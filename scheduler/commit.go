@@ -25,22 +25,34 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 		}
 		r.NumOutput++
 		if r.NumOutput == r.OutputTokens {
-			s.freeBlocks(r)
-			s.recycle(r)
-			r.state = stateFinished
-			finished = append(finished, r)
+			finished = s.finish(r, finished)
 			done = true
 		}
 	}
 	if done {
-		kept := s.running[:0]
-		for _, r := range s.running {
-			if r.state == stateRunning {
-				kept = append(kept, r)
-			}
-		}
-		clear(s.running[len(kept):])
-		s.running = kept
+		s.dropFinished()
 	}
 	return finished
+}
+
+// finish releases a request that generated its last token (its full blocks
+// stay in the prefix cache) and appends it to finished.
+func (s *Scheduler) finish(r *Request, finished []*Request) []*Request {
+	s.freeBlocks(r)
+	s.recycle(r)
+	r.state = stateFinished
+	return append(finished, r)
+}
+
+// dropFinished removes finished requests from the running set, keeping the
+// admission order of the rest.
+func (s *Scheduler) dropFinished() {
+	kept := s.running[:0]
+	for _, r := range s.running {
+		if r.state == stateRunning {
+			kept = append(kept, r)
+		}
+	}
+	clear(s.running[len(kept):])
+	s.running = kept
 }

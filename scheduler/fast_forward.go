@@ -52,22 +52,12 @@ func (s *Scheduler) FastForward(k int, finished []*Request) (steps, peakUsed int
 			r.NumComputed++
 			r.NumOutput++
 			if r.NumOutput == r.OutputTokens {
-				s.freeBlocks(r)
-				s.recycle(r)
-				r.state = stateFinished
-				finished = append(finished, r)
+				finished = s.finish(r, finished)
 				done = true
 			}
 		}
 		if done {
-			kept := s.running[:0]
-			for _, r := range s.running {
-				if r.state == stateRunning {
-					kept = append(kept, r)
-				}
-			}
-			clear(s.running[len(kept):])
-			s.running = kept
+			s.dropFinished()
 		}
 		steps = j
 		peakUsed = max(peakUsed, s.pool.n-s.pool.numFree)
