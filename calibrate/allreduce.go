@@ -62,20 +62,60 @@ func BestAllReduce(custom, nccl []CollectiveRow) []ARPoint {
 
 // arSeconds is the profile's all-reduce model for one point.
 func arSeconds(pt hardware.AllReducePoint, bytes float64, n int) float64 {
-	a := hardware.AllReduce{ByGPUs: map[int]hardware.AllReducePoint{n: pt}}
-	return a.Seconds(bytes, n)
+	return pt.Seconds(bytes, n)
 }
 
-// FitAllReduce fits the latency + bus-bandwidth model
+// minARSegment is the fewest message sizes each algorithm of a two-regime
+// all-reduce fit must cover.
+const minARSegment = 3
+
+// FitAllReduce fits the all-reduce model of one GPU count n to points
+// (hardware.AllReducePoint.Seconds): latency + bus bandwidth,
 //
-//	t = LatencyUS*1e-6 + 2 (n-1)/n bytes / (BusBandwidthGBps*1e9)
+//	t = LatencyUS*1e-6 + 2 (n-1)/n bytes / (BusBandwidthGBps*1e9),
 //
-// to points of a single GPU count n by least squares on log time, with both
-// parameters fitted as logarithms (so both stay > 0). Deterministic.
+// either one pair for every size, or one pair up to a switch size and a
+// second pair above it (vLLM's custom all-reduce below its size limit,
+// NCCL above). Every split of the sizes, sorted, into two runs of at least
+// minARSegment sizes is tried; the one with the least total squared log
+// error wins if it at least halves the single pair's error. The switch is placed
+// at the geometric mean of the two sizes either side of the split. Each
+// pair is fitted by least squares on log time with both parameters as
+// logarithms (so both stay > 0). Deterministic.
 func FitAllReduce(points []ARPoint, n int) (hardware.AllReducePoint, error) {
 	if len(points) == 0 {
 		return hardware.AllReducePoint{}, errNoSamples
 	}
+	ps := append([]ARPoint(nil), points...)
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Bytes < ps[j].Bytes })
+	single, singleSSE := fitARPair(ps, n)
+	var split hardware.AllReducePoint
+	splitSSE := math.Inf(1)
+	for j := minARSegment; j <= len(ps)-minARSegment; j++ {
+		if ps[j].Bytes == ps[j-1].Bytes {
+			continue
+		}
+		lo, sLo := fitARPair(ps[:j], n)
+		hi, sHi := fitARPair(ps[j:], n)
+		if sLo+sHi < splitSSE {
+			splitSSE = sLo + sHi
+			split = lo
+			split.SwitchBytes = math.Sqrt(ps[j-1].Bytes * ps[j].Bytes)
+			split.LargeLatencyUS, split.LargeBusBandwidthGBps = hi.LatencyUS, hi.BusBandwidthGBps
+		}
+	}
+	// Two extra parameters and a switch must earn their place: the split
+	// is kept only when it at least halves the squared error (data that
+	// one pair fits exactly keep one pair).
+	if splitSSE < 0.5*singleSSE && singleSSE-splitSSE > 1e-9*float64(len(ps)) {
+		return split, nil
+	}
+	return single, nil
+}
+
+// fitARPair fits one latency + bandwidth pair to points (non-empty) and
+// returns it with its sum of squared log errors.
+func fitARPair(points []ARPoint, n int) (hardware.AllReducePoint, float64) {
 	f := 2 * float64(n-1) / float64(n)
 	obj := func(x []float64) float64 {
 		lat, bw := math.Exp(x[0])*1e-6, math.Exp(x[1])*1e9
@@ -84,7 +124,7 @@ func FitAllReduce(points []ARPoint, n int) (hardware.AllReducePoint, error) {
 			d := math.Log(lat+f*p.Bytes/bw) - math.Log(p.Seconds)
 			s += d * d
 		}
-		return s / float64(len(points))
+		return s
 	}
 	// Starts: smallest-message time as latency, largest-message rate as bandwidth.
 	minT, maxB, tAtMax := math.Inf(1), 0.0, 0.0
@@ -96,6 +136,6 @@ func FitAllReduce(points []ARPoint, n int) (hardware.AllReducePoint, error) {
 	}
 	x0 := []float64{math.Log(minT * 1e6), math.Log(math.Max(f*maxB/tAtMax/1e9, 1e-3))}
 	x, _ := nelderMead(obj, x0, 2000)
-	x, _ = nelderMead(obj, x, 2000)
-	return hardware.AllReducePoint{LatencyUS: math.Exp(x[0]), BusBandwidthGBps: math.Exp(x[1])}, nil
+	x, v := nelderMead(obj, x, 2000)
+	return hardware.AllReducePoint{LatencyUS: math.Exp(x[0]), BusBandwidthGBps: math.Exp(x[1])}, v
 }

@@ -115,6 +115,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	var pre []Sample
 	for _, r := range k.ContextAttention {
 		if s, err := sampleOf(ContextAttentionCost(r), g, r.LatencyMS); err == nil {
+			s.Sequences = r.Batch
 			pre = append(pre, s)
 		}
 	}
@@ -126,6 +127,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	var dec []Sample
 	for _, r := range k.GenerationAttention {
 		if s, err := sampleOf(GenerationAttentionCost(r), g, r.LatencyMS); err == nil {
+			s.Sequences = r.Batch
 			dec = append(dec, s)
 		}
 	}

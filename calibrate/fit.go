@@ -23,11 +23,15 @@ type Sample struct {
 	BandwidthBytesPerSec float64
 	// Seconds is the measured time.
 	Seconds float64
+	// Sequences is the number of requests a batched kernel (attention)
+	// serves in this run; 0 for kernels without per-sequence work.
+	Sequences int
 }
 
-// Predict is the model time of s under e: roofline.OpSeconds.
+// Predict is the model time of s under e: roofline.BatchedOpSeconds (which
+// is roofline.OpSeconds when s.Sequences is 0).
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
-	return roofline.OpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes}, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes}, s.Sequences, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -46,7 +50,9 @@ const (
 //	x[0..2] compute curve: Max = sigmoid(x0), Half = exp(x1), Exp = 0.25 + 3.75 sigmoid(x2)
 //	x[3..5] memory curve, same transform
 //	x[6]    LaunchUS = exp(x6)
-const nParams = 7
+//	x[7]    PerSequenceUS = exp(x7), fitted only when some sample has
+//	        Sequences > 0 (0 otherwise)
+const nParams = 8
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
@@ -73,12 +79,16 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 	return a, b, e
 }
 
-func effFrom(x []float64) hardware.OpEfficiency {
-	return hardware.OpEfficiency{
+func effFrom(x []float64, perSeq bool) hardware.OpEfficiency {
+	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
 		LaunchUS: math.Exp(x[6]),
 	}
+	if perSeq {
+		e.PerSequenceUS = math.Exp(x[7])
+	}
+	return e
 }
 
 // prepared holds per-sample constants of the objective.
@@ -86,13 +96,19 @@ type prepared struct {
 	tc, tm     []float64 // roofline compute and memory times (s); 0 when no work
 	logF, logB []float64
 	logT       []float64
+	seqs       []float64 // requests per run (Sample.Sequences)
+	perSeq     bool      // some sample has Sequences > 0
 }
 
 func prepare(samples []Sample) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n)}
 	for i, s := range samples {
+		p.seqs[i] = float64(s.Sequences)
+		if s.Sequences > 0 {
+			p.perSeq = true
+		}
 		if s.FLOPs > 0 {
 			p.tc[i] = s.FLOPs / s.PeakFLOPS
 			p.logF[i] = math.Log(s.FLOPs)
@@ -114,6 +130,10 @@ func (p *prepared) loss(x []float64) float64 {
 	mm, em := sigmoid(x[3]), minExp+(maxExp-minExp)*sigmoid(x[5])
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
+	var perSeq float64
+	if p.perSeq {
+		perSeq = math.Exp(x[7]) * 1e-6
+	}
 	var sum float64
 	for i := range p.logT {
 		var t float64
@@ -125,7 +145,7 @@ func (p *prepared) loss(x []float64) float64 {
 				t = v
 			}
 		}
-		d := math.Log(t+launch) - p.logT[i]
+		d := math.Log(t+launch+perSeq*p.seqs[i]) - p.logT[i]
 		sum += d * d
 	}
 	return sum / float64(len(p.logT))
@@ -177,6 +197,12 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		minT = math.Min(minT, s.Seconds)
 	}
 	x0[6] = math.Log(math.Max(0.9*minT*1e6, 0.01))
+	// Per-sequence cost starts at init's value, or 0.1 us (a few hundred
+	// cycles per request) when init has none.
+	x0[7] = math.Log(0.1)
+	if init.PerSequenceUS > 0 {
+		x0[7] = math.Log(init.PerSequenceUS)
+	}
 	prior := append([]float64(nil), x0...)
 	obj := func(x []float64) float64 {
 		var pen float64
@@ -196,6 +222,10 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		s[4] = medB + 4*(rng.Float64()-0.5)*2
 		s[5] = 4 * (rng.Float64() - 0.5)
 		s[6] = x0[6] + (rng.Float64()-0.5)*2
+		s[7] = x0[7]
+		if p.perSeq {
+			s[7] += (rng.Float64() - 0.5) * 4
+		}
 		starts = append(starts, s)
 	}
 	results := make([][]float64, len(starts))
@@ -225,7 +255,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		}
 	}
 	x, _ := nelderMead(obj, results[best], 4000)
-	return FitResult{Efficiency: effFrom(x), RMSLogError: math.Sqrt(prepare(samples).loss(x))}, nil
+	return FitResult{Efficiency: effFrom(x, p.perSeq), RMSLogError: math.Sqrt(prepare(samples).loss(x))}, nil
 }
 
 // nelderMead minimises f from x0 and returns the best point and value.

@@ -152,3 +152,60 @@ func TestSplitDeterministicAndDisjoint(t *testing.T) {
 		}
 	}
 }
+
+func TestFitAllReduceFindsAlgorithmSwitch(t *testing.T) {
+	// A custom kernel (5 us, 250 GB/s) up to 8 MB, NCCL (25 us, 600 GB/s) above.
+	want := hardware.AllReducePoint{LatencyUS: 5, BusBandwidthGBps: 250, SwitchBytes: 8 << 20,
+		LargeLatencyUS: 25, LargeBusBandwidthGBps: 600}
+	var pts []ARPoint
+	for b := 256.0; b <= 1<<30; b *= 2 {
+		pts = append(pts, ARPoint{NumGPUs: 8, Bytes: b, Seconds: want.Seconds(b, 8)})
+	}
+	got, err := FitAllReduce(pts, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The switch lies between the sizes either side of 8 MiB: sqrt(8 MiB * 16 MiB).
+	if sw := math.Sqrt(8 * 16 * (1 << 40)); math.Abs(got.SwitchBytes/sw-1) > 1e-9 {
+		t.Errorf("switch at %g bytes, want %g", got.SwitchBytes, sw)
+	}
+	for _, c := range [][2]float64{{got.LatencyUS, 5}, {got.BusBandwidthGBps, 250}, {got.LargeLatencyUS, 25}, {got.LargeBusBandwidthGBps, 600}} {
+		if math.Abs(c[0]/c[1]-1) > 1e-3 {
+			t.Errorf("got %+v, want %+v", got, want)
+			break
+		}
+	}
+}
+
+func TestSamplePredictPerSequence(t *testing.T) {
+	// Memory-bound: 1e6 bytes at 1 TB/s = 1 us; + 3 us launch + 64 sequences x 0.25 us = 20 us.
+	s := Sample{FLOPs: 1e3, Bytes: 1e6, PeakFLOPS: 1e14, BandwidthBytesPerSec: 1e12, Sequences: 64}
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 1}, LaunchUS: 3, PerSequenceUS: 0.25}
+	if got, want := s.Predict(e), 20e-6; math.Abs(got-want) > 1e-15 {
+		t.Errorf("Predict = %g, want %g", got, want)
+	}
+}
+
+func TestFitRecoversPerSequenceCost(t *testing.T) {
+	want := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.4, Half: 1e8, Exp: 1},
+		Memory: hardware.Curve{Max: 0.8, Half: 2e6, Exp: 1}, LaunchUS: 5, PerSequenceUS: 0.3}
+	var ss []Sample
+	for _, b := range []int{1, 4, 16, 64, 256, 1024} {
+		for _, kv := range []float64{16, 256, 4096} {
+			bytes := float64(b) * kv * 2 * 8 * 128 * 2
+			s := Sample{FLOPs: bytes, Bytes: bytes, PeakFLOPS: 989e12, BandwidthBytesPerSec: 3.35e12, Sequences: b}
+			s.Seconds = s.Predict(want)
+			ss = append(ss, s)
+		}
+	}
+	fit, err := FitOpEfficiency(ss, hardware.DefaultProfile().AttentionDecode, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.RMSLogError > 0.01 {
+		t.Errorf("RMS log error %g on exact data", fit.RMSLogError)
+	}
+	if got := fit.Efficiency.PerSequenceUS; math.Abs(got/want.PerSequenceUS-1) > 0.05 {
+		t.Errorf("PerSequenceUS = %g, want %g", got, want.PerSequenceUS)
+	}
+}

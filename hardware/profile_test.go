@@ -17,8 +17,9 @@ func sampleProfile() *Profile {
 	p.Source = "sim calibrate --gpu h100 ../shared/data/kernels/h100_sxm"
 	p.GEMM = OpEfficiency{Compute: Curve{Max: 0.8312345678901234, Half: 1.234567e9}, Memory: Curve{Max: 1}, LaunchUS: 0}
 	p.AttentionDecode.Compute = Curve{Max: 1e-3, Half: 0}
+	p.AttentionDecode.PerSequenceUS = 0.0461
 	p.AllReduce = AllReduce{LatencyUS: 7.5, BusBandwidthGBps: 0, ByGPUs: map[int]AllReducePoint{
-		2: {LatencyUS: 6, BusBandwidthGBps: 310.25},
+		2: {LatencyUS: 6, BusBandwidthGBps: 310.25, SwitchBytes: 1.1863e7, LargeLatencyUS: 24.5, LargeBusBandwidthGBps: 588.4},
 		8: {LatencyUS: 14, BusBandwidthGBps: 0.1 + 0.2},
 	}}
 	p.StepOverheadUS = 0
@@ -86,6 +87,17 @@ func TestProfileValidate(t *testing.T) {
 		{"half negative", func(p *Profile) { p.Elementwise.Memory.Half = -1 }, "elementwise.memory.half: must be >= 0"},
 		{"half infinite", func(p *Profile) { p.Elementwise.Memory.Half = math.Inf(1) }, "elementwise.memory.half: must be >= 0"},
 		{"launch negative", func(p *Profile) { p.AttentionDecode.LaunchUS = -1 }, "attention_decode.launch_us: must be >= 0"},
+		{"per sequence negative", func(p *Profile) { p.AttentionDecode.PerSequenceUS = -0.1 }, "attention_decode.per_sequence_us: must be >= 0"},
+		{"per sequence NaN", func(p *Profile) { p.AttentionPrefill.PerSequenceUS = math.NaN() }, "attention_prefill.per_sequence_us: must be >= 0"},
+		{"switch negative", func(p *Profile) {
+			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, SwitchBytes: -1}}
+		}, "allreduce.by_gpus.4.switch_bytes: must be >= 0"},
+		{"switch without large bandwidth", func(p *Profile) {
+			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, SwitchBytes: 1e6, LargeLatencyUS: 20}}
+		}, "allreduce.by_gpus.4.large_bus_bandwidth_gbps: must be > 0"},
+		{"large pair without switch", func(p *Profile) {
+			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, LargeBusBandwidthGBps: 300}}
+		}, "allreduce.by_gpus.4.switch_bytes: must be > 0 when large_latency_us or large_bus_bandwidth_gbps is set"},
 		{"allreduce latency", func(p *Profile) { p.AllReduce.LatencyUS = -1 }, "allreduce.latency_us: must be >= 0"},
 		{"allreduce bw", func(p *Profile) { p.AllReduce.BusBandwidthGBps = -1 }, "allreduce.bus_bandwidth_gbps: must be >= 0"},
 		{"per request", func(p *Profile) { p.PerRequestOverheadUS = -1 }, "per_request_overhead_us: must be >= 0"},
@@ -184,6 +196,31 @@ func TestAllReduceSeconds(t *testing.T) {
 	}
 	if (AllReduce{LatencyUS: 10, BusBandwidthGBps: 200}).Seconds(mib, 4) >= a.Seconds(mib, 4) {
 		t.Error("doubling the bandwidth did not lower the time")
+	}
+}
+
+func TestAllReduceSwitchesAlgorithm(t *testing.T) {
+	const mib = 1 << 20
+	pt := AllReducePoint{LatencyUS: 5, BusBandwidthGBps: 250, SwitchBytes: 8 * mib, LargeLatencyUS: 25, LargeBusBandwidthGBps: 600}
+	a := AllReduce{ByGPUs: map[int]AllReducePoint{8: pt}}
+	tests := []struct {
+		name  string
+		bytes float64
+		want  float64
+	}{
+		{"small pair", mib, 5e-6 + 1.75*mib/250e9},
+		{"at the switch: small pair", 8 * mib, 5e-6 + 1.75*8*mib/250e9},
+		{"above the switch: large pair", 16 * mib, 25e-6 + 1.75*16*mib/600e9},
+	}
+	for _, tt := range tests {
+		if got := a.Seconds(tt.bytes, 8); math.Abs(got-tt.want) > 1e-15 {
+			t.Errorf("%s: Seconds(%g) = %g, want %g", tt.name, tt.bytes, got, tt.want)
+		}
+	}
+	// Without a switch the large pair is never used.
+	pt.SwitchBytes = 0
+	if got, want := pt.Seconds(16*mib, 8), 5e-6+1.75*16*mib/250e9; math.Abs(got-want) > 1e-15 {
+		t.Errorf("no switch: %g, want %g", got, want)
 	}
 }
 
