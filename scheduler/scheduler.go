@@ -22,6 +22,9 @@ type Scheduler struct {
 	blockSlices [][]int32
 	hashSlices  [][]uint64
 
+	// ffHeap is FastForward's scratch event heap.
+	ffHeap []uint64
+
 	preemptions       int64
 	prefixHitTokens   int64
 	prefixQueryTokens int64
