@@ -552,7 +552,21 @@ func (m *StepModel) eval(in *StepInput, acc *stepAcc) { m.evalCached(in, acc, ni
 // The token-count ops are accumulated first, into a zero accumulator, so a
 // cached partial sum gives bit-identical results.
 func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
-	// One pass over the requests: token counts and attention sums.
+	m.evalAgg(m.aggregate(in), acc, cache)
+}
+
+// stepAgg is what pricing a step needs from its requests: token counts and
+// attention sums. Sums of integer key counts are exact in float64, so the
+// order requests are added in does not matter.
+type stepAgg struct {
+	prefTokens, sampled, requests, nPre, nDec int
+	pKeysFull, pKeysSlide                     float64
+	pReadFull, pReadSlide                     float64
+	dKeysFull, dKeysSlide                     float64
+}
+
+// aggregate makes one pass over the requests of in. O(requests).
+func (m *StepModel) aggregate(in *StepInput) stepAgg {
 	var (
 		prefTokens, sampled, requests int
 		pKeysFull, pKeysSlide         float64
@@ -594,8 +608,16 @@ func (m *StepModel) evalCached(in *StepInput, acc *stepAcc, cache *tokenCache) {
 		}
 	}
 	nPre := requests // prefill chunks: sequences of the prefill attention kernel
-	requests += nDec
-	sampled += nDec
+	return stepAgg{prefTokens: prefTokens, sampled: sampled + nDec, requests: requests + nDec, nPre: nPre, nDec: nDec,
+		pKeysFull: pKeysFull, pKeysSlide: pKeysSlide, pReadFull: pReadFull, pReadSlide: pReadSlide,
+		dKeysFull: dKeysFull, dKeysSlide: dKeysSlide}
+}
+
+// evalAgg prices a step from its aggregates (see evalCached).
+func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
+	prefTokens, sampled, requests, nPre, nDec := g.prefTokens, g.sampled, g.requests, g.nPre, g.nDec
+	pKeysFull, pKeysSlide, pReadFull, pReadSlide := g.pKeysFull, g.pKeysSlide, g.pReadFull, g.pReadSlide
+	dKeysFull, dKeysSlide := g.dKeysFull, g.dKeysSlide
 	T := prefTokens + nDec
 	if T == 0 {
 		return

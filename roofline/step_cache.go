@@ -83,3 +83,16 @@ func (c *CachedStep) Cost(in *StepInput) StepCost {
 
 // Model returns the wrapped step model.
 func (c *CachedStep) Model() *StepModel { return c.m }
+
+// DecodeCost prices a pure decode step of n requests whose KV lengths (each
+// >= 1) sum to keySum, bit-identical to Cost on those lengths, in O(1). ok
+// is false for models with sliding-window or chunked layers, whose price
+// needs every length: use Cost then.
+func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
+	if c.m.nSliding > 0 || n <= 0 {
+		return StepCost{}, false
+	}
+	var acc stepAcc
+	c.m.evalAgg(stepAgg{sampled: n, requests: n, nDec: n, dKeysFull: float64(keySum)}, &acc, &c.cache)
+	return acc.c, true
+}

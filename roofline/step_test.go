@@ -485,3 +485,39 @@ func TestCachedStepIsExact(t *testing.T) {
 		}
 	}
 }
+
+// DecodeCost is Cost for a decode-only step, from the count and KV sum.
+func TestDecodeCostIsExact(t *testing.T) {
+	cfg, _ := model.Lookup("llama-3.1-8b")
+	g, _ := hardware.Lookup("h100")
+	m, err := NewStepModel(cfg, g, StepOptions{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCachedStep(m)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 500; i++ {
+		var in StepInput
+		var sum int64
+		for j := 1 + rng.IntN(200); j > 0; j-- {
+			l := 1 + rng.IntN(9000)
+			in.Decodes = append(in.Decodes, l)
+			sum += int64(l)
+		}
+		got, ok := c.DecodeCost(len(in.Decodes), sum)
+		if !ok {
+			t.Fatal("full-attention model refused")
+		}
+		if want := m.Cost(&in); got != want {
+			t.Fatalf("DecodeCost %+v != Cost %+v", got, want)
+		}
+	}
+	sw, _ := model.Lookup("gpt-oss-20b")
+	ms, err := NewStepModel(sw, g, StepOptions{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := NewCachedStep(ms).DecodeCost(3, 300); ok {
+		t.Fatal("sliding-window model priced from a sum")
+	}
+}

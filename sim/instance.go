@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
@@ -27,10 +28,10 @@ type instance struct {
 	// scratch for fastForward
 	durs         []Time
 	rem          []int
-	aliveIdx     []int
+	byRem        []int32
+	live         []int
 	clientCounts []int
 }
-
 
 // startStep forms the next batch and schedules its completion; with nothing
 // runnable the instance goes idle until the next arrival.
@@ -192,35 +193,52 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 	if !e.followUps {
 		kmax = int(^uint(0) >> 1)
 	}
-	// Steps remaining for each item (it finishes at step rem) and the
-	// decode list of each further step, in running order as stepping builds it.
+	// Each item finishes in step rem; byRem lists the items in order of
+	// finishing step, ties in running order (the order Commit finishes them).
 	in.rem = in.rem[:0]
+	in.byRem = in.byRem[:0]
 	for k := range b.Items {
 		r := b.Items[k].Req
 		in.rem = append(in.rem, r.OutputTokens-r.NumOutput)
+		in.byRem = append(in.byRem, int32(k))
 	}
-	in.durs = append(in.durs[:0], d1)
+	slices.SortStableFunc(in.byRem, func(x, y int32) int { return in.rem[x] - in.rem[y] })
+	// Price steps 2.. from the count and KV-length sum of the live decodes
+	// (O(1) a step) when the step model allows it, else from their lengths.
+	dc, fast := e.cfg.StepModel.(decodeCoster)
 	dec := in.in.Decodes
-	in.aliveIdx = in.aliveIdx[:0]
-	for k := range b.Items {
-		in.aliveIdx = append(in.aliveIdx, k)
+	var base int64 // sum of step-1 KV lengths of the live decodes
+	for _, l := range dec {
+		base += int64(l)
 	}
+	n, next := len(dec), 0
+	in.durs = append(in.durs[:0], d1)
 	for j := 2; j <= kmax; j++ {
-		// Drop the requests that finished at step j-1; the rest attend one
-		// more key.
-		n := 0
-		for p, l := range dec {
-			if k := in.aliveIdx[p]; in.rem[k] > j-1 {
-				dec[n], in.aliveIdx[n] = l+1, k
-				n++
-			}
+		// Drop the requests that finished in step j-1.
+		for next < len(in.byRem) && in.rem[in.byRem[next]] == j-1 {
+			base -= int64(dec[in.byRem[next]])
+			n--
+			next++
 		}
-		dec, in.aliveIdx = dec[:n], in.aliveIdx[:n]
 		if n == 0 {
 			break
 		}
-		in.in.Decodes = dec
-		c := e.cfg.StepModel.Cost(&in.in)
+		var c roofline.StepCost
+		ok := false
+		if fast {
+			c, ok = dc.DecodeCost(n, base+int64(n)*int64(j-1))
+		}
+		if !ok {
+			fast = false
+			in.live = in.live[:0]
+			for k, l := range dec {
+				if in.rem[k] >= j {
+					in.live = append(in.live, l+j-1)
+				}
+			}
+			in.in.Decodes = in.live
+			c = e.cfg.StepModel.Cost(&in.in)
+		}
 		d := stepDuration(c)
 		if t+d > limit {
 			break
@@ -228,6 +246,7 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		t += d
 		in.durs = append(in.durs, d)
 	}
+	in.in.Decodes = dec
 	k := len(in.durs)
 	if k == 1 {
 		e.q.push(event{at: e.now + d1, kind: evStepDone, replica: int32(in.id)})
@@ -237,15 +256,16 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 	in.finished = fin
 	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
 
-	// Account the committed steps at their own end times.
-	start := e.now
+	// Account the committed steps at their own end times: tokens and
+	// inter-token gaps pooled per client, completions in finishing order.
 	for i := range in.clientCounts {
 		in.clientCounts[i] = 0
 	}
 	for len(in.clientCounts) < len(e.itlCounts) {
 		in.clientCounts = append(in.clientCounts, 0)
 	}
-	fi := 0
+	start := e.now
+	next = 0
 	for j := 1; j <= steps; j++ {
 		end := start + in.durs[j-1]
 		if j == 1 {
@@ -264,15 +284,12 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		}
 		e.res.Steps++
 		in.lastStepEnd, in.hadStep = end, true
-		for i := range b.Items {
-			if in.rem[i] != j {
-				continue
-			}
-			sr := b.Items[i].Req
-			if fi >= len(fin) || fin[fi] != sr {
+		for next < len(in.byRem) && in.rem[in.byRem[next]] == j {
+			sr := b.Items[in.byRem[next]].Req
+			if next >= len(fin) || fin[next] != sr {
 				panic("sim: fast-forward completions out of step with the scheduler")
 			}
-			fi++
+			next++
 			idx := int32(sr.Index)
 			r := e.table[idx]
 			r.lastTok = end
@@ -289,13 +306,11 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		}
 		start = end
 	}
-	if fi != len(fin) {
+	if next != len(fin) {
 		panic("sim: fast-forward completed requests the engine did not expect")
 	}
-	for i := range b.Items {
-		if in.rem[i] > steps {
-			e.table[b.Items[i].Req.Index].lastTok = start
-		}
+	for _, k := range in.byRem[next:] {
+		e.table[b.Items[k].Req.Index].lastTok = start
 	}
 	in.busy = false
 	if in.sched.HasWork() && !in.wakePending {
@@ -303,3 +318,12 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		e.q.push(event{at: start, kind: evWake, replica: int32(in.id)})
 	}
 }
+
+// decodeCoster prices a pure decode step from its request count and the
+// sum of their KV lengths (roofline.CachedStep does, exactly, for models
+// without sliding-window layers).
+type decodeCoster interface {
+	DecodeCost(n int, keySum int64) (roofline.StepCost, bool)
+}
+
+var _ decodeCoster = (*roofline.CachedStep)(nil)
