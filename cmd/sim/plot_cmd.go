@@ -155,4 +155,3 @@ func resolveModel(name string) (*model.Config, error) {
 	}
 	return m, nil
 }
-
