@@ -50,6 +50,12 @@ type Sketch struct {
 	comp       float64 // Neumaier compensation for sum
 	min        float64
 	max        float64
+	// A one-bucket memo for index: successive values (a run's inter-token
+	// gaps) usually fall in the same bucket. (hitLo, hitHi) is the bucket's
+	// interior shrunk by a relative 1e-9, far beyond log's rounding error,
+	// so a hit returns exactly what the logarithm would.
+	hitIdx       int
+	hitLo, hitHi float64
 }
 
 // NewSketch returns an empty sketch with the given relative accuracy, which
@@ -85,7 +91,14 @@ func (s *Sketch) RelativeAccuracy() float64 {
 
 // index returns the bucket of magnitude m >= SketchMinMagnitude.
 func (s *Sketch) index(m float64) int {
-	return int(math.Ceil(math.Log(m) / s.lnGamma))
+	if m > s.hitLo && m < s.hitHi {
+		return s.hitIdx
+	}
+	i := int(math.Ceil(math.Log(m) / s.lnGamma))
+	s.hitIdx = i
+	s.hitLo = math.Exp(float64(i-1)*s.lnGamma) * (1 + 1e-9)
+	s.hitHi = math.Exp(float64(i)*s.lnGamma) * (1 - 1e-9)
+	return i
 }
 
 // value returns the estimate for bucket i: 2 gamma^i / (gamma + 1), written

@@ -232,3 +232,26 @@ func TestSketchAddN(t *testing.T) {
 		}
 	}
 }
+
+// The bucket memo never changes a value's bucket: compare with the
+// logarithm directly on values clustered around bucket boundaries.
+func TestSketchIndexMemo(t *testing.T) {
+	s, _ := NewSketch(0.005)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 200000; i++ {
+		var m float64
+		if i%2 == 0 {
+			b := float64(rng.IntN(2000) - 1000)
+			m = math.Exp(b*s.lnGamma) * (1 + (rng.Float64()-0.5)*1e-12) // at a boundary
+		} else {
+			m = math.Exp(rng.Float64()*40 - 20)
+		}
+		want := int(math.Ceil(math.Log(m) / s.lnGamma))
+		if got := s.index(m); got != want {
+			t.Fatalf("index(%v) = %d, want %d", m, got, want)
+		}
+		if got := s.index(m); got != want { // a memo hit
+			t.Fatalf("memo index(%v) = %d, want %d", m, got, want)
+		}
+	}
+}
