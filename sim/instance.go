@@ -123,6 +123,12 @@ func (e *engine) finishStep(in *instance) error {
 		}
 	}
 	if in.sched.HasWork() && !in.wakePending {
+		if e.q.len() == 0 || e.q.h[0].at > e.now {
+			// Nothing else happens at this instant: the wake would be the next
+			// event popped, so start the next step now.
+			e.startStep(in)
+			return e.err
+		}
 		in.wakePending = true
 		e.q.push(event{at: e.now, kind: evWake, replica: int32(in.id)})
 	}
