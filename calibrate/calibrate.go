@@ -12,6 +12,10 @@
 // roofline.OpSeconds:
 //
 //	t = max(F/(P eff_c(F)), B/(W eff_m(B))) + LaunchUS 1e-6
+//
+// GEMM families may instead index eff_c by the output tile count
+// ceil(m/TileM) ceil(n/TileN) (hardware.OpEfficiency.ComputeIndex); the fit
+// tries FLOPs and a few tilings and keeps the lowest training error.
 package calibrate
 
 import (
@@ -196,10 +200,13 @@ func calibrateTables(k *Kernels, opts Options) (*Result, error) {
 		if opts.HoldoutFraction > 0 && len(f.samples) >= 2 {
 			tr, ho := split(len(f.samples), opts.HoldoutFraction, seed)
 			train, hold := pick(f.samples, tr), pick(f.samples, ho)
-			fit, err := FitOpEfficiency(train, init, seed, opts.Restarts)
+			fit, err := fitTiled(train, init, f.tiles, seed, opts.Restarts)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.name, err)
 			}
+			// The tiling is chosen on the training rows only.
+			init.TileM, init.TileN = fit.Efficiency.TileM, fit.Efficiency.TileN
+			f.tiles = nil
 			fe.Train = summarizeAPE(apes(train, fit.Efficiency))
 			fe.Holdout = summarizeAPE(apes(hold, fit.Efficiency))
 			rg := rangeOf(train)
@@ -212,7 +219,7 @@ func calibrateTables(k *Kernels, opts Options) (*Result, error) {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d held-out rows lie outside the training size range (extrapolation)", f.name, fe.Extrapolated))
 			}
 		}
-		full, err := FitOpEfficiency(f.samples, init, seed, opts.Restarts)
+		full, err := fitTiled(f.samples, init, f.tiles, seed, opts.Restarts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
@@ -236,6 +243,27 @@ func calibrateTables(k *Kernels, opts Options) (*Result, error) {
 	res.GPU = g.Clone()
 	res.GPU.Profile = prof.Clone()
 	return res, nil
+}
+
+// fitTiled fits samples with each tiling in tiles (init's own when tiles
+// is empty) and returns the fit with the lowest RMS log error.
+func fitTiled(samples []Sample, init hardware.OpEfficiency, tiles [][2]int, seed uint64, restarts int) (FitResult, error) {
+	if len(tiles) == 0 {
+		return FitOpEfficiency(samples, init, seed, restarts)
+	}
+	var best FitResult
+	for i, t := range tiles {
+		in := init
+		in.TileM, in.TileN = t[0], t[1]
+		fit, err := FitOpEfficiency(samples, in, seed, restarts)
+		if err != nil {
+			return FitResult{}, err
+		}
+		if i == 0 || fit.RMSLogError < best.RMSLogError {
+			best = fit
+		}
+	}
+	return best, nil
 }
 
 func boundWarnings(name string, e hardware.OpEfficiency) []string {

@@ -25,7 +25,18 @@ type opFamily struct {
 	get func(p *hardware.Profile) hardware.OpEfficiency
 	// set stores a fitted efficiency in a profile.
 	set func(p *hardware.Profile, e hardware.OpEfficiency)
+	// tiles lists the output tilings (TileM, TileN) the fit may choose
+	// from; nil means the compute curve is indexed by FLOPs only.
+	tiles [][2]int
 }
+
+// gemmTiles are the output tilings (TileM, TileN) a GEMM family's compute
+// curve is fitted with, {0, 0} meaning indexed by FLOPs; the fit keeps
+// whichever gives the lowest training error. 128 x 128 and 256 x 128 are
+// common CUTLASS / cuBLAS output tiles of Hopper and Ada GEMMs: the tile
+// count is the kernel's thread-block count, which decides how well it
+// fills the SMs, while k only sets how long each block loops.
+func gemmTiles() [][2]int { return [][2]int{{0, 0}, {128, 128}, {256, 128}} }
 
 func sampleOf(c roofline.Cost, g *hardware.GPU, latencyMS float64) (Sample, error) {
 	peak, ok := g.PeakFLOPS(c.ComputePrecision)
@@ -33,7 +44,7 @@ func sampleOf(c roofline.Cost, g *hardware.GPU, latencyMS float64) (Sample, erro
 		return Sample{}, fmt.Errorf("GPU %s has no %s peak", g.Name, c.ComputePrecision)
 	}
 	return Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: peak,
-		BandwidthBytesPerSec: g.BandwidthBytesPerSec(), Seconds: latencyMS * 1e-3}, nil
+		BandwidthBytesPerSec: g.BandwidthBytesPerSec(), Seconds: latencyMS * 1e-3, M: c.M, N: c.N}, nil
 }
 
 // gemmKey is the GEMMByPrecision key a gemm_dtype is fitted under and
@@ -98,6 +109,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		fams = append(fams, opFamily{
 			name:    FamilyGEMMPrefix + key,
 			samples: ss,
+			tiles:   gemmTiles(),
 			get:     func(p *hardware.Profile) hardware.OpEfficiency { return p.GEMMFor(key) },
 			set: func(p *hardware.Profile, e hardware.OpEfficiency) {
 				if p.GEMMByPrecision == nil {

@@ -26,12 +26,15 @@ type Sample struct {
 	// Sequences is the number of requests a batched kernel (attention)
 	// serves in this run; 0 for kernels without per-sequence work.
 	Sequences int
+	// M and N are a GEMM's output shape (roofline.Cost.M, N); 0 for other
+	// operators. A tiled efficiency indexes its compute curve by them.
+	M, N int
 }
 
 // Predict is the model time of s under e: roofline.BatchedOpSeconds (which
 // is roofline.OpSeconds when s.Sequences is 0).
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes}, s.Sequences, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N}, s.Sequences, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -79,11 +82,15 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 	return a, b, e
 }
 
-func effFrom(x []float64, perSeq bool) hardware.OpEfficiency {
+// effFrom is the efficiency at parameter vector x, with tm x tn output
+// tiles (0 x 0: compute curve indexed by FLOPs).
+func effFrom(x []float64, perSeq bool, tm, tn int) hardware.OpEfficiency {
 	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
 		LaunchUS: math.Exp(x[6]),
+		TileM:    tm,
+		TileN:    tn,
 	}
 	if perSeq {
 		e.PerSequenceUS = math.Exp(x[7])
@@ -100,7 +107,10 @@ type prepared struct {
 	perSeq     bool      // some sample has Sequences > 0
 }
 
-func prepare(samples []Sample) *prepared {
+// prepare computes the objective's constants; the compute curve's index
+// (logF) is the FLOPs, or the output tile count when e is tiled
+// (hardware.OpEfficiency.ComputeIndex).
+func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
 		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n)}
@@ -111,7 +121,7 @@ func prepare(samples []Sample) *prepared {
 		}
 		if s.FLOPs > 0 {
 			p.tc[i] = s.FLOPs / s.PeakFLOPS
-			p.logF[i] = math.Log(s.FLOPs)
+			p.logF[i] = math.Log(e.ComputeIndex(s.FLOPs, s.M, s.N))
 		}
 		if s.Bytes > 0 {
 			p.tm[i] = s.Bytes / s.BandwidthBytesPerSec
@@ -167,7 +177,9 @@ var errNoSamples = errors.New("no samples to fit")
 // from a PCG source seeded with seed (deterministic: the same inputs and
 // seed give the same result). The best start is polished by one more
 // Nelder-Mead run. Max stays in (0, 1], Half > 0 and Exp in [0.25, 4] by
-// construction. Cost: O(restarts * evaluations * len(samples)).
+// construction. init's TileM and TileN are kept, not fitted: when set, the
+// compute curve is indexed by the output tile count (Sample.M, N).
+// Cost: O(restarts * evaluations * len(samples)).
 func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, restarts int) (FitResult, error) {
 	if len(samples) == 0 {
 		return FitResult{}, errNoSamples
@@ -182,13 +194,19 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		sort.Ints(idx)
 		fitSet = pick(samples, idx)
 	}
-	p := prepare(fitSet)
+	p := prepare(fitSet, init)
 	medF, medB := medianLog(p.logF), medianLog(p.logB)
 	// A tiny pull toward the start point keeps parameters that the data
 	// cannot identify (e.g. the compute curve of a memory-bound family)
 	// finite and deterministic; it is far below the data term.
 	x0 := make([]float64, nParams)
-	x0[0], x0[1], x0[2] = curveTo(init.Compute, medF)
+	cInit := init.Compute
+	if init.Tiled() {
+		// A FLOP-scale Half means nothing as a tile count: start at the
+		// median tile count.
+		cInit.Half = 0
+	}
+	x0[0], x0[1], x0[2] = curveTo(cInit, medF)
 	x0[3], x0[4], x0[5] = curveTo(init.Memory, medB)
 	// Launch starts at 90% of the fastest measured run: small kernels are
 	// launch-bound, and a start far from it leaves Nelder-Mead stranded.
@@ -255,7 +273,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		}
 	}
 	x, _ := nelderMead(obj, results[best], 4000)
-	return FitResult{Efficiency: effFrom(x, p.perSeq), RMSLogError: math.Sqrt(prepare(samples).loss(x))}, nil
+	return FitResult{Efficiency: effFrom(x, p.perSeq, init.TileM, init.TileN), RMSLogError: math.Sqrt(prepare(samples, init).loss(x))}, nil
 }
 
 // nelderMead minimises f from x0 and returns the best point and value.

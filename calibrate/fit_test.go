@@ -19,7 +19,7 @@ func synthetic(e hardware.OpEfficiency, noise float64, seed uint64) []Sample {
 		for _, n := range []int{512, 2048, 8192, 28672} {
 			for _, k := range []int{512, 4096, 8192} {
 				c := roofline.GEMM(m, n, k, bf, bf)
-				s := Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: 989e12, BandwidthBytesPerSec: 3.35e12}
+				s := Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: 989e12, BandwidthBytesPerSec: 3.35e12, M: c.M, N: c.N}
 				s.Seconds = s.Predict(e) * (1 + noise*rng.NormFloat64())
 				out = append(out, s)
 			}
@@ -207,5 +207,42 @@ func TestFitRecoversPerSequenceCost(t *testing.T) {
 	}
 	if got := fit.Efficiency.PerSequenceUS; math.Abs(got/want.PerSequenceUS-1) > 0.05 {
 		t.Errorf("PerSequenceUS = %g, want %g", got, want.PerSequenceUS)
+	}
+}
+
+// Data timed with a compute curve indexed by 128x128 output tiles is fitted
+// best with that tiling: fitTiled must pick it over FLOPs and 256x128, and
+// recover the timings.
+func TestFitChoosesTiling(t *testing.T) {
+	truth := hardware.OpEfficiency{
+		Compute:  hardware.Curve{Max: 0.6, Half: 64, Exp: 1.5},
+		Memory:   hardware.Curve{Max: 0.85, Half: 8e6, Exp: 0.9},
+		LaunchUS: 6,
+		TileM:    128, TileN: 128,
+	}
+	ss := synthetic(truth, 0, 3)
+	fit, err := fitTiled(ss, hardware.DefaultProfile().GEMM, gemmTiles(), 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := fit.Efficiency; e.TileM != 128 || e.TileN != 128 {
+		t.Errorf("tiling %dx%d, want 128x128 (fit %+v)", e.TileM, e.TileN, e)
+	}
+	if st := summarizeAPE(apes(ss, fit.Efficiency)); st.MedianAPE > 0.5 {
+		t.Errorf("median APE %.3f%% > 0.5%% (fit %+v)", st.MedianAPE, fit.Efficiency)
+	}
+}
+
+// Predict with a tiled efficiency: a 300 x 4096 x 8192 GEMM is 3 x 32 = 96
+// tiles of 128 x 128; Max 0.5, Half 96, Exp 1 gives efficiency 0.25 on the
+// unpadded FLOPs.
+func TestSamplePredictTiled(t *testing.T) {
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 96, Exp: 1}, Memory: hardware.Curve{Max: 1},
+		LaunchUS: 1, TileM: 128, TileN: 128}
+	F := 2.0 * 300 * 4096 * 8192
+	s := Sample{FLOPs: F, Bytes: 1e3, PeakFLOPS: 1e15, BandwidthBytesPerSec: 1e12, M: 300, N: 4096}
+	want := F/(1e15*0.25) + 1e-6
+	if got := s.Predict(e); math.Abs(got-want) > 1e-15 {
+		t.Errorf("Predict = %g, want %g", got, want)
 	}
 }

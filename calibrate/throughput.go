@@ -174,7 +174,7 @@ func fastRate(m *roofline.StepModel, r ThroughputRow) (float64, error) {
 }
 
 // numThroughputParams is the length of the fit's parameter vector.
-const numThroughputParams = 13
+const numThroughputParams = 14
 
 // Parameter vector layout. Efficiencies are logistic(x) in (0, 1); sizes
 // and overheads are exp(x) > 0.
@@ -192,6 +192,7 @@ const (
 	tpGraph            // graph launch factor (logistic)
 	tpPerReqUS         // per-request overhead, us (log)
 	tpGEMMBits         // GGUF GEMM: added 1/efficiency per bit of weight (log)
+	tpMoEActive        // fraction of routed experts the router loads (logistic)
 )
 
 func tpLogistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -216,6 +217,11 @@ func ThroughputParamsFor(p *hardware.Profile) []float64 {
 	x[tpGraph] = tpLogit(clamp(p.GraphLaunchFactor))
 	x[tpPerReqUS] = lg(p.PerRequestOverheadUS)
 	x[tpGEMMBits] = lg(ggufBitsCost(p))
+	f := p.MoEActiveFraction
+	if f == 0 {
+		f = 1
+	}
+	x[tpMoEActive] = tpLogit(clamp(f))
 	return x
 }
 
@@ -230,13 +236,23 @@ func ThroughputProfile(x []float64) *hardware.Profile {
 	moe := gemm
 	moe.Compute.Max = tpLogistic(x[tpMoEMax])
 	byPrec := map[string]hardware.OpEfficiency{}
-	for _, f := range ggufFormats() {
-		e := gemm
+	moeByPrec := map[string]hardware.OpEfficiency{}
+	for _, f := range moeExpertFormats() {
+		// The fused experts kernel (MMQ over the selected experts) pays the
+		// same per-bit unpack cost per FLOP as a dense GEMM (c shared).
+		e := moe
+		e.Compute.Max = ggufComputeMax(moe.Compute.Max, math.Exp(x[tpGEMMBits]), f.Bits)
+		moeByPrec[f.Name] = e
+		if f.Compute != "" {
+			continue // mxfp4: dense GEMMs of that format run other kernels
+		}
+		e = gemm
 		e.Compute.Max = ggufComputeMax(gemm.Compute.Max, math.Exp(x[tpGEMMBits]), f.Bits)
 		byPrec[f.Name] = e
 	}
 	return &hardware.Profile{
 		GEMMByPrecision:      byPrec,
+		MoEByPrecision:       moeByPrec,
 		Calibrated:           true,
 		GEMM:                 gemm,
 		MoE:                  moe,
@@ -246,6 +262,7 @@ func ThroughputProfile(x []float64) *hardware.Profile {
 		StepOverheadUS:       math.Exp(x[tpStepUS]),
 		PerRequestOverheadUS: math.Exp(x[tpPerReqUS]),
 		GraphLaunchFactor:    tpLogistic(x[tpGraph]),
+		MoEActiveFraction:    tpLogistic(x[tpMoEActive]),
 	}
 }
 
@@ -282,6 +299,8 @@ func throughputPrior(g *hardware.GPU, rows []ThroughputRow) (*hardware.Profile, 
 		StepOverheadUS:       200,
 		PerRequestOverheadUS: 20,
 		GraphLaunchFactor:    0.3,
+		// Routers load experts unevenly; start between uniform and half.
+		MoEActiveFraction: 0.75,
 	}
 	// Prior bits cost: an 8.5-bit format loses a quarter of the base rate.
 	c := 1 / (3 * gemmMax * 8.5)

@@ -40,6 +40,16 @@ func ggufFormats() []roofline.Precision {
 	return out
 }
 
+// moeExpertFormats returns the formats llama.cpp's MMQ kernels multiply
+// routed experts in: the GGUF block formats and MXFP4 (gpt-oss experts).
+func moeExpertFormats() []roofline.Precision {
+	out := ggufFormats()
+	if p, err := roofline.LookupPrecision("mxfp4"); err == nil {
+		out = append(out, p)
+	}
+	return out
+}
+
 // ggufComputeMax returns 1 / (1/eff0 + c bits): the compute efficiency of a
 // format of bits per weight. It is below eff0 for c > 0.
 func ggufComputeMax(eff0, c, bits float64) float64 { return 1 / (1/eff0 + c*bits) }

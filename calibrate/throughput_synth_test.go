@@ -15,7 +15,8 @@ import (
 func TestFitRecoversSyntheticProfile(t *testing.T) {
 	g := gb10GPU(t)
 	truth := ThroughputProfile([]float64{tpLogit(0.4), math.Log(3e9), tpLogit(0.88), math.Log(2e6), tpLogit(0.2),
-		tpLogit(0.3), math.Log(2e9), tpLogit(0.6), math.Log(150), math.Log(3), tpLogit(0.2), math.Log(30), math.Log(0.05)})
+		tpLogit(0.3), math.Log(2e9), tpLogit(0.6), math.Log(150), math.Log(3), tpLogit(0.2), math.Log(30), math.Log(0.05),
+		tpLogit(0.6)})
 	gt := g.Clone()
 	gt.Profile = truth
 	var rows []ThroughputRow

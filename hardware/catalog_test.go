@@ -236,10 +236,12 @@ func TestCloneIsDeep(t *testing.T) {
 	g, _ := Lookup("gb10")
 	g.Profile = DefaultProfile()
 	g.Profile.AllReduce.ByGPUs = map[int]AllReducePoint{2: {LatencyUS: 5, BusBandwidthGBps: 10}}
+	g.Profile.MoEByPrecision = map[string]OpEfficiency{"q8_0": {Compute: Curve{Max: 0.2}}}
 	c := g.Clone()
 	c.Profile.AllReduce.ByGPUs[2] = AllReducePoint{}
 	c.Profile.GEMM.Compute.Max = 0.1
-	if g.Profile.AllReduce.ByGPUs[2].LatencyUS != 5 || g.Profile.GEMM.Compute.Max != 0.75 {
+	c.Profile.MoEByPrecision["q8_0"] = OpEfficiency{}
+	if g.Profile.AllReduce.ByGPUs[2].LatencyUS != 5 || g.Profile.GEMM.Compute.Max != 0.75 || g.Profile.MoEByPrecision["q8_0"].Compute.Max != 0.2 {
 		t.Error("Clone shares the profile")
 	}
 	if (*GPU)(nil).Clone() != nil || (*Profile)(nil).Clone() != nil {

@@ -58,7 +58,9 @@ func (c Curve) At(x float64) float64 {
 
 // OpEfficiency is the efficiency model of one operator family.
 type OpEfficiency struct {
-	// Compute scales the precision peak; indexed by the operator's FLOPs.
+	// Compute scales the precision peak. It is indexed by the operator's
+	// FLOPs, or, when TileM and TileN are set, by its output tile count
+	// (ComputeAt).
 	Compute Curve `yaml:"compute" json:"compute"`
 	// Memory scales the nominal bandwidth; indexed by the operator's bytes.
 	Memory Curve `yaml:"memory" json:"memory"`
@@ -70,6 +72,42 @@ type OpEfficiency struct {
 	// the kernel serves. It is device work, so CUDA graphs do not remove it.
 	// 0 for kernels without a per-sequence structure (GEMMs).
 	PerSequenceUS float64 `yaml:"per_sequence_us,omitempty" json:"per_sequence_us,omitempty"`
+	// TileM and TileN are the output tile of a GEMM kernel (rows = tokens,
+	// columns = output features), both 0 (off) or both > 0. When set, the
+	// compute curve is indexed by the number of output tiles,
+	// ceil(m/TileM)*ceil(n/TileN): a GEMM kernel runs one thread block per
+	// output tile and loops over k inside it, so how well it fills the SMs
+	// depends on the tile count, not on k. The FLOPs priced are the
+	// operator's own (unpadded), so the efficiency relative to its roofline
+	// stays <= Compute.Max <= 1.
+	TileM int `yaml:"tile_m,omitempty" json:"tile_m,omitempty"`
+	TileN int `yaml:"tile_n,omitempty" json:"tile_n,omitempty"`
+}
+
+// Tiled reports whether the compute curve is indexed by output tiles.
+func (o *OpEfficiency) Tiled() bool { return o.TileM > 0 && o.TileN > 0 }
+
+// ComputeIndex is the work size at which the compute curve is read for an
+// operator of flops FLOPs with an m x n output: flops when the efficiency
+// is not Tiled, else the output tile count ceil(m/TileM)*ceil(n/TileN).
+// A tiled efficiency given an operator without a shape (m or n <= 0)
+// returns +Inf, so the curve reads Compute.Max (the operator is taken to
+// fill the GPU). O(1), no allocation.
+func (o *OpEfficiency) ComputeIndex(flops float64, m, n int) float64 {
+	if !o.Tiled() {
+		return flops
+	}
+	if m <= 0 || n <= 0 {
+		return math.Inf(1)
+	}
+	return float64((m+o.TileM-1)/o.TileM) * float64((n+o.TileN-1)/o.TileN)
+}
+
+// ComputeAt is the compute efficiency of an operator of flops FLOPs with an
+// m x n output (m, n = 0 when it has no GEMM shape):
+// Compute.At(ComputeIndex(flops, m, n)). It is in (0, Compute.Max].
+func (o *OpEfficiency) ComputeAt(flops float64, m, n int) float64 {
+	return o.Compute.At(o.ComputeIndex(flops, m, n))
 }
 
 // SequenceSeconds is the per-sequence time of sequences requests (s).
@@ -151,7 +189,15 @@ type Profile struct {
 	AttentionDecode  OpEfficiency            `yaml:"attention_decode" json:"attention_decode"`
 	Elementwise      OpEfficiency            `yaml:"elementwise" json:"elementwise"`
 	MoE              OpEfficiency            `yaml:"moe" json:"moe"`
-	AllReduce        AllReduce               `yaml:"allreduce" json:"allreduce"`
+	// MoEByPrecision overrides MoE for routed experts stored in one weight
+	// format ("q8_0", "mxfp4", ...): a fused experts kernel's efficiency
+	// depends on how it unpacks the experts' weights.
+	MoEByPrecision map[string]OpEfficiency `yaml:"moe_by_precision,omitempty" json:"moe_by_precision,omitempty"`
+	// MoEActiveFraction is the fraction of routed experts a batch's tokens
+	// spread over (0..1; 0 means 1): real routers load experts unevenly, so
+	// many tokens touch fewer distinct experts than uniform routing would.
+	MoEActiveFraction float64   `yaml:"moe_active_fraction,omitempty" json:"moe_active_fraction,omitempty"`
+	AllReduce         AllReduce `yaml:"allreduce" json:"allreduce"`
 
 	// StepOverheadUS is the fixed CPU/scheduler cost of one engine step.
 	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`
@@ -208,7 +254,7 @@ func (p *Profile) AllReduceSeconds(g *GPU, bytes float64, n int) float64 {
 	return a.Seconds(bytes, n)
 }
 
-// Clone returns a deep copy of p (its ByGPUs map is not shared). A nil
+// Clone returns a deep copy of p (its maps are not shared). A nil
 // profile clones to nil.
 func (p *Profile) Clone() *Profile {
 	if p == nil {
@@ -225,6 +271,12 @@ func (p *Profile) Clone() *Profile {
 		c.GEMMByPrecision = make(map[string]OpEfficiency, len(p.GEMMByPrecision))
 		for k, v := range p.GEMMByPrecision {
 			c.GEMMByPrecision[k] = v
+		}
+	}
+	if p.MoEByPrecision != nil {
+		c.MoEByPrecision = make(map[string]OpEfficiency, len(p.MoEByPrecision))
+		for k, v := range p.MoEByPrecision {
+			c.MoEByPrecision[k] = v
 		}
 	}
 	return &c

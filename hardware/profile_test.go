@@ -22,6 +22,14 @@ func sampleProfile() *Profile {
 		2: {LatencyUS: 6, BusBandwidthGBps: 310.25, SwitchBytes: 1.1863e7, LargeLatencyUS: 24.5, LargeBusBandwidthGBps: 588.4},
 		8: {LatencyUS: 14, BusBandwidthGBps: 0.1 + 0.2},
 	}}
+	p.MoEByPrecision = map[string]OpEfficiency{
+		"q8_0":  {Compute: Curve{Max: 0.21, Half: 8e8}, Memory: Curve{Max: 0.9, Half: 2e6}, LaunchUS: 1.5},
+		"mxfp4": {Compute: Curve{Max: 0.33, Half: 8e8, Exp: 1.5}, Memory: Curve{Max: 0.9}},
+	}
+	p.GEMMByPrecision = map[string]OpEfficiency{
+		"fp8": {Compute: Curve{Max: 0.41, Half: 155.5, Exp: 0.75}, Memory: Curve{Max: 1, Half: 2.4e6, Exp: 0.31}, LaunchUS: 12, TileM: 128, TileN: 64},
+	}
+	p.MoEActiveFraction = 0.55
 	p.StepOverheadUS = 0
 	p.GraphLaunchFactor = 1
 	return p
@@ -98,10 +106,28 @@ func TestProfileValidate(t *testing.T) {
 		{"large pair without switch", func(p *Profile) {
 			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, LargeBusBandwidthGBps: 300}}
 		}, "allreduce.by_gpus.4.switch_bytes: must be > 0 when large_latency_us or large_bus_bandwidth_gbps is set"},
+		{"tiles", func(p *Profile) { p.GEMM.TileM, p.GEMM.TileN = 128, 128 }, ""},
+		{"tile_m negative", func(p *Profile) { p.GEMM.TileM, p.GEMM.TileN = -1, 128 }, "gemm.tile_m: must be >= 0"},
+		{"tile_n negative", func(p *Profile) { p.GEMM.TileN = -64 }, "gemm.tile_n: must be >= 0"},
+		{"tile_m without tile_n", func(p *Profile) { p.GEMM.TileM = 128 }, "gemm.tile_n: tile_m and tile_n must both be set or both be 0"},
+		{"tile_n without tile_m", func(p *Profile) {
+			p.GEMMByPrecision = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.4}, Memory: Curve{Max: 0.9}, TileN: 128}}
+		}, "gemm_by_precision.fp8.tile_n: tile_m and tile_n must both be set or both be 0"},
 		{"allreduce latency", func(p *Profile) { p.AllReduce.LatencyUS = -1 }, "allreduce.latency_us: must be >= 0"},
 		{"allreduce bw", func(p *Profile) { p.AllReduce.BusBandwidthGBps = -1 }, "allreduce.bus_bandwidth_gbps: must be >= 0"},
 		{"per request", func(p *Profile) { p.PerRequestOverheadUS = -1 }, "per_request_overhead_us: must be >= 0"},
 		{"graph factor", func(p *Profile) { p.GraphLaunchFactor = -0.1 }, "graph_launch_factor: must be in [0, 1]"},
+		{"moe by precision", func(p *Profile) {
+			p.MoEByPrecision = map[string]OpEfficiency{"q8_0": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
+		}, ""},
+		{"moe by precision max", func(p *Profile) {
+			p.MoEByPrecision = map[string]OpEfficiency{"q8_0": {Compute: Curve{Max: 1.2}, Memory: Curve{Max: 0.9}}}
+		}, "moe_by_precision.q8_0.compute.max: must be in (0, 1]"},
+		{"moe active fraction", func(p *Profile) { p.MoEActiveFraction = 1.5 }, "moe_active_fraction: must be in [0, 1]"},
+		{"moe active fraction NaN", func(p *Profile) { p.MoEActiveFraction = math.NaN() }, "moe_active_fraction: must be in [0, 1]"},
+		{"moe by precision empty key", func(p *Profile) {
+			p.MoEByPrecision = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
+		}, "moe_by_precision: format name must not be empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,5 +271,41 @@ func TestParseProfileStrict(t *testing.T) {
 	_, err := ParseProfile([]byte("gemm:\n  compute: {max: 0.5}\n  memory: {max: 0.5}\n  lanch_us: 3\n"), "p.yaml")
 	if err == nil || !strings.Contains(err.Error(), `p.yaml:4: unknown key "lanch_us"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestComputeIndex checks the tile count against hand counts: a 300 x 4096
+// output in 128 x 128 tiles is ceil(300/128) = 3 row tiles times 32 column
+// tiles = 96 tiles, whatever k (the FLOPs) is.
+func TestComputeIndex(t *testing.T) {
+	tiled := OpEfficiency{Compute: Curve{Max: 0.5, Half: 100, Exp: 1}, TileM: 128, TileN: 128}
+	plain := OpEfficiency{Compute: Curve{Max: 0.5, Half: 1e10, Exp: 1}}
+	tests := []struct {
+		name  string
+		e     OpEfficiency
+		flops float64
+		m, n  int
+		want  float64
+	}{
+		{"untiled is flops", plain, 3e9, 300, 4096, 3e9},
+		{"partial row tile", tiled, 3e9, 300, 4096, 96},
+		{"k does not matter", tiled, 3e12, 300, 4096, 96},
+		{"exact tiles", tiled, 1, 256, 256, 4},
+		{"one row", tiled, 1, 1, 129, 2},
+		{"no shape", tiled, 1e9, 0, 4096, math.Inf(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.e.ComputeIndex(tt.flops, tt.m, tt.n); got != tt.want {
+				t.Errorf("ComputeIndex = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// 96 tiles at Half = 100, Exp = 1: 0.5 * 96/196.
+	if got, want := tiled.ComputeAt(3e9, 300, 4096), 0.5*96/196; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ComputeAt = %v, want %v", got, want)
+	}
+	if got := tiled.ComputeAt(1e9, 0, 0); got != 0.5 {
+		t.Errorf("ComputeAt without a shape = %v, want Max 0.5", got)
 	}
 }

@@ -156,6 +156,32 @@ func (p *Profile) validate() *FieldError {
 			return err
 		}
 	}
+	gkeys := make([]string, 0, len(p.GEMMByPrecision))
+	for k := range p.GEMMByPrecision {
+		gkeys = append(gkeys, k)
+	}
+	sort.Strings(gkeys)
+	for _, k := range gkeys {
+		if err := p.GEMMByPrecision[k].validate("gemm_by_precision." + k); err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(p.MoEByPrecision))
+	for k := range p.MoEByPrecision {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "" {
+			return fieldErr("moe_by_precision", "format name must not be empty")
+		}
+		if err := p.MoEByPrecision[k].validate("moe_by_precision." + k); err != nil {
+			return err
+		}
+	}
+	if !(p.MoEActiveFraction >= 0 && p.MoEActiveFraction <= 1) {
+		return fieldErr("moe_active_fraction", "must be in [0, 1]")
+	}
 	if err := p.AllReduce.validate("allreduce"); err != nil {
 		return err
 	}
@@ -187,7 +213,19 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := nonNegative(prefix+".launch_us", o.LaunchUS); err != nil {
 		return err
 	}
-	return nonNegative(prefix+".per_sequence_us", o.PerSequenceUS)
+	if err := nonNegative(prefix+".per_sequence_us", o.PerSequenceUS); err != nil {
+		return err
+	}
+	if o.TileM < 0 {
+		return fieldErr(prefix+".tile_m", "must be >= 0")
+	}
+	if o.TileN < 0 {
+		return fieldErr(prefix+".tile_n", "must be >= 0")
+	}
+	if (o.TileM > 0) != (o.TileN > 0) {
+		return fieldErr(prefix+".tile_n", "tile_m and tile_n must both be set or both be 0")
+	}
+	return nil
 }
 
 func (c Curve) validate(prefix string) *FieldError {

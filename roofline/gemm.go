@@ -18,6 +18,8 @@ func GEMV(n, k int, w, act Precision) Cost {
 		WeightBytes:      fn * fk * w.Bits / 8,
 		ActBytes:         (fk + fn) * act.Bits / 8,
 		ComputePrecision: computeKey(w, act),
+		M:                1,
+		N:                n,
 	}
 }
 
@@ -38,5 +40,7 @@ func GEMM(m, n, k int, w, act Precision) Cost {
 		WeightBytes:      fk * fn * w.Bits / 8,
 		ActBytes:         (fm*fk + fm*fn) * act.Bits / 8,
 		ComputePrecision: computeKey(w, act),
+		M:                m,
+		N:                n,
 	}
 }

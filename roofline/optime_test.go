@@ -61,3 +61,48 @@ func TestStepAttentionPerSequence(t *testing.T) {
 		})
 	}
 }
+
+// A tiled GEMM efficiency reads its compute curve at the output tile count:
+// m=300, n=6144 in 128x128 tiles is ceil(300/128)*48 = 144 tiles; with
+// Max 0.5, Half 144, Exp 1 the efficiency is 0.25, so the compute time is
+// F/(P*0.25) with the unpadded F. The step model prices its qkv_proj with
+// exactly the formula of OpSeconds.
+func TestTiledGEMMHand(t *testing.T) {
+	bf, err := LookupPrecision("bf16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := GEMM(300, 6144, 4096, bf, bf)
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 144, Exp: 1},
+		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128}
+	F := 2.0 * 300 * 6144 * 4096
+	tc := F / (989.4e12 * 0.25)
+	tm := (300*4096 + 300*6144 + 4096*6144) * 2.0 / 3350e9
+	want := math.Max(tc, tm) + 2e-6
+	if got := OpSeconds(c, e, 989.4e12, 3350e9); !near(got, want, 1e-14) {
+		t.Errorf("OpSeconds = %.9g, want %.9g", got, want)
+	}
+	// The efficiency relative to the unpadded roofline never exceeds Max.
+	if eff := F / (989.4e12 * (OpSeconds(c, e, 989.4e12, 3350e9) - 2e-6)); eff > e.Compute.Max+1e-12 {
+		t.Errorf("efficiency %g above Max %g", eff, e.Compute.Max)
+	}
+
+	g := h100()
+	p := hardware.DefaultProfile()
+	p.GEMM = e
+	g.Profile = p
+	m := mustStep(t, llama8b(), g, StepOptions{})
+	var qkv *OpTime
+	ops := m.Breakdown(&StepInput{Prefills: []Chunk{{Tokens: 300, Sampled: true}}})
+	for i := range ops {
+		if ops[i].Name == "qkv_proj" {
+			qkv = &ops[i]
+		}
+	}
+	if qkv == nil {
+		t.Fatal("no qkv_proj op")
+	}
+	if !near(qkv.Seconds, 32*want, 1e-12) {
+		t.Errorf("step qkv_proj %.9g s, want 32 x OpSeconds = %.9g s", qkv.Seconds, 32*want)
+	}
+}

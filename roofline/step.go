@@ -134,7 +134,10 @@ type StepModel struct {
 	// GEMM efficiencies for the weight, router, attention-projection and
 	// LM-head peaks (Profile.GEMMFor).
 	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
-	bw, linkBW                       float64
+	// effMoE is the routed experts' efficiency: Profile.MoEByPrecision of
+	// the experts' weight format, else Profile.MoE.
+	effMoE     hardware.OpEfficiency
+	bw, linkBW float64
 
 	hidden, headsPG, kvHeadsPG, headDim int
 	qkvN, qDim, kvDim                   int
@@ -362,6 +365,10 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	}
 	m.effGEMM, m.effEmb = eff(m.w, m.pGEMM.key), eff(m.emb, m.pEmb.key)
 	m.effAttn, m.effLMH = eff(m.attnW, m.pAttn.key), eff(m.lmh, m.pLMH.key)
+	m.effMoE = m.prof.MoE
+	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
+		m.effMoE = e
+	}
 	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
 		m.opts.WeightDType = ""
@@ -479,9 +486,9 @@ type stepAcc struct {
 
 // op prices count runs of c at peak with efficiency e and adds them to acc:
 //
-//	t = max(FLOPs/(peak*e.Compute.At(FLOPs)), Bytes/(bw*e.Memory.At(Bytes)))
+//	t = max(FLOPs/(peak*e.ComputeAt(FLOPs, M, N)), Bytes/(bw*e.Memory.At(Bytes)))
 //
-// plus e.LaunchUS per run scaled by the step's launch factor.
+// (OpSeconds' formula) plus e.LaunchUS per run scaled by the step's launch factor.
 func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency) {
 	if count <= 0 {
 		return
@@ -505,7 +512,7 @@ func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqs int, pk *peak, e *ha
 // opTimes returns one instance's compute and memory times of c.
 func (m *StepModel) opTimes(c *Cost, pk *peak, e *hardware.OpEfficiency) (tc, tm float64) {
 	if c.FLOPs > 0 {
-		tc = c.FLOPs / (pk.flops * e.Compute.At(c.FLOPs))
+		tc = c.FLOPs / (pk.flops * e.ComputeAt(c.FLOPs, c.M, c.N))
 	}
 	if b := c.Bytes(); b > 0 {
 		tm = b / (m.bw * e.Memory.At(b))
@@ -719,7 +726,7 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	}
 	if m.nMoE > 0 {
 		m.op(acc, named(GEMM(T, m.experts, h, m.emb, m.act), "router"), m.nMoE, &m.pEmb, &m.effEmb)
-		m.op(acc, m.routedExperts(T), m.nMoE, &m.pExpert, &p.MoE)
+		m.op(acc, m.routedExperts(T), m.nMoE, &m.pExpert, &m.effMoE)
 		if m.sharedInterPG > 0 {
 			m.mlp(acc, T, m.sharedInterPG, m.nMoE, &sharedNames, actFlops, actReads)
 		}
@@ -775,10 +782,29 @@ func ExpectedExpertsTouched(E, k, T int) float64 {
 	return float64(E) * (1 - math.Pow(1-float64(k)/float64(E), float64(T)))
 }
 
+// expertsTouched is the expected number of distinct experts T tokens route
+// to when the router's load concentrates on a fraction f
+// (Profile.MoEActiveFraction; 0 means 1, uniform routing) of the E experts:
+//
+//	E' (1 - (1 - k/E')^T),  E' = max(f E, k)
+//
+// One token always touches k experts; many tokens touch about E'.
+func (m *StepModel) expertsTouched(T int) float64 {
+	f := m.prof.MoEActiveFraction
+	if !(f > 0) || f >= 1 || m.topK >= m.experts {
+		return ExpectedExpertsTouched(m.experts, m.topK, T)
+	}
+	e := math.Max(f*float64(m.experts), float64(m.topK))
+	if T <= 0 {
+		return 0
+	}
+	return e * (1 - math.Pow(1-float64(m.topK)/e, float64(T)))
+}
+
 // routedExperts is one layer's fused MoE kernel for T tokens:
 //
 //	FLOPs       = T k g 2 hidden inter            (g = 3 gated, 2 otherwise)
-//	WeightBytes = touched g hidden inter w/8      (only experts some token routes to)
+//	WeightBytes = touched g hidden inter w/8      (only experts some token routes to: expertsTouched)
 //	ActBytes    = T k (2 hidden + 2 g inter) act/8
 //
 // with inter the per-GPU expert width; ActBytes counts, per (token, expert)
@@ -795,7 +821,7 @@ func (m *StepModel) routedExperts(T int) Cost {
 		Name:             "experts",
 		Kind:             KindMoE,
 		FLOPs:            pairs * g * 2 * h * in,
-		WeightBytes:      ExpectedExpertsTouched(m.experts, m.topK, T) * g * h * in * m.expW.Bits / 8,
+		WeightBytes:      m.expertsTouched(T) * g * h * in * m.expW.Bits / 8,
 		ActBytes:         pairs * (2*h + 2*g*in) * m.act.Bits / 8,
 		ComputePrecision: m.pExpert.key,
 	}
