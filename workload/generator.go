@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Generator produces the request stream of a workload deterministically from a seed.
@@ -48,6 +49,7 @@ type clientGen struct {
 	// closed loop
 	initialLeft int   // requests still to send at time 0 (or over the ramp-up)
 	initialSent int   // initial requests sent so far
+	rampAt      []int64 // random ramp-up start times, sorted (RampUpRandom)
 	sent        int   // requests (sessions) sent so far
 	limit       int   // NumRequests, or -1 when bounded by endNS
 	endNS       int64 // closed-loop Duration, exclusive; math.MaxInt64 when none
@@ -153,6 +155,14 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 				cg.initialLeft = c.Concurrency
 				g.totalKnown = false
 			}
+			if ramp := c.RampUp.NS(); ramp > 0 && c.RampUpRandom {
+				rng := rand.New(rand.NewPCG(streamSeeds(seed, i, streamRamp)))
+				cg.rampAt = make([]int64, cg.initialLeft)
+				for j := range cg.rampAt {
+					cg.rampAt[j] = rng.Int64N(ramp)
+				}
+				slices.Sort(cg.rampAt)
+			}
 		}
 		if g.advance(cg) {
 			g.push(i)
@@ -189,7 +199,9 @@ func (g *Generator) advance(cg *clientGen) bool {
 		cg.initialSent++
 		cg.sent++
 		cg.nextNS = 0
-		if ramp := cg.spec.RampUp.NS(); ramp > 0 {
+		if cg.rampAt != nil {
+			cg.nextNS = cg.rampAt[i]
+		} else if ramp := cg.spec.RampUp.NS(); ramp > 0 {
 			cg.nextNS = int64(math.Round(float64(i) * float64(ramp) / float64(cg.spec.Concurrency)))
 		}
 	}

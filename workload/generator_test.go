@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -509,5 +510,59 @@ clients:
 	}
 	if _, err := Parse([]byte("clients:\n  - name: c\n    concurrency: 2\n    num_requests: 2\n    ramp_up: -1s\n    prompt_tokens: {dist: constant, value: 1}\n    output_tokens: {dist: constant, value: 1}\n"), "bad.yaml"); err == nil {
 		t.Fatal("negative ramp_up accepted")
+	}
+}
+
+// ramp_up_random draws the first requests' starts uniformly over the ramp,
+// sorted and reproducible from the seed.
+func TestClosedLoopRampUpRandom(t *testing.T) {
+	y := []byte(`
+clients:
+  - name: c
+    concurrency: 50
+    num_requests: 100
+    ramp_up: 10s
+    ramp_up_random: true
+    prompt_tokens: {dist: constant, value: 10}
+    output_tokens: {dist: constant, value: 10}
+`)
+	starts := func(seed uint64) []int64 {
+		sp, err := Parse(y, "r.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := NewGenerator(sp, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for {
+			r, ok := g.NextArrival()
+			if !ok {
+				return out
+			}
+			out = append(out, r.ArrivalNS)
+		}
+	}
+	a, b, c := starts(1), starts(1), starts(2)
+	if len(a) != 50 {
+		t.Fatalf("%d initial requests, want 50", len(a))
+	}
+	for i := range a {
+		if a[i] < 0 || a[i] >= 10e9 || (i > 0 && a[i] < a[i-1]) || a[i] != b[i] {
+			t.Fatalf("starts %v (again %v)", a, b)
+		}
+	}
+	if slices.Equal(a, c) {
+		t.Fatal("a different seed gave the same starts")
+	}
+	evenly := 0
+	for i := range a {
+		if a[i] == int64(i)*10e9/50 {
+			evenly++
+		}
+	}
+	if evenly > 5 {
+		t.Fatalf("random ramp looks even: %d of 50 starts on the even grid", evenly)
 	}
 }

@@ -44,6 +44,7 @@ const (
 	streamOutput
 	streamPrefix
 	streamTurns
+	streamRamp
 )
 
 // streamSeeds returns the two PCG seeds of the stream for (seed, client, subsystem).

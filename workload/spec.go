@@ -119,6 +119,10 @@ type Client struct {
 	// (every prefill lands in the same step); a ramp reproduces the
 	// desynchronised steady state real benchmarks show. 0 starts all at once.
 	RampUp Duration `yaml:"ramp_up,omitempty"`
+	// RampUpRandom draws the first requests' start times uniformly at random
+	// over RampUp (seeded) instead of evenly, so some prefills coincide as
+	// they do when real clients drift apart.
+	RampUpRandom bool `yaml:"ramp_up_random,omitempty"`
 	// Prefix gives requests a shared system prompt.
 	Prefix *Prefix `yaml:"prefix,omitempty"`
 	// Priority is passed on to requests (for the priority policy; lower runs first in
@@ -368,6 +372,8 @@ func (c *Client) validate(path string) error {
 			return fmt.Errorf("%s.think_time: only for closed-loop clients (use session.think_time between turns)", path)
 		case c.RampUp != 0:
 			return fmt.Errorf("%s.ramp_up: only for closed-loop clients", path)
+		case c.RampUpRandom:
+			return fmt.Errorf("%s.ramp_up_random: only for closed-loop clients", path)
 		}
 		if err := c.Arrival.validate(path + ".arrival"); err != nil {
 			return err
