@@ -47,12 +47,12 @@ type clientGen struct {
 	// open loop
 	arrivals arrivalProcess
 	// closed loop
-	initialLeft int   // requests still to send at time 0 (or over the ramp-up)
-	initialSent int   // initial requests sent so far
+	initialLeft int     // requests still to send at time 0 (or over the ramp-up)
+	initialSent int     // initial requests sent so far
 	rampAt      []int64 // random ramp-up start times, sorted (RampUpRandom)
-	sent        int   // requests (sessions) sent so far
-	limit       int   // NumRequests, or -1 when bounded by endNS
-	endNS       int64 // closed-loop Duration, exclusive; math.MaxInt64 when none
+	sent        int     // requests (sessions) sent so far
+	limit       int     // NumRequests, or -1 when bounded by endNS
+	endNS       int64   // closed-loop Duration, exclusive; math.MaxInt64 when none
 
 	nextNS int64 // next known arrival, valid while the client is in the heap
 }
