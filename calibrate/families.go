@@ -74,7 +74,6 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	// GEMM by dtype, in a fixed order.
 	byKey := map[string][]Sample{}
 	skipped := map[string]int{}
-	var order []string
 	small := 0
 	for _, r := range k.GEMM {
 		if r.N < MinGEMMDim || r.K < MinGEMMDim {
@@ -86,9 +85,6 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		if err != nil {
 			skipped[key]++
 			continue
-		}
-		if _, ok := byKey[key]; !ok {
-			order = append(order, key)
 		}
 		byKey[key] = append(byKey[key], s)
 	}
@@ -122,8 +118,6 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 			},
 		})
 	}
-	_ = order
-
 	var pre []Sample
 	for _, r := range k.ContextAttention {
 		if s, err := sampleOf(ContextAttentionCost(r), g, r.LatencyMS); err == nil {
@@ -132,9 +126,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		}
 	}
 	if len(k.ContextAttention) > 0 {
-		fams = append(fams, opFamily{name: FamilyAttentionPrefill, samples: pre,
-			get: func(p *hardware.Profile) hardware.OpEfficiency { return p.AttentionPrefill },
-			set: func(p *hardware.Profile, e hardware.OpEfficiency) { p.AttentionPrefill = e }})
+		fams = append(fams, fieldFamily(FamilyAttentionPrefill, pre, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionPrefill }))
 	}
 	var dec []Sample
 	for _, r := range k.GenerationAttention {
@@ -144,9 +136,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		}
 	}
 	if len(k.GenerationAttention) > 0 {
-		fams = append(fams, opFamily{name: FamilyAttentionDecode, samples: dec,
-			get: func(p *hardware.Profile) hardware.OpEfficiency { return p.AttentionDecode },
-			set: func(p *hardware.Profile, e hardware.OpEfficiency) { p.AttentionDecode = e }})
+		fams = append(fams, fieldFamily(FamilyAttentionDecode, dec, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionDecode }))
 	}
 	var moe []Sample
 	other := 0
@@ -163,9 +153,14 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		if other > 0 {
 			warns = append(warns, fmt.Sprintf("%s: fitted on %d balanced-routing rows; %d power-law rows left out (the cost model assumes uniform routing)", FamilyMoE, len(moe), other))
 		}
-		fams = append(fams, opFamily{name: FamilyMoE, samples: moe,
-			get: func(p *hardware.Profile) hardware.OpEfficiency { return p.MoE },
-			set: func(p *hardware.Profile, e hardware.OpEfficiency) { p.MoE = e }})
+		fams = append(fams, fieldFamily(FamilyMoE, moe, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.MoE }))
 	}
 	return fams, warns
+}
+
+// fieldFamily is a family whose efficiency is one field of the profile.
+func fieldFamily(name string, samples []Sample, field func(*hardware.Profile) *hardware.OpEfficiency) opFamily {
+	return opFamily{name: name, samples: samples,
+		get: func(p *hardware.Profile) hardware.OpEfficiency { return *field(p) },
+		set: func(p *hardware.Profile, e hardware.OpEfficiency) { *field(p) = e }}
 }

@@ -219,24 +219,12 @@ type ServingGroup struct {
 	TPOT ServingErrors `json:"tpot"`
 }
 
-// resolveServingModel maps a Hugging Face id to the catalog: quantised
-// checkpoints ("...-FP8") use the base architecture.
-func resolveServingModel(id string) (*model.Config, error) {
-	if m, err := model.Lookup(id); err == nil {
-		return m, nil
-	}
-	base := id
-	for _, suf := range []string{"-FP8", "-fp8", "-FP8-dynamic", "-Instruct"} {
-		base = strings.TrimSuffix(base, suf)
-	}
-	return model.Lookup(base)
-}
 
 // SimulateServingRow predicts one row: a closed loop of Concurrency clients
 // with constant ISL/OSL on the row's GPU and TP, KV cache sized the vLLM way.
 func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS float64, err error) {
 	opts.defaults()
-	m, err := resolveServingModel(row.Model)
+	m, err := model.Lookup(row.Model)
 	if err != nil {
 		return 0, 0, fmt.Errorf("model %q: %w", row.Model, err)
 	}

@@ -83,7 +83,7 @@ func mustCatalog() *Catalog {
 // Lookup finds a built-in model by catalog name or alias, case-insensitively.
 // Hugging Face ids ("meta-llama/Llama-3.1-8B-Instruct") resolve through
 // aliases or, failing that, through their last path element with common
-// variant suffixes (-instruct, -chat, -it, -hf, -base) removed. The result
+// variant suffixes (-instruct, -chat, -it, -hf, -base, -fp8, -awq, ...) removed. The result
 // is a fresh copy the caller may modify. Unknown names get an error listing
 // the catalog names. Each call parses the embedded catalog (about 2 ms);
 // callers resolving many names should LoadCatalog once and use its methods.
@@ -128,8 +128,9 @@ func (c *Catalog) Names() []string {
 }
 
 // variantSuffixes are checkpoint-variant suffixes that do not change the
-// architecture.
-var variantSuffixes = []string{"-instruct", "-chat", "-hf", "-it", "-base", "-pt"}
+// architecture: fine-tunes and quantised re-releases ("...-Instruct-FP8";
+// the precision is chosen separately, with --weights).
+var variantSuffixes = []string{"-instruct", "-chat", "-hf", "-it", "-base", "-pt", "-fp8", "-fp8-dynamic", "-awq", "-gptq"}
 
 // lookupCandidates lists the keys to try for a user-supplied name, most
 // specific first: the whole name, its last path element, then those with

@@ -81,6 +81,8 @@ func TestLookupAliases(t *testing.T) {
 		{"LLAMA-3.1-8B", "llama-3.1-8b"},
 		{"  llama-3.1-8b ", "llama-3.1-8b"},
 		{"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b"},
+		{"RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8-dynamic", "llama-3.1-70b"},
 		{"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"},
 		{"llama-3.1-8b-instruct", "llama-3.1-8b"},
 		{"meta-llama/Meta-Llama-3-8B-Instruct", "llama-3-8b"},

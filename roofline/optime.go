@@ -15,14 +15,20 @@ import "github.com/roofsim/roofsim/hardware"
 // that calibration fits. A term whose work is zero contributes 0; a cost with
 // no work costs only the launch. O(1), no allocation.
 func OpSeconds(c Cost, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
-	var tc, tm float64
+	tc, tm := opTerms(&c, &e, peakFLOPS, bandwidth)
+	return max(tc, tm) + e.LaunchUS*1e-6
+}
+
+// opTerms returns the compute and memory times of one run of c, the two
+// sides of the max in OpSeconds; the step model uses it too.
+func opTerms(c *Cost, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
 	if c.FLOPs > 0 {
 		tc = c.FLOPs / (peakFLOPS * e.ComputeAt(c.FLOPs, c.M, c.N))
 	}
 	if b := c.Bytes(); b > 0 {
 		tm = b / (bandwidth * e.Memory.At(b))
 	}
-	return max(tc, tm) + e.LaunchUS*1e-6
+	return tc, tm
 }
 
 // BatchedOpSeconds is OpSeconds for a kernel that serves sequences requests

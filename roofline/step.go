@@ -511,13 +511,7 @@ func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqs int, pk *peak, e *ha
 
 // opTimes returns one instance's compute and memory times of c.
 func (m *StepModel) opTimes(c *Cost, pk *peak, e *hardware.OpEfficiency) (tc, tm float64) {
-	if c.FLOPs > 0 {
-		tc = c.FLOPs / (pk.flops * e.ComputeAt(c.FLOPs, c.M, c.N))
-	}
-	if b := c.Bytes(); b > 0 {
-		tm = b / (m.bw * e.Memory.At(b))
-	}
-	return tc, tm
+	return opTerms(c, e, pk.flops, m.bw)
 }
 
 // apply adds count instances of c, with per-instance times tc and tm and

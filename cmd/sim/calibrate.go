@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -92,7 +91,7 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	if err := atomicWriteFile(opts.Out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := atomicWriteBytes(opts.Out, data); err != nil {
 		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
 	}
 	if opts.JSON {
@@ -137,7 +136,7 @@ func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU) 
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	if err := atomicWriteFile(opts.Out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := atomicWriteBytes(opts.Out, data); err != nil {
 		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
 	}
 	if opts.JSON {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -26,8 +25,8 @@ func newCalibrateServingCmd(s streams) *cobra.Command {
 		Use:   "serving --file closed_loop_vllm.csv --train-gpus h100_sxm",
 		Short: "Fit engine overheads to end-to-end serving measurements, holding out other GPUs",
 		Long: `Fit the engine-level overheads that kernel tables cannot see (CPU cost per
-step, per request, and the share of each kernel's fixed cost left in a
-CUDA-graph stream) to closed-loop serving measurements of the --train-gpus
+step, per request, the share of each kernel's fixed cost left in a CUDA-graph
+stream, and the API front end's latency per request) to closed-loop serving measurements of the --train-gpus
 systems, on top of each GPU's kernel-calibrated profile. Every row of other
 systems is held out and only predicted; both error tables are printed.
 
@@ -90,7 +89,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		if err != nil {
 			return err
 		}
-		if err := atomicWriteFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		if err := atomicWriteBytes(path, data); err != nil {
 			return fmt.Errorf("--update: writing %s: %w", path, err)
 		}
 	}

@@ -88,3 +88,11 @@ func atomicWriteFile(path string, write func(w io.Writer) error) (err error) {
 	}
 	return os.Rename(tmp, path)
 }
+
+// atomicWriteBytes writes data to path atomically (see atomicWriteFile).
+func atomicWriteBytes(path string, data []byte) error {
+	return atomicWriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

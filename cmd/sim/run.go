@@ -279,22 +279,14 @@ func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, 
 	r.Profile = g.EffectiveProfile().Source
 
 	sp.Seed = r.Seed
-	var names []string
-	for i, c := range sp.Clients {
-		n := c.Name
-		if n == "" {
-			n = fmt.Sprintf("client-%d", i)
-		}
-		names = append(names, n)
-	}
+	// Clients is filled from the request source (runPlan.source's generator
+	// knows the client names of a workload or a replayed trace).
 	cfg := sim.Config{
-		Scheduler: prep.Scheduler,
-		StepModel: prep.Step,
-		Replicas:  r.Replicas,
-		Router:    r.Router,
-		Clients:   names,
-		Horizon:   sim.FromSeconds(r.DurationS),
-
+		Scheduler:     prep.Scheduler,
+		StepModel:     prep.Step,
+		Replicas:      r.Replicas,
+		Router:        r.Router,
+		Horizon:       sim.FromSeconds(r.DurationS),
 		FrontendDelay: prep.FrontendDelay,
 	}
 	if err := cfg.Validate(); err != nil {
