@@ -219,7 +219,6 @@ type ServingGroup struct {
 	TPOT ServingErrors `json:"tpot"`
 }
 
-
 // SimulateServingRow predicts one row: a closed loop of Concurrency clients
 // with constant ISL/OSL on the row's GPU and TP, KV cache sized the vLLM way.
 func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS float64, err error) {
