@@ -26,15 +26,16 @@ type Sample struct {
 	// Sequences is the number of requests a batched kernel (attention)
 	// serves in this run; 0 for kernels without per-sequence work.
 	Sequences int
-	// M and N are a GEMM's output shape (roofline.Cost.M, N); 0 for other
-	// operators. A tiled efficiency indexes its compute curve by them.
-	M, N int
+	// M and N are a GEMM's output shape and K its depth (roofline.Cost.M,
+	// N, K); 0 for other operators. A tiled efficiency indexes its compute
+	// curve by M and N and scales it by K (hardware.OpEfficiency.ComputeAt).
+	M, N, K int
 }
 
 // Predict is the model time of s under e: roofline.BatchedOpSeconds (which
 // is roofline.OpSeconds when s.Sequences is 0).
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N}, s.Sequences, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.Sequences, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -55,7 +56,10 @@ const (
 //	x[6]    LaunchUS = exp(x6)
 //	x[7]    PerSequenceUS = exp(x7), fitted only when some sample has
 //	        Sequences > 0 (0 otherwise)
-const nParams = 8
+//	x[8]    KHalf = exp(x8), fitted only when the efficiency is tiled and
+//	        some sample has K > 0 (0 otherwise)
+//	x[9]    InputElementNS = exp(x9), fitted under the same condition
+const nParams = 10
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
@@ -84,7 +88,7 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 
 // effFrom is the efficiency at parameter vector x, with tm x tn output
 // tiles (0 x 0: compute curve indexed by FLOPs).
-func effFrom(x []float64, perSeq bool, tm, tn int) hardware.OpEfficiency {
+func effFrom(x []float64, perSeq, depth bool, tm, tn int) hardware.OpEfficiency {
 	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
@@ -94,6 +98,10 @@ func effFrom(x []float64, perSeq bool, tm, tn int) hardware.OpEfficiency {
 	}
 	if perSeq {
 		e.PerSequenceUS = math.Exp(x[7])
+	}
+	if depth && e.Tiled() {
+		e.KHalf = math.Exp(x[8])
+		e.InputElementNS = math.Exp(x[9])
 	}
 	return e
 }
@@ -105,6 +113,9 @@ type prepared struct {
 	logT       []float64
 	seqs       []float64 // requests per run (Sample.Sequences)
 	perSeq     bool      // some sample has Sequences > 0
+	k          []float64 // GEMM depth (Sample.K); 0 when unknown
+	mk         []float64 // input elements M*K times 1e-9 (s per InputElementNS)
+	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
 }
 
 // prepare computes the objective's constants; the compute curve's index
@@ -113,9 +124,14 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n)}
 	for i, s := range samples {
 		p.seqs[i] = float64(s.Sequences)
+		if e.Tiled() && s.K > 0 {
+			p.k[i] = float64(s.K)
+			p.mk[i] = float64(s.M) * float64(s.K) * 1e-9
+			p.depth = true
+		}
 		if s.Sequences > 0 {
 			p.perSeq = true
 		}
@@ -140,22 +156,29 @@ func (p *prepared) loss(x []float64) float64 {
 	mm, em := sigmoid(x[3]), minExp+(maxExp-minExp)*sigmoid(x[5])
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
-	var perSeq float64
+	var perSeq, kHalf, inNS float64
 	if p.perSeq {
 		perSeq = math.Exp(x[7]) * 1e-6
+	}
+	if p.depth {
+		kHalf, inNS = math.Exp(x[8]), math.Exp(x[9])
 	}
 	var sum float64
 	for i := range p.logT {
 		var t float64
 		if p.tc[i] > 0 {
 			t = p.tc[i] * (1 + math.Exp(ec*(bc-p.logF[i]))) / mc
+			if p.k[i] > 0 {
+				// 1/DepthFactor = (K+KHalf)/K.
+				t *= 1 + kHalf/p.k[i]
+			}
 		}
 		if p.tm[i] > 0 {
 			if v := p.tm[i] * (1 + math.Exp(em*(bm-p.logB[i]))) / mm; v > t {
 				t = v
 			}
 		}
-		d := math.Log(t+launch+perSeq*p.seqs[i]) - p.logT[i]
+		d := math.Log(t+launch+perSeq*p.seqs[i]+inNS*p.mk[i]) - p.logT[i]
 		sum += d * d
 	}
 	return sum / float64(len(p.logT))
@@ -221,6 +244,18 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	if init.PerSequenceUS > 0 {
 		x0[7] = math.Log(init.PerSequenceUS)
 	}
+	// The depth term starts at one 128-deep k tile of fixed cost per
+	// output tile, or init's value.
+	x0[8] = math.Log(128)
+	if init.KHalf > 0 {
+		x0[8] = math.Log(init.KHalf)
+	}
+	// The input term starts small (1 ps per element, well under a
+	// bandwidth-bound pass over a bf16 input) unless init has one.
+	x0[9] = math.Log(1e-3)
+	if init.InputElementNS > 0 {
+		x0[9] = math.Log(init.InputElementNS)
+	}
 	prior := append([]float64(nil), x0...)
 	obj := func(x []float64) float64 {
 		var pen float64
@@ -243,6 +278,11 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		s[7] = x0[7]
 		if p.perSeq {
 			s[7] += (rng.Float64() - 0.5) * 4
+		}
+		s[8], s[9] = x0[8], x0[9]
+		if p.depth {
+			s[8] += (rng.Float64() - 0.5) * 4
+			s[9] += rng.Float64() * 4
 		}
 		starts = append(starts, s)
 	}
@@ -273,7 +313,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		}
 	}
 	x, _ := nelderMead(obj, results[best], 4000)
-	return FitResult{Efficiency: effFrom(x, p.perSeq, init.TileM, init.TileN), RMSLogError: math.Sqrt(prepare(samples, init).loss(x))}, nil
+	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, init.TileM, init.TileN), RMSLogError: math.Sqrt(prepare(samples, init).loss(x))}, nil
 }
 
 // nelderMead minimises f from x0 and returns the best point and value.

@@ -246,3 +246,60 @@ func TestSamplePredictTiled(t *testing.T) {
 		t.Errorf("Predict = %g, want %g", got, want)
 	}
 }
+
+// Predict with the depth and input terms, by hand: a 300 x 4096 x 768 GEMM
+// (96 tiles of 128 x 128, Max 0.5, Half 96: 0.25) with KHalf 256 runs at
+// 0.25 * 768/1024 = 0.1875 of peak, plus 0.01 ns for each of its
+// 300 * 768 input elements and the 1 us launch.
+func TestSamplePredictDepthAndInput(t *testing.T) {
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 96, Exp: 1}, Memory: hardware.Curve{Max: 1},
+		LaunchUS: 1, TileM: 128, TileN: 128, KHalf: 256, InputElementNS: 0.01}
+	F := 2.0 * 300 * 4096 * 768
+	s := Sample{FLOPs: F, Bytes: 1e3, PeakFLOPS: 1e15, BandwidthBytesPerSec: 1e12, M: 300, N: 4096, K: 768}
+	want := F/(1e15*0.1875) + 0.01e-9*300*768 + 1e-6
+	if got := s.Predict(e); math.Abs(got-want) > 1e-15 {
+		t.Errorf("Predict = %g, want %g", got, want)
+	}
+}
+
+// A tiled fp8-like GEMM family made with a known depth term and input cost
+// is fitted back: the fit recovers KHalf and InputElementNS (and Max), which
+// the tile-count curve alone cannot mimic (they vary with k and m*k, not
+// with the tile count).
+func TestFitRecoversDepthAndInputTerms(t *testing.T) {
+	truth := hardware.OpEfficiency{
+		Compute:  hardware.Curve{Max: 0.7, Half: 30, Exp: 1.2},
+		Memory:   hardware.Curve{Max: 0.9, Half: 5e6, Exp: 0.6},
+		LaunchUS: 8, TileM: 256, TileN: 128, KHalf: 200, InputElementNS: 0.01,
+	}
+	fp8, _ := roofline.LookupPrecision("fp8")
+	var ss []Sample
+	for _, m := range []int{16, 128, 512, 1024, 4096, 8192} {
+		for _, n := range []int{1024, 4096, 8192, 28672} {
+			for _, k := range []int{256, 1024, 4096, 8192, 16384} {
+				c := roofline.GEMM(m, n, k, fp8, fp8)
+				s := Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: 1979e12, BandwidthBytesPerSec: 3.35e12, M: c.M, N: c.N, K: c.K}
+				s.Seconds = s.Predict(truth)
+				ss = append(ss, s)
+			}
+		}
+	}
+	init := hardware.DefaultProfile().GEMM
+	init.TileM, init.TileN = 256, 128
+	fit, err := FitOpEfficiency(ss, init, 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := fit.Efficiency
+	if st := summarizeAPE(apes(ss, e)); st.MedianAPE > 0.5 {
+		t.Errorf("median APE %.3f%% > 0.5%% (fit %+v)", st.MedianAPE, e)
+	}
+	for _, p := range []struct {
+		name      string
+		got, want float64
+	}{{"KHalf", e.KHalf, truth.KHalf}, {"InputElementNS", e.InputElementNS, truth.InputElementNS}, {"Compute.Max", e.Compute.Max, truth.Compute.Max}} {
+		if math.Abs(p.got/p.want-1) > 0.05 {
+			t.Errorf("%s = %g, want %g within 5%%", p.name, p.got, p.want)
+		}
+	}
+}

@@ -82,6 +82,31 @@ type OpEfficiency struct {
 	// stays <= Compute.Max <= 1.
 	TileM int `yaml:"tile_m,omitempty" json:"tile_m,omitempty"`
 	TileN int `yaml:"tile_n,omitempty" json:"tile_n,omitempty"`
+	// KHalf is a tiled GEMM's per-tile fixed cost (prologue: filling the
+	// software pipeline; epilogue: scaling and storing the output tile) in
+	// units of reduction depth: each output tile costs as much as K+KHalf
+	// steps of its k loop, so the compute efficiency is scaled by
+	// K/(K+KHalf) (ComputeAt). A GEMM with a short k (a TP-split down
+	// projection at small hidden sizes) cannot amortise it; one with a long
+	// k runs near Compute.Max. 0: no depth term. Only used when Tiled.
+	KHalf float64 `yaml:"k_half,omitempty" json:"k_half,omitempty"`
+	// InputElementNS is GPU time in nanoseconds per element of a GEMM's
+	// m x k activation input spent outside the tensor-core main loop, added
+	// to the roofline time (InputSeconds). An fp8 GEMM whose input arrives
+	// in bf16 pays it for dynamic per-token quantisation (a reduction for
+	// the scale, then a cast) before the GEMM can start; it grows with m*k
+	// and not with n, which a tile-count curve cannot express. Device work,
+	// so CUDA graphs do not remove it. 0 for kernels without it (bf16).
+	InputElementNS float64 `yaml:"input_element_ns,omitempty" json:"input_element_ns,omitempty"`
+}
+
+// InputSeconds is the input-side time of a GEMM with an m x k activation
+// input: InputElementNS * m * k (s); 0 without a shape.
+func (o *OpEfficiency) InputSeconds(m, k int) float64 {
+	if o.InputElementNS <= 0 || m <= 0 || k <= 0 {
+		return 0
+	}
+	return o.InputElementNS * 1e-9 * float64(m) * float64(k)
 }
 
 // Tiled reports whether the compute curve is indexed by output tiles.
@@ -104,10 +129,24 @@ func (o *OpEfficiency) ComputeIndex(flops float64, m, n int) float64 {
 }
 
 // ComputeAt is the compute efficiency of an operator of flops FLOPs with an
-// m x n output (m, n = 0 when it has no GEMM shape):
-// Compute.At(ComputeIndex(flops, m, n)). It is in (0, Compute.Max].
-func (o *OpEfficiency) ComputeAt(flops float64, m, n int) float64 {
-	return o.Compute.At(o.ComputeIndex(flops, m, n))
+// m x n output and reduction depth k (m, n, k = 0 when it has no GEMM
+// shape):
+//
+//	Compute.At(ComputeIndex(flops, m, n)) * DepthFactor(k)
+//
+// It is in (0, Compute.Max].
+func (o *OpEfficiency) ComputeAt(flops float64, m, n, k int) float64 {
+	return o.Compute.At(o.ComputeIndex(flops, m, n)) * o.DepthFactor(k)
+}
+
+// DepthFactor is K/(K+KHalf) for a tiled efficiency with KHalf > 0 and a
+// known depth k > 0, else 1. It is in (0, 1].
+func (o *OpEfficiency) DepthFactor(k int) float64 {
+	if o.KHalf <= 0 || k <= 0 || !o.Tiled() {
+		return 1
+	}
+	fk := float64(k)
+	return fk / (fk + o.KHalf)
 }
 
 // SequenceSeconds is the per-sequence time of sequences requests (s).

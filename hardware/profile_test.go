@@ -302,10 +302,24 @@ func TestComputeIndex(t *testing.T) {
 		})
 	}
 	// 96 tiles at Half = 100, Exp = 1: 0.5 * 96/196.
-	if got, want := tiled.ComputeAt(3e9, 300, 4096), 0.5*96/196; math.Abs(got-want) > 1e-15 {
+	if got, want := tiled.ComputeAt(3e9, 300, 4096, 1024), 0.5*96/196; math.Abs(got-want) > 1e-15 {
 		t.Errorf("ComputeAt = %v, want %v", got, want)
 	}
-	if got := tiled.ComputeAt(1e9, 0, 0); got != 0.5 {
+	if got := tiled.ComputeAt(1e9, 0, 0, 0); got != 0.5 {
 		t.Errorf("ComputeAt without a shape = %v, want Max 0.5", got)
+	}
+	// Depth term by hand: KHalf = 256 at k = 768 scales by 768/1024 = 0.75;
+	// an unknown depth (k = 0) and an untiled efficiency are unscaled.
+	deep := tiled
+	deep.KHalf = 256
+	if got, want := deep.ComputeAt(3e9, 300, 4096, 768), 0.5*96/196*0.75; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ComputeAt with k_half = %v, want %v", got, want)
+	}
+	if got := deep.ComputeAt(1e9, 0, 0, 0); got != 0.5 {
+		t.Errorf("ComputeAt with k_half and no shape = %v, want Max 0.5", got)
+	}
+	flat := OpEfficiency{Compute: Curve{Max: 0.5}, KHalf: 256}
+	if got := flat.DepthFactor(768); got != 1 {
+		t.Errorf("DepthFactor of an untiled efficiency = %v, want 1", got)
 	}
 }

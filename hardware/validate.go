@@ -225,6 +225,15 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if (o.TileM > 0) != (o.TileN > 0) {
 		return fieldErr(prefix+".tile_n", "tile_m and tile_n must both be set or both be 0")
 	}
+	if err := nonNegative(prefix+".k_half", o.KHalf); err != nil {
+		return err
+	}
+	if err := nonNegative(prefix+".input_element_ns", o.InputElementNS); err != nil {
+		return err
+	}
+	if o.KHalf > 0 && !o.Tiled() {
+		return fieldErr(prefix+".k_half", "needs tile_m and tile_n (the depth term is per output tile)")
+	}
 	return nil
 }
 

@@ -33,10 +33,12 @@ type Cost struct {
 	// ComputePrecision is the GPU peak key the FLOPs run at ("bf16", "fp8").
 	ComputePrecision string `json:"compute_precision"`
 	// M and N are the output shape of a GEMM or GEMV (rows = tokens,
-	// columns = output features); 0 for operators without one. A tiled
-	// efficiency (hardware.OpEfficiency.ComputeIndex) reads them.
+	// columns = output features) and K its reduction depth; 0 for operators
+	// without one. A tiled efficiency (hardware.OpEfficiency.ComputeAt)
+	// reads them.
 	M int `json:"-"`
 	N int `json:"-"`
+	K int `json:"-"`
 }
 
 // Bytes is WeightBytes + ActBytes + KVBytes.

@@ -20,6 +20,7 @@ func GEMV(n, k int, w, act Precision) Cost {
 		ComputePrecision: computeKey(w, act),
 		M:                1,
 		N:                n,
+		K:                k,
 	}
 }
 
@@ -42,5 +43,6 @@ func GEMM(m, n, k int, w, act Precision) Cost {
 		ComputePrecision: computeKey(w, act),
 		M:                m,
 		N:                n,
+		K:                k,
 	}
 }

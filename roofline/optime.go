@@ -6,24 +6,26 @@ import "github.com/roofsim/roofsim/hardware"
 // model e, on a GPU with compute peak peakFLOPS (FLOP/s, for c's compute
 // precision) and nominal bandwidth (bytes/s):
 //
-//	t = max(F / (peakFLOPS * e.ComputeAt(F, c.M, c.N)), B / (bandwidth * e.Memory.At(B))) + e.LaunchUS*1e-6
+//	t = max(F / (peakFLOPS * e.ComputeAt(F, c.M, c.N, c.K)), B / (bandwidth * e.Memory.At(B)))
+//	    + e.InputSeconds(c.M, c.K) + e.LaunchUS*1e-6
 //
 // with F = c.FLOPs and B = c.Bytes(). The compute curve is read at F, or at
 // the output tile count when e is tiled (hardware.OpEfficiency.ComputeIndex);
-// F itself is never padded. It is the per-operator formula of the
+// F itself is never padded; a tiled efficiency with a KHalf also scales it
+// by the reduction depth, K/(K+KHalf). It is the per-operator formula of the
 // step model (without the step's CUDA-graph launch scaling) and the model
 // that calibration fits. A term whose work is zero contributes 0; a cost with
 // no work costs only the launch. O(1), no allocation.
 func OpSeconds(c Cost, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
 	tc, tm := opTerms(&c, &e, peakFLOPS, bandwidth)
-	return max(tc, tm) + e.LaunchUS*1e-6
+	return max(tc, tm) + e.InputSeconds(c.M, c.K) + e.LaunchUS*1e-6
 }
 
 // opTerms returns the compute and memory times of one run of c, the two
 // sides of the max in OpSeconds; the step model uses it too.
 func opTerms(c *Cost, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
 	if c.FLOPs > 0 {
-		tc = c.FLOPs / (peakFLOPS * e.ComputeAt(c.FLOPs, c.M, c.N))
+		tc = c.FLOPs / (peakFLOPS * e.ComputeAt(c.FLOPs, c.M, c.N, c.K))
 	}
 	if b := c.Bytes(); b > 0 {
 		tm = b / (bandwidth * e.Memory.At(b))

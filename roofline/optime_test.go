@@ -106,3 +106,35 @@ func TestTiledGEMMHand(t *testing.T) {
 		t.Errorf("step qkv_proj %.9g s, want 32 x OpSeconds = %.9g s", qkv.Seconds, 32*want)
 	}
 }
+
+// The depth and input terms by hand: the same 300 x 6144 x 4096 GEMM with
+// KHalf 1024 runs at 0.25 * 4096/5120 = 0.2 of peak, and an input cost of
+// 0.01 ns per element adds 0.01 ns * 300 * 4096 outside the max. The step
+// model's qkv_proj (k = 4096 for llama-3.1-8b) uses the same formula.
+func TestGEMMDepthAndInputHand(t *testing.T) {
+	bf, err := LookupPrecision("bf16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := GEMM(300, 6144, 4096, bf, bf)
+	if c.K != 4096 {
+		t.Fatalf("GEMM K = %d, want 4096", c.K)
+	}
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 144, Exp: 1},
+		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, KHalf: 1024, InputElementNS: 0.01}
+	F := 2.0 * 300 * 6144 * 4096
+	want := F/(989.4e12*0.2) + 0.01e-9*300*4096 + 2e-6
+	if got := OpSeconds(c, e, 989.4e12, 3350e9); !near(got, want, 1e-14) {
+		t.Errorf("OpSeconds = %.9g, want %.9g", got, want)
+	}
+	g := h100()
+	p := hardware.DefaultProfile()
+	p.GEMM = e
+	g.Profile = p
+	m := mustStep(t, llama8b(), g, StepOptions{})
+	for _, op := range m.Breakdown(&StepInput{Prefills: []Chunk{{Tokens: 300, Sampled: true}}}) {
+		if op.Name == "qkv_proj" && !near(op.Seconds, 32*want, 1e-12) {
+			t.Errorf("step qkv_proj %.9g s, want 32 x OpSeconds = %.9g s", op.Seconds, 32*want)
+		}
+	}
+}

@@ -486,7 +486,7 @@ type stepAcc struct {
 
 // op prices count runs of c at peak with efficiency e and adds them to acc:
 //
-//	t = max(FLOPs/(peak*e.ComputeAt(FLOPs, M, N)), Bytes/(bw*e.Memory.At(Bytes)))
+//	t = max(FLOPs/(peak*e.ComputeAt(FLOPs, M, N, K)), Bytes/(bw*e.Memory.At(Bytes)))
 //
 // (OpSeconds' formula) plus e.LaunchUS per run scaled by the step's launch factor.
 func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.OpEfficiency) {
@@ -524,7 +524,7 @@ func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware
 		return
 	}
 	n := float64(count)
-	t := (max(tc, tm) + seqS) * n
+	t := (max(tc, tm) + seqS + e.InputSeconds(c.M, c.K)) * n
 	launch := e.LaunchUS * 1e-6 * acc.launchScale * n
 	bound := MemoryBound
 	if tc >= tm {
