@@ -121,7 +121,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	var pre []Sample
 	for _, r := range k.ContextAttention {
 		if s, err := sampleOf(ContextAttentionCost(r), g, r.LatencyMS); err == nil {
-			s.Sequences = r.Batch
+			s.SeqHeads = r.Batch * r.KVHeads
 			pre = append(pre, s)
 		}
 	}
@@ -131,7 +131,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	var dec []Sample
 	for _, r := range k.GenerationAttention {
 		if s, err := sampleOf(GenerationAttentionCost(r), g, r.LatencyMS); err == nil {
-			s.Sequences = r.Batch
+			s.SeqHeads = r.Batch * r.KVHeads
 			dec = append(dec, s)
 		}
 	}

@@ -23,9 +23,10 @@ type Sample struct {
 	BandwidthBytesPerSec float64
 	// Seconds is the measured time.
 	Seconds float64
-	// Sequences is the number of requests a batched kernel (attention)
-	// serves in this run; 0 for kernels without per-sequence work.
-	Sequences int
+	// SeqHeads is the number of (request, KV head) pairs a batched kernel
+	// (attention) serves in this run: batch x KV heads; 0 for kernels
+	// without that structure.
+	SeqHeads int
 	// M and N are a GEMM's output shape and K its depth (roofline.Cost.M,
 	// N, K); 0 for other operators. A tiled efficiency indexes its compute
 	// curve by M and N and scales it by K (hardware.OpEfficiency.ComputeAt).
@@ -33,9 +34,9 @@ type Sample struct {
 }
 
 // Predict is the model time of s under e: roofline.BatchedOpSeconds (which
-// is roofline.OpSeconds when s.Sequences is 0).
+// is roofline.OpSeconds when s.SeqHeads is 0).
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.Sequences, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -54,8 +55,8 @@ const (
 //	x[0..2] compute curve: Max = sigmoid(x0), Half = exp(x1), Exp = 0.25 + 3.75 sigmoid(x2)
 //	x[3..5] memory curve, same transform
 //	x[6]    LaunchUS = exp(x6)
-//	x[7]    PerSequenceUS = exp(x7), fitted only when some sample has
-//	        Sequences > 0 (0 otherwise)
+//	x[7]    PerSeqHeadUS = exp(x7), fitted only when some sample has
+//	        SeqHeads > 0 (0 otherwise)
 //	x[8]    KHalf = exp(x8), fitted only when the efficiency is tiled and
 //	        some sample has K > 0 (0 otherwise)
 //	x[9]    InputElementNS = exp(x9), fitted under the same condition
@@ -97,7 +98,7 @@ func effFrom(x []float64, perSeq, depth bool, tm, tn int) hardware.OpEfficiency 
 		TileN:    tn,
 	}
 	if perSeq {
-		e.PerSequenceUS = math.Exp(x[7])
+		e.PerSeqHeadUS = math.Exp(x[7])
 	}
 	if depth && e.Tiled() {
 		e.KHalf = math.Exp(x[8])
@@ -111,8 +112,8 @@ type prepared struct {
 	tc, tm     []float64 // roofline compute and memory times (s); 0 when no work
 	logF, logB []float64
 	logT       []float64
-	seqs       []float64 // requests per run (Sample.Sequences)
-	perSeq     bool      // some sample has Sequences > 0
+	seqs       []float64 // (request, KV head) pairs per run (Sample.SeqHeads)
+	perSeq     bool      // some sample has SeqHeads > 0
 	k          []float64 // GEMM depth (Sample.K); 0 when unknown
 	mk         []float64 // input elements M*K times 1e-9 (s per InputElementNS)
 	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
@@ -126,13 +127,13 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
 		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n)}
 	for i, s := range samples {
-		p.seqs[i] = float64(s.Sequences)
+		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
 			p.k[i] = float64(s.K)
 			p.mk[i] = float64(s.M) * float64(s.K) * 1e-9
 			p.depth = true
 		}
-		if s.Sequences > 0 {
+		if s.SeqHeads > 0 {
 			p.perSeq = true
 		}
 		if s.FLOPs > 0 {
@@ -238,11 +239,11 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		minT = math.Min(minT, s.Seconds)
 	}
 	x0[6] = math.Log(math.Max(0.9*minT*1e6, 0.01))
-	// Per-sequence cost starts at init's value, or 0.1 us (a few hundred
-	// cycles per request) when init has none.
+	// The per-pair cost starts at init's value, or 0.1 us (a few hundred
+	// cycles per request and KV head) when init has none.
 	x0[7] = math.Log(0.1)
-	if init.PerSequenceUS > 0 {
-		x0[7] = math.Log(init.PerSequenceUS)
+	if init.PerSeqHeadUS > 0 {
+		x0[7] = math.Log(init.PerSeqHeadUS)
 	}
 	// The depth term starts at one 128-deep k tile of fixed cost per
 	// output tile, or init's value.

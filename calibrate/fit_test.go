@@ -179,8 +179,8 @@ func TestFitAllReduceFindsAlgorithmSwitch(t *testing.T) {
 
 func TestSamplePredictPerSequence(t *testing.T) {
 	// Memory-bound: 1e6 bytes at 1 TB/s = 1 us; + 3 us launch + 64 sequences x 0.25 us = 20 us.
-	s := Sample{FLOPs: 1e3, Bytes: 1e6, PeakFLOPS: 1e14, BandwidthBytesPerSec: 1e12, Sequences: 64}
-	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 1}, LaunchUS: 3, PerSequenceUS: 0.25}
+	s := Sample{FLOPs: 1e3, Bytes: 1e6, PeakFLOPS: 1e14, BandwidthBytesPerSec: 1e12, SeqHeads: 64}
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 1}, LaunchUS: 3, PerSeqHeadUS: 0.25}
 	if got, want := s.Predict(e), 20e-6; math.Abs(got-want) > 1e-15 {
 		t.Errorf("Predict = %g, want %g", got, want)
 	}
@@ -188,12 +188,12 @@ func TestSamplePredictPerSequence(t *testing.T) {
 
 func TestFitRecoversPerSequenceCost(t *testing.T) {
 	want := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.4, Half: 1e8, Exp: 1},
-		Memory: hardware.Curve{Max: 0.8, Half: 2e6, Exp: 1}, LaunchUS: 5, PerSequenceUS: 0.3}
+		Memory: hardware.Curve{Max: 0.8, Half: 2e6, Exp: 1}, LaunchUS: 5, PerSeqHeadUS: 0.3}
 	var ss []Sample
 	for _, b := range []int{1, 4, 16, 64, 256, 1024} {
 		for _, kv := range []float64{16, 256, 4096} {
 			bytes := float64(b) * kv * 2 * 8 * 128 * 2
-			s := Sample{FLOPs: bytes, Bytes: bytes, PeakFLOPS: 989e12, BandwidthBytesPerSec: 3.35e12, Sequences: b}
+			s := Sample{FLOPs: bytes, Bytes: bytes, PeakFLOPS: 989e12, BandwidthBytesPerSec: 3.35e12, SeqHeads: b}
 			s.Seconds = s.Predict(want)
 			ss = append(ss, s)
 		}
@@ -205,8 +205,8 @@ func TestFitRecoversPerSequenceCost(t *testing.T) {
 	if fit.RMSLogError > 0.01 {
 		t.Errorf("RMS log error %g on exact data", fit.RMSLogError)
 	}
-	if got := fit.Efficiency.PerSequenceUS; math.Abs(got/want.PerSequenceUS-1) > 0.05 {
-		t.Errorf("PerSequenceUS = %g, want %g", got, want.PerSequenceUS)
+	if got := fit.Efficiency.PerSeqHeadUS; math.Abs(got/want.PerSeqHeadUS-1) > 0.05 {
+		t.Errorf("PerSeqHeadUS = %g, want %g", got, want.PerSeqHeadUS)
 	}
 }
 

@@ -122,8 +122,12 @@ func ParseServingRows(r io.Reader, name string) ([]ServingRow, error) {
 // ServingOptions tunes ValidateServing.
 type ServingOptions struct {
 	// RequestsPerClient is how many requests each closed-loop client sends
-	// (default 5): enough for the burst at t=0 to settle into a steady state.
+	// in the steady-state simulation (default 5).
 	RequestsPerClient int
+	// BenchRequestsPerClient is the measured benchmark's requests per
+	// client, k: the burst wave weighs 1/k of the reported mean
+	// (ServingPrediction.Blend). Default DefaultBenchRequestsPerClient.
+	BenchRequestsPerClient float64
 	// Seed for the workload generator (lengths are constant; it only affects
 	// content keys).
 	Seed uint64
@@ -144,6 +148,9 @@ type ServingOptions struct {
 func (o *ServingOptions) defaults() {
 	if o.RequestsPerClient <= 0 {
 		o.RequestsPerClient = 5
+	}
+	if o.BenchRequestsPerClient <= 0 {
+		o.BenchRequestsPerClient = DefaultBenchRequestsPerClient
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.GOMAXPROCS(0)
@@ -174,8 +181,41 @@ type ServingResult struct {
 	PredTPOTms float64    `json:"predicted_tpot_ms"`
 	TTFTErrPct float64    `json:"ttft_error_pct"` // signed: (predicted - measured) / measured x 100
 	TPOTErrPct float64    `json:"tpot_error_pct"`
-	Skipped    string     `json:"skipped,omitempty"`
+	// Parts are the two simulated phases the prediction blends.
+	Parts   ServingPrediction `json:"parts"`
+	Skipped string            `json:"skipped,omitempty"`
 }
+
+// ServingPrediction is one row simulated in the two phases of a
+// fixed-concurrency benchmark (vLLM's bench serve with --max-concurrency
+// and no rate limit):
+//   - the burst: every client's first request is sent at t = 0, so their
+//     prefills queue behind each other;
+//   - the steady state: the clients' later requests, desynchronised.
+//
+// A benchmark of k requests per client reports the mean over one burst
+// wave and k-1 steady waves (Blend).
+type ServingPrediction struct {
+	BurstTTFTms  float64 `json:"burst_ttft_ms"`
+	BurstTPOTms  float64 `json:"burst_tpot_ms"`
+	SteadyTTFTms float64 `json:"steady_ttft_ms"`
+	SteadyTPOTms float64 `json:"steady_tpot_ms"`
+}
+
+// Blend is the mean over a benchmark of k requests per client (k >= 1):
+// the burst weighs 1/k and the steady state 1 - 1/k.
+func (p ServingPrediction) Blend(k float64) (ttftMS, tpotMS float64) {
+	w := 1 / math.Max(k, 1)
+	return w*p.BurstTTFTms + (1-w)*p.SteadyTTFTms, w*p.BurstTPOTms + (1-w)*p.SteadyTPOTms
+}
+
+// DefaultBenchRequestsPerClient is the requests per client assumed for the
+// benchmark behind e2e/closed_loop_vllm.csv, which does not state it:
+// fitted with the engine overheads by `sim calibrate serving` on the
+// h100_sxm rows (every h200_sxm row held out). The measured TTFT rises with
+// concurrency by about (single prefill time) x N / (2k) on every TP and ISL,
+// the signature of a t = 0 burst averaged over k requests per client.
+const DefaultBenchRequestsPerClient = 16
 
 // ServingErrors summarises one metric's errors over rows: absolute
 // percentage error quantiles and the mean signed error (bias).
@@ -205,9 +245,11 @@ func servingErrors(abs []float64, signedSum float64) ServingErrors {
 
 // ServingReport is ValidateServing's result.
 type ServingReport struct {
-	Rows []ServingResult `json:"rows"`
-	TTFT ServingErrors   `json:"ttft"`
-	TPOT ServingErrors   `json:"tpot"`
+	// BenchRequestsPerClient is the k the predictions are blended for.
+	BenchRequestsPerClient float64         `json:"bench_requests_per_client"`
+	Rows                   []ServingResult `json:"rows"`
+	TTFT                   ServingErrors   `json:"ttft"`
+	TPOT                   ServingErrors   `json:"tpot"`
 	// Groups breaks the errors down by model, GPU and TP.
 	Groups []ServingGroup `json:"groups"`
 }
@@ -219,17 +261,35 @@ type ServingGroup struct {
 	TPOT ServingErrors `json:"tpot"`
 }
 
-// SimulateServingRow predicts one row: a closed loop of Concurrency clients
-// with constant ISL/OSL on the row's GPU and TP, KV cache sized the vLLM way.
+// SimulateServingRow predicts one row's mean TTFT and TPOT:
+// PredictServingRow blended over opts.BenchRequestsPerClient requests per
+// client.
 func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS float64, err error) {
+	opts.defaults()
+	p, err := PredictServingRow(row, opts)
+	if err != nil {
+		return 0, 0, err
+	}
+	ttftMS, tpotMS = p.Blend(opts.BenchRequestsPerClient)
+	return ttftMS, tpotMS, nil
+}
+
+// PredictServingRow simulates one row, a closed loop of Concurrency clients
+// with constant ISL/OSL on the row's GPU and TP (KV cache sized the vLLM
+// way), in its two phases: the burst (one request per client, all sent at
+// t = 0) and the steady state (RequestsPerClient requests per client, the
+// clients' first requests staggered evenly over one request lifetime, so
+// the simulated clients stay desynchronised like a real benchmark's after
+// its first wave).
+func PredictServingRow(row ServingRow, opts ServingOptions) (ServingPrediction, error) {
 	opts.defaults()
 	m, err := model.Lookup(row.Model)
 	if err != nil {
-		return 0, 0, fmt.Errorf("model %q: %w", row.Model, err)
+		return ServingPrediction{}, fmt.Errorf("model %q: %w", row.Model, err)
 	}
 	g, err := opts.GPU(row.GPU)
 	if err != nil {
-		return 0, 0, fmt.Errorf("gpu %q: %w", row.GPU, err)
+		return ServingPrediction{}, fmt.Errorf("gpu %q: %w", row.GPU, err)
 	}
 	sc := scheduler.DefaultConfig()
 	sc.MaxNumSeqs = opts.MaxNumSeqs
@@ -245,39 +305,49 @@ func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS flo
 	}
 	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, TP: row.TP, WeightDType: row.Precision, KVDType: kv, Scheduler: sc})
 	if err != nil {
-		return 0, 0, err
+		return ServingPrediction{}, err
 	}
-	spec := &workload.Spec{Seed: opts.Seed, Clients: []workload.Client{{
-		Name:         "bench",
-		Concurrency:  row.Concurrency,
-		RampUp:       workload.Duration(cycleEstimate(prep.Step, row)),
-		NumRequests:  row.Concurrency * opts.RequestsPerClient,
-		PromptTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.ISL},
-		OutputTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.OSL},
-	}}}
-	gen, err := workload.NewGenerator(spec, opts.Seed)
-	if err != nil {
-		return 0, 0, err
+	run := func(ramp time.Duration, perClient int) (ttft, tpot float64, err error) {
+		spec := &workload.Spec{Seed: opts.Seed, Clients: []workload.Client{{
+			Name:         "bench",
+			Concurrency:  row.Concurrency,
+			RampUp:       workload.Duration(ramp),
+			NumRequests:  row.Concurrency * perClient,
+			PromptTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.ISL},
+			OutputTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.OSL},
+		}}}
+		gen, err := workload.NewGenerator(spec, opts.Seed)
+		if err != nil {
+			return 0, 0, err
+		}
+		res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Clients: []string{"bench"},
+			FrontendDelay: prep.FrontendDelay}, gen, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		if res.Completed == 0 {
+			return 0, 0, fmt.Errorf("no request completed (%d rejected)", res.Rejected)
+		}
+		return res.Summary.TTFTms.Mean, res.Summary.TPOTms.Mean, nil
 	}
-	res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Clients: []string{"bench"},
-		FrontendDelay: prep.FrontendDelay}, gen, nil)
-	if err != nil {
-		return 0, 0, err
+	var p ServingPrediction
+	if p.BurstTTFTms, p.BurstTPOTms, err = run(0, 1); err != nil {
+		return ServingPrediction{}, err
 	}
-	if res.Completed == 0 {
-		return 0, 0, fmt.Errorf("no request completed (%d rejected)", res.Rejected)
+	if p.SteadyTTFTms, p.SteadyTPOTms, err = run(cycleEstimate(prep.Step, row), opts.RequestsPerClient); err != nil {
+		return ServingPrediction{}, err
 	}
-	return res.Summary.TTFTms.Mean, res.Summary.TPOTms.Mean, nil
+	return p, nil
 }
 
 // cycleEstimate is a rough lifetime of one request at the row's
 // concurrency: its prefill alone plus OSL decode steps of the whole batch at
-// mid-generation context. Closed-loop clients are started evenly over it, so
-// the simulated steady state is desynchronised like a real benchmark's: a
-// simulated closed loop that starts every client at once stays in lockstep
-// (with constant lengths all prefills land in the same step), which the
-// measurements rule out (their TTFT is below the batched prefill's FLOPs at
-// peak).
+// mid-generation context. The steady-state clients are started evenly over
+// it: a simulated closed loop that starts every client at once stays
+// clustered forever (with constant lengths, requests prefilled in one step
+// finish in one step and return together), which the measurements rule out
+// (at low concurrency their TTFT is below the batched prefill's FLOPs at
+// peak, and it does not depend on OSL).
 func cycleEstimate(step *roofline.StepModel, row ServingRow) time.Duration {
 	pre := step.Cost(&roofline.StepInput{Prefills: []roofline.Chunk{{Tokens: row.ISL, Sampled: true}}}).Seconds
 	dec := make([]int, row.Concurrency)
@@ -304,13 +374,12 @@ func ValidateServing(rows []ServingRow, opts ServingOptions) *ServingReport {
 				row := rows[i]
 				r := ServingResult{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, ISL: row.ISL, OSL: row.OSL,
 					Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms}
-				ttft, tpot, err := SimulateServingRow(row, opts)
+				p, err := PredictServingRow(row, opts)
 				if err != nil {
 					r.Skipped = err.Error()
 				} else {
-					r.PredTTFTms, r.PredTPOTms = ttft, tpot
-					r.TTFTErrPct = (ttft - row.TTFTms) / row.TTFTms * 100
-					r.TPOTErrPct = (tpot - row.TPOTms) / row.TPOTms * 100
+					r.Parts = p
+					r.blend(opts.BenchRequestsPerClient)
 				}
 				out[i] = r
 			}
@@ -321,7 +390,36 @@ func ValidateServing(rows []ServingRow, opts ServingOptions) *ServingReport {
 	}
 	close(next)
 	wg.Wait()
-	rep := &ServingReport{Rows: out}
+	rep := &ServingReport{Rows: out, BenchRequestsPerClient: opts.BenchRequestsPerClient}
+	rep.summarize()
+	return rep
+}
+
+// Reblend returns a copy of rep with every row's prediction blended for k
+// requests per client (the simulations are reused).
+func (rep *ServingReport) Reblend(k float64) *ServingReport {
+	c := &ServingReport{Rows: append([]ServingResult(nil), rep.Rows...), BenchRequestsPerClient: k}
+	for i := range c.Rows {
+		if c.Rows[i].Skipped == "" {
+			c.Rows[i].blend(k)
+		}
+	}
+	c.summarize()
+	return c
+}
+
+// blend sets the prediction and its errors from r.Parts for k requests per
+// client.
+func (r *ServingResult) blend(k float64) {
+	r.PredTTFTms, r.PredTPOTms = r.Parts.Blend(k)
+	r.TTFTErrPct = (r.PredTTFTms - r.TTFTms) / r.TTFTms * 100
+	r.TPOTErrPct = (r.PredTPOTms - r.TPOTms) / r.TPOTms * 100
+}
+
+// summarize recomputes the overall and per-group errors from rep.Rows.
+func (rep *ServingReport) summarize() {
+	out := rep.Rows
+	rep.Groups = nil
 	rep.TTFT, rep.TPOT = servingStats(out)
 	groups := map[string][]ServingResult{}
 	var keys []string
@@ -337,7 +435,6 @@ func ValidateServing(rows []ServingRow, opts ServingOptions) *ServingReport {
 		t, p := servingStats(groups[k])
 		rep.Groups = append(rep.Groups, ServingGroup{Key: k, TTFT: t, TPOT: p})
 	}
-	return rep
 }
 
 func shortModel(id string) string {

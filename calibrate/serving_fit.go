@@ -45,17 +45,24 @@ type ServingFit struct {
 	Overheads Overheads `json:"overheads"`
 	// TrainGPUs are the systems whose rows were fitted; every other row is
 	// held out and only predicted.
-	TrainGPUs []string       `json:"train_gpus"`
-	Train     *ServingReport `json:"train"`
-	Holdout   *ServingReport `json:"holdout"`
-	Evals     int            `json:"evaluations"`
+	TrainGPUs []string `json:"train_gpus"`
+	// BenchRequestsPerClient is the fitted requests per client of the
+	// measured benchmark (ServingOptions.BenchRequestsPerClient).
+	BenchRequestsPerClient float64        `json:"bench_requests_per_client"`
+	Train                  *ServingReport `json:"train"`
+	Holdout                *ServingReport `json:"holdout"`
+	Evals                  int            `json:"evaluations"`
 }
 
-// FitServingOverheads fits Overheads to the rows of the trainGPUs systems
-// (least squares on the log of mean TTFT and mean TPOT, Nelder-Mead in
-// transformed coordinates so every value stays physical: overheads >= 0,
-// graph factor in [0, 1]), on top of each GPU's kernel-calibrated profile,
-// and reports the errors on the training rows and on every other row.
+// FitServingOverheads fits Overheads and the benchmark's requests per
+// client (ServingOptions.BenchRequestsPerClient, k >= 1) to the rows of the
+// trainGPUs systems (robust least squares, softL1, on the log errors of
+// mean TTFT and mean TPOT,
+// Nelder-Mead in transformed coordinates so every value stays physical:
+// overheads >= 0, graph factor in [0, 1]), on top of each GPU's
+// kernel-calibrated profile, and reports the errors on the training rows
+// and on every other row. k only reweights the burst and steady-state
+// simulations, so changing it alone reuses them.
 func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOptions) (*ServingFit, error) {
 	opts.defaults()
 	isTrain := func(r ServingRow) bool {
@@ -100,18 +107,26 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 		}
 	}
 	evals := 0
-	loss := func(x []float64) float64 {
+	kOf := func(x []float64) float64 { return 1 + math.Exp(x[4]) }
+	var memoX []float64
+	var memo *ServingReport
+	simulate := func(x []float64) *ServingReport {
+		if memo != nil && slicesEqual(memoX, x[:4]) {
+			return memo
+		}
 		evals++
-		rep := ValidateServing(train, with(decode(x)))
+		memoX, memo = append([]float64(nil), x[:4]...), ValidateServing(train, with(decode(x)))
+		return memo
+	}
+	loss := func(x []float64) float64 {
+		rep := simulate(x).Reblend(kOf(x))
 		var s float64
 		n := 0
 		for _, r := range rep.Rows {
 			if r.Skipped != "" {
 				continue
 			}
-			a := math.Log(r.PredTTFTms / r.TTFTms)
-			b := math.Log(r.PredTPOTms / r.TPOTms)
-			s += a*a + b*b
+			s += softL1(math.Log(r.PredTTFTms/r.TTFTms)) + softL1(math.Log(r.PredTPOTms/r.TPOTms))
 			n++
 		}
 		if n == 0 {
@@ -125,9 +140,11 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 	for _, step := range []float64{100, 500, 1500} {
 		for _, graph := range []float64{0.05, 0.3, 0.8} {
 			for _, front := range []float64{3000, 20000} {
-				x := []float64{math.Log(step), math.Log(10), math.Log(graph / (1 - graph)), math.Log(front)}
-				if l := loss(x); l < best {
-					best, bestX = l, x
+				for _, k := range []float64{2, 3, 5, 8, 12, 20, 30} {
+					x := []float64{math.Log(step), math.Log(10), math.Log(graph / (1 - graph)), math.Log(front), math.Log(k - 1)}
+					if l := loss(x); l < best {
+						best, bestX = l, x
+					}
 				}
 			}
 		}
@@ -140,10 +157,39 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 		return nil, fmt.Errorf("fitting overheads: %w", err)
 	}
 	o := decode(res.X)
-	fit := &ServingFit{Overheads: o, TrainGPUs: trainGPUs, Evals: evals}
-	fit.Train = ValidateServing(train, with(o))
+	k := kOf(res.X)
+	fit := &ServingFit{Overheads: o, BenchRequestsPerClient: k, TrainGPUs: trainGPUs, Evals: evals}
+	final := with(o)
+	final.BenchRequestsPerClient = k
+	fit.Train = ValidateServing(train, final)
 	if len(hold) > 0 {
-		fit.Holdout = ValidateServing(hold, with(o))
+		fit.Holdout = ValidateServing(hold, final)
 	}
 	return fit, nil
+}
+
+// softL1Scale is the log error (about 25%) beyond which softL1 grows
+// linearly rather than quadratically.
+const softL1Scale = 0.25
+
+// softL1 is the robust loss 2c^2 (sqrt(1 + (r/c)^2) - 1) of a log error r
+// with c = softL1Scale: r^2 for small errors, 2c|r| for large ones. Rows
+// whose TTFT is dominated by queueing for KV capacity (tens of seconds,
+// sensitive to the exact memory budget) would otherwise decide the fit of
+// overheads worth milliseconds.
+func softL1(r float64) float64 {
+	c := softL1Scale
+	return 2 * c * c * (math.Sqrt(1+(r/c)*(r/c)) - 1)
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -66,12 +66,14 @@ type OpEfficiency struct {
 	Memory Curve `yaml:"memory" json:"memory"`
 	// LaunchUS is the fixed per-kernel cost in microseconds (eager launch).
 	LaunchUS float64 `yaml:"launch_us,omitempty" json:"launch_us,omitempty"`
-	// PerSequenceUS is GPU time in microseconds per sequence of a batched
-	// kernel (attention: per-request scheduling of thread blocks, block-table
-	// walks, split-KV merges), added to the roofline time for every request
-	// the kernel serves. It is device work, so CUDA graphs do not remove it.
-	// 0 for kernels without a per-sequence structure (GEMMs).
-	PerSequenceUS float64 `yaml:"per_sequence_us,omitempty" json:"per_sequence_us,omitempty"`
+	// PerSeqHeadUS is GPU time in microseconds per (request, KV head) pair
+	// of a batched attention kernel, added to the roofline time for every
+	// pair the kernel serves on this GPU. FlashAttention-style kernels
+	// schedule their thread blocks per request and KV head (a GQA group
+	// shares one KV stream), and each pair walks its own block table and
+	// merges its own split-KV partials. It is device work, so CUDA graphs
+	// do not remove it. 0 for kernels without that structure (GEMMs).
+	PerSeqHeadUS float64 `yaml:"per_seq_head_us,omitempty" json:"per_seq_head_us,omitempty"`
 	// TileM and TileN are the output tile of a GEMM kernel (rows = tokens,
 	// columns = output features), both 0 (off) or both > 0. When set, the
 	// compute curve is indexed by the number of output tiles,
@@ -149,9 +151,9 @@ func (o *OpEfficiency) DepthFactor(k int) float64 {
 	return fk / (fk + o.KHalf)
 }
 
-// SequenceSeconds is the per-sequence time of sequences requests (s).
-func (o *OpEfficiency) SequenceSeconds(sequences int) float64 {
-	return o.PerSequenceUS * 1e-6 * float64(sequences)
+// SeqHeadSeconds is the time of seqHeads (request, KV head) pairs (s).
+func (o *OpEfficiency) SeqHeadSeconds(seqHeads int) float64 {
+	return o.PerSeqHeadUS * 1e-6 * float64(seqHeads)
 }
 
 // AllReduce is a latency + bandwidth model of a tensor-parallel all-reduce:

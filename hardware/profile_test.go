@@ -17,7 +17,7 @@ func sampleProfile() *Profile {
 	p.Source = "sim calibrate --gpu h100 ../shared/data/kernels/h100_sxm"
 	p.GEMM = OpEfficiency{Compute: Curve{Max: 0.8312345678901234, Half: 1.234567e9}, Memory: Curve{Max: 1}, LaunchUS: 0}
 	p.AttentionDecode.Compute = Curve{Max: 1e-3, Half: 0}
-	p.AttentionDecode.PerSequenceUS = 0.0461
+	p.AttentionDecode.PerSeqHeadUS = 0.0461
 	p.AllReduce = AllReduce{LatencyUS: 7.5, BusBandwidthGBps: 0, ByGPUs: map[int]AllReducePoint{
 		2: {LatencyUS: 6, BusBandwidthGBps: 310.25, SwitchBytes: 1.1863e7, LargeLatencyUS: 24.5, LargeBusBandwidthGBps: 588.4},
 		8: {LatencyUS: 14, BusBandwidthGBps: 0.1 + 0.2},
@@ -95,8 +95,8 @@ func TestProfileValidate(t *testing.T) {
 		{"half negative", func(p *Profile) { p.Elementwise.Memory.Half = -1 }, "elementwise.memory.half: must be >= 0"},
 		{"half infinite", func(p *Profile) { p.Elementwise.Memory.Half = math.Inf(1) }, "elementwise.memory.half: must be >= 0"},
 		{"launch negative", func(p *Profile) { p.AttentionDecode.LaunchUS = -1 }, "attention_decode.launch_us: must be >= 0"},
-		{"per sequence negative", func(p *Profile) { p.AttentionDecode.PerSequenceUS = -0.1 }, "attention_decode.per_sequence_us: must be >= 0"},
-		{"per sequence NaN", func(p *Profile) { p.AttentionPrefill.PerSequenceUS = math.NaN() }, "attention_prefill.per_sequence_us: must be >= 0"},
+		{"per sequence negative", func(p *Profile) { p.AttentionDecode.PerSeqHeadUS = -0.1 }, "attention_decode.per_seq_head_us: must be >= 0"},
+		{"per sequence NaN", func(p *Profile) { p.AttentionPrefill.PerSeqHeadUS = math.NaN() }, "attention_prefill.per_seq_head_us: must be >= 0"},
 		{"switch negative", func(p *Profile) {
 			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, SwitchBytes: -1}}
 		}, "allreduce.by_gpus.4.switch_bytes: must be >= 0"},

@@ -213,7 +213,7 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := nonNegative(prefix+".launch_us", o.LaunchUS); err != nil {
 		return err
 	}
-	if err := nonNegative(prefix+".per_sequence_us", o.PerSequenceUS); err != nil {
+	if err := nonNegative(prefix+".per_seq_head_us", o.PerSeqHeadUS); err != nil {
 		return err
 	}
 	if o.TileM < 0 {

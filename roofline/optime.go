@@ -33,13 +33,13 @@ func opTerms(c *Cost, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (t
 	return tc, tm
 }
 
-// BatchedOpSeconds is OpSeconds for a kernel that serves sequences requests
-// at once (prefill or decode attention over a batch): it adds
-// e.PerSequenceUS per request,
+// BatchedOpSeconds is OpSeconds for a kernel that serves seqHeads
+// (request, KV head) pairs at once (prefill or decode attention over a
+// batch, on one GPU's KV heads): it adds e.PerSeqHeadUS per pair,
 //
-//	t = OpSeconds(c, e, peakFLOPS, bandwidth) + e.PerSequenceUS*1e-6*sequences.
+//	t = OpSeconds(c, e, peakFLOPS, bandwidth) + e.PerSeqHeadUS*1e-6*seqHeads.
 //
 // The step model prices its attention operators with this formula.
-func BatchedOpSeconds(c Cost, sequences int, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
-	return OpSeconds(c, e, peakFLOPS, bandwidth) + e.SequenceSeconds(sequences)
+func BatchedOpSeconds(c Cost, seqHeads int, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
+	return OpSeconds(c, e, peakFLOPS, bandwidth) + e.SeqHeadSeconds(seqHeads)
 }

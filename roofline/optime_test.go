@@ -9,9 +9,10 @@ import (
 
 func TestBatchedOpSecondsHand(t *testing.T) {
 	// 1e6 bytes at 1 TB/s and efficiency 1 = 1 us (compute: 1e3 FLOP at
-	// 1e14 x 0.5 is 0.02 ns); + 3 us launch; + 64 sequences x 0.25 us.
+	// 1e14 x 0.5 is 0.02 ns); + 3 us launch; + 64 (request, KV head) pairs
+	// x 0.25 us.
 	c := Cost{FLOPs: 1e3, ActBytes: 1e6}
-	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 1}, LaunchUS: 3, PerSequenceUS: 0.25}
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 1}, LaunchUS: 3, PerSeqHeadUS: 0.25}
 	tests := []struct {
 		seqs int
 		want float64
@@ -26,16 +27,17 @@ func TestBatchedOpSecondsHand(t *testing.T) {
 	}
 }
 
-// The step model prices attention with BatchedOpSeconds: the per-sequence
-// term adds exactly PerSequenceUS x requests x layers, and it is device
-// time, so the CUDA-graph launch factor does not scale it.
+// The step model prices attention with BatchedOpSeconds: the per-pair
+// term adds exactly PerSeqHeadUS x requests x KV heads per GPU x layers
+// (llama-3.1-8b: 8 KV heads at TP 1, 4 at TP 2), and it is device time, so
+// the CUDA-graph launch factor does not scale it.
 func TestStepAttentionPerSequence(t *testing.T) {
 	const perSeq = 0.5 // us
 	withSeq := func() *hardware.GPU {
 		g := h100()
 		p := hardware.DefaultProfile()
-		p.AttentionDecode.PerSequenceUS = perSeq
-		p.AttentionPrefill.PerSequenceUS = perSeq
+		p.AttentionDecode.PerSeqHeadUS = perSeq
+		p.AttentionPrefill.PerSeqHeadUS = perSeq
 		g.Profile = p
 		return g
 	}
@@ -52,11 +54,13 @@ func TestStepAttentionPerSequence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := mustStep(t, llama8b(), base, StepOptions{}).Cost(&tt.in)
-			b := mustStep(t, llama8b(), withSeq(), StepOptions{}).Cost(&tt.in)
-			want := perSeq * 1e-6 * float64(tt.seqs) * 32
-			if got := b.Seconds - a.Seconds; math.Abs(got-want) > 1e-12 {
-				t.Errorf("per-sequence time %g s, want %g s", got, want)
+			for _, tp := range []int{1, 2} {
+				a := mustStep(t, llama8b(), base, StepOptions{TP: tp}).Cost(&tt.in)
+				b := mustStep(t, llama8b(), withSeq(), StepOptions{TP: tp}).Cost(&tt.in)
+				want := perSeq * 1e-6 * float64(tt.seqs*8/tp) * 32
+				if got := b.Seconds - a.Seconds; math.Abs(got-want) > 1e-12 {
+					t.Errorf("TP %d: per-pair time %g s, want %g s", tp, got, want)
+				}
 			}
 		})
 	}

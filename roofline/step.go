@@ -497,16 +497,16 @@ func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.Op
 	m.apply(acc, c, count, pk, e, tc, tm, 0)
 }
 
-// seqOp is op for a kernel that serves seqs requests in one launch (prefill
-// or decode attention): each run also costs e.PerSequenceUS per request, as
-// in BatchedOpSeconds. The per-sequence time is device work and is not
-// scaled by the launch factor.
-func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqs int, pk *peak, e *hardware.OpEfficiency) {
+// seqOp is op for a kernel that serves seqHeads (request, KV head) pairs in
+// one launch (prefill or decode attention): each run also costs
+// e.PerSeqHeadUS per pair, as in BatchedOpSeconds. That time is device
+// work and is not scaled by the launch factor.
+func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqHeads int, pk *peak, e *hardware.OpEfficiency) {
 	if count <= 0 {
 		return
 	}
 	tc, tm := m.opTimes(&c, pk, e)
-	m.apply(acc, c, count, pk, e, tc, tm, e.SequenceSeconds(seqs))
+	m.apply(acc, c, count, pk, e, tc, tm, e.SeqHeadSeconds(seqHeads))
 }
 
 // opTimes returns one instance's compute and memory times of c.
@@ -643,15 +643,15 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
 		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre, &m.pAct, &p.AttentionPrefill)
+			m.nFull, nPre*m.kvHeadsPG, &m.pAct, &p.AttentionPrefill)
 		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, nPre, &m.pAct, &p.AttentionPrefill)
+			m.nSliding, nPre*m.kvHeadsPG, &m.pAct, &p.AttentionPrefill)
 	}
 	if nDec > 0 {
 		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nDec, &m.pAct, &p.AttentionDecode)
+			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode)
 		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
-			m.nSliding, nDec, &m.pAct, &p.AttentionDecode)
+			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode)
 	}
 	if sampled > 0 {
 		lm := named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head")

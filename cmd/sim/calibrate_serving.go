@@ -97,8 +97,10 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		return writeJSON(s.out, fit)
 	}
 	ov := fit.Overheads
-	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us\n\n",
+	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us\n",
 		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS)
+	fmt.Fprintf(s.out, "fitted benchmark requests per client: %.2f (calibrate.DefaultBenchRequestsPerClient, used by sim validate serving, is %g)\n\n",
+		fit.BenchRequestsPerClient, float64(calibrate.DefaultBenchRequestsPerClient))
 	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(o.TrainGPUs, ", "))
 	if err := fit.Train.WriteText(s.out); err != nil {
 		return err

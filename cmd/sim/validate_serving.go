@@ -10,6 +10,7 @@ import (
 type validateServingOptions struct {
 	File              string
 	RequestsPerClient int
+	BenchRequests     float64
 	KVDType           string
 	Seed              uint64
 	JSON              bool
@@ -26,7 +27,15 @@ tp_size, silicon_ttft_ms, silicon_tpot_ms): batch_size clients each send a
 request of isl prompt tokens and osl output tokens as soon as the previous one
 completes, on the row's GPU (with its catalog profile), TP and weight
 precision. Reports the error of the mean TTFT and TPOT per row group and
-overall (median and p90 absolute percentage error, and the mean signed error).`,
+overall (median and p90 absolute percentage error, and the mean signed error).
+
+Each row is simulated in the benchmark's two phases: the burst (every
+client's first request sent at t = 0) and the desynchronised steady state
+(--requests-per-client requests per client, first requests staggered over one
+request lifetime). The prediction is their mean over a benchmark of
+--bench-requests-per-client requests per client: the burst weighs 1/k. The
+default k was fitted with the engine overheads by sim calibrate serving on
+the h100_sxm rows; --json shows both phases per row.`,
 		Example: "  sim validate serving --file ../shared/data/e2e/closed_loop_vllm.csv",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -36,11 +45,15 @@ overall (median and p90 absolute percentage error, and the mean signed error).`,
 			if o.RequestsPerClient < 1 {
 				return fmt.Errorf("--requests-per-client: must be >= 1, got %d", o.RequestsPerClient)
 			}
+			if !(o.BenchRequests >= 1) {
+				return fmt.Errorf("--bench-requests-per-client: must be >= 1, got %g", o.BenchRequests)
+			}
 			rows, err := calibrate.LoadServingRows(o.File)
 			if err != nil {
 				return err
 			}
-			rep := calibrate.ValidateServing(rows, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient, Seed: o.Seed, KVDType: o.KVDType})
+			rep := calibrate.ValidateServing(rows, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient,
+				BenchRequestsPerClient: o.BenchRequests, Seed: o.Seed, KVDType: o.KVDType})
 			if o.JSON {
 				return writeJSON(s.out, rep)
 			}
@@ -49,7 +62,8 @@ overall (median and p90 absolute percentage error, and the mean signed error).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.File, "file", "", "closed-loop benchmark table (CSV)")
-	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends")
+	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each client sends in the steady-state simulation")
+	f.Float64Var(&o.BenchRequests, "bench-requests-per-client", calibrate.DefaultBenchRequestsPerClient, "requests per client of the measured benchmark (the t = 0 burst weighs 1/k)")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")

@@ -1,0 +1,87 @@
+package calibrate
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// Blend by hand: with k = 4 the burst weighs 1/4.
+func TestServingPredictionBlend(t *testing.T) {
+	p := ServingPrediction{BurstTTFTms: 400, BurstTPOTms: 20, SteadyTTFTms: 100, SteadyTPOTms: 12}
+	ttft, tpot := p.Blend(4)
+	if ttft != 175 || tpot != 14 {
+		t.Errorf("Blend(4) = %g, %g; want 175, 14", ttft, tpot)
+	}
+	// k <= 1 is the burst alone.
+	if ttft, _ := p.Blend(0.5); ttft != 400 {
+		t.Errorf("Blend(0.5) TTFT = %g, want the burst's 400", ttft)
+	}
+}
+
+const servingFixture = `id,model_path,system,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms
+a,meta-llama/Llama-3.1-8B,h100_sxm,bf16,512,32,1,1,20,5
+b,meta-llama/Llama-3.1-8B,h100_sxm,bf16,512,32,8,1,40,6
+`
+
+// A tiny table: the errors are the hand formula on the predictions, the
+// burst is never faster than the steady state (its prefills queue), one
+// client has no burst to speak of, and re-blending reuses the simulations
+// exactly.
+func TestValidateServingFixture(t *testing.T) {
+	rows, err := ParseServingRows(strings.NewReader(servingFixture), "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := ValidateServing(rows, ServingOptions{RequestsPerClient: 3, BenchRequestsPerClient: 4, Jobs: 1})
+	if len(rep.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		if r.Skipped != "" {
+			t.Fatalf("row %s skipped: %s", r.Row.ID, r.Skipped)
+		}
+		ttft, tpot := r.Parts.Blend(4)
+		if r.PredTTFTms != ttft || r.PredTPOTms != tpot {
+			t.Errorf("row %s: prediction %g/%g, want the k = 4 blend %g/%g", r.Row.ID, r.PredTTFTms, r.PredTPOTms, ttft, tpot)
+		}
+		if want := (ttft - r.TTFTms) / r.TTFTms * 100; math.Abs(r.TTFTErrPct-want) > 1e-12 {
+			t.Errorf("row %s: TTFT error %g, want %g", r.Row.ID, r.TTFTErrPct, want)
+		}
+		if r.Parts.BurstTTFTms < r.Parts.SteadyTTFTms*0.999 {
+			t.Errorf("row %s: burst TTFT %g below steady %g", r.Row.ID, r.Parts.BurstTTFTms, r.Parts.SteadyTTFTms)
+		}
+	}
+	// Eight 512-token prefills at once take one 4096-token step.
+	if a, b := rep.Rows[0].Parts, rep.Rows[1].Parts; b.BurstTTFTms < 1.2*a.BurstTTFTms {
+		t.Errorf("8 clients at once: burst TTFT %g ms, want well above one client's %g ms", b.BurstTTFTms, a.BurstTTFTms)
+	}
+	again := ValidateServing(rows, ServingOptions{RequestsPerClient: 3, BenchRequestsPerClient: 10, Jobs: 2})
+	re := rep.Reblend(10)
+	for i := range re.Rows {
+		if re.Rows[i].PredTTFTms != again.Rows[i].PredTTFTms || re.Rows[i].PredTPOTms != again.Rows[i].PredTPOTms {
+			t.Errorf("row %d: Reblend(10) %g/%g != ValidateServing k=10 %g/%g", i, re.Rows[i].PredTTFTms, re.Rows[i].PredTPOTms,
+				again.Rows[i].PredTTFTms, again.Rows[i].PredTPOTms)
+		}
+	}
+	if re.TTFT.MedianAPE != again.TTFT.MedianAPE {
+		t.Errorf("Reblend summary %g != %g", re.TTFT.MedianAPE, again.TTFT.MedianAPE)
+	}
+}
+
+// softL1 by hand: quadratic near 0, linear far out, symmetric.
+func TestSoftL1(t *testing.T) {
+	c := softL1Scale
+	if got := softL1(0); got != 0 {
+		t.Errorf("softL1(0) = %g", got)
+	}
+	if got, want := softL1(0.01), 0.01*0.01; math.Abs(got/want-1) > 1e-3 {
+		t.Errorf("softL1(0.01) = %g, want about %g", got, want)
+	}
+	if got, want := softL1(10), 2*c*c*(math.Sqrt(1+(10/c)*(10/c))-1); got != want || got > 2*c*10 {
+		t.Errorf("softL1(10) = %g, want %g (below the linear bound %g)", got, want, 2*c*10)
+	}
+	if softL1(-0.3) != softL1(0.3) {
+		t.Error("softL1 not symmetric")
+	}
+}
