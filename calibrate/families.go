@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/roofline"
@@ -11,9 +12,12 @@ import (
 const (
 	FamilyGEMMPrefix       = "gemm_"
 	FamilyAttentionPrefill = "attention_prefill"
-	FamilyAttentionDecode  = "attention_decode"
-	FamilyMoE              = "moe"
-	FamilyAllReducePrefix  = "allreduce_tp"
+	// FamilyAttentionPrefillKVPrefix + "fp8" is prefill attention over an
+	// fp8 KV cache, priced at the fp8 peak (Profile.AttentionPrefillByKV).
+	FamilyAttentionPrefillKVPrefix = "attention_prefill_kv_"
+	FamilyAttentionDecode          = "attention_decode"
+	FamilyMoE                      = "moe"
+	FamilyAllReducePrefix          = "allreduce_tp"
 )
 
 // opFamily is one operator family's samples, keyed rows, and where its fit
@@ -118,15 +122,65 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 			},
 		})
 	}
+	// Prefill attention: rows whose KV cache is stored in a narrower compute
+	// precision than the activations (fp8) form their own family at that
+	// precision's peak, as the step model prices them; the kernels differ
+	// (on L40S, FlashInfer with fp8 KV is 2-2.5x faster than FlashAttention
+	// with bf16 KV at long prompts).
 	var pre []Sample
+	preKV := map[string][]Sample{}
 	for _, r := range k.ContextAttention {
-		if s, err := sampleOf(ContextAttentionCost(r), g, r.LatencyMS); err == nil {
-			s.SeqHeads = r.Batch * r.KVHeads
+		c := ContextAttentionCost(r)
+		kv, err := kvPrecision(r.KVDtype)
+		if err != nil {
+			continue
+		}
+		narrow := kv.Compute != c.ComputePrecision
+		if narrow {
+			if _, ok := g.PeakFLOPS(kv.Compute); !ok {
+				narrow = false
+			}
+		}
+		if narrow {
+			c.ComputePrecision = kv.Compute
+		}
+		s, err := sampleOf(c, g, r.LatencyMS)
+		if err != nil {
+			continue
+		}
+		s.SeqHeads = r.Batch * r.KVHeads
+		if narrow {
+			preKV[kv.Compute] = append(preKV[kv.Compute], s)
+		} else {
 			pre = append(pre, s)
 		}
 	}
-	if len(k.ContextAttention) > 0 {
+	if len(pre) > 0 {
 		fams = append(fams, fieldFamily(FamilyAttentionPrefill, pre, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionPrefill }))
+	}
+	kvKeys := make([]string, 0, len(preKV))
+	for key := range preKV {
+		kvKeys = append(kvKeys, key)
+	}
+	sort.Strings(kvKeys)
+	for _, key := range kvKeys {
+		key := key
+		fams = append(fams, opFamily{
+			name:    FamilyAttentionPrefillKVPrefix + key,
+			samples: preKV[key],
+			get: func(p *hardware.Profile) hardware.OpEfficiency {
+				if e, ok := p.AttentionPrefillByKV[key]; ok {
+					return e
+				}
+				return p.AttentionPrefill
+			},
+			set: func(p *hardware.Profile, e hardware.OpEfficiency) {
+				if p.AttentionPrefillByKV == nil {
+					p.AttentionPrefillByKV = map[string]hardware.OpEfficiency{}
+				}
+				p.AttentionPrefillByKV[key] = e
+			},
+		})
 	}
 	var dec []Sample
 	for _, r := range k.GenerationAttention {
@@ -155,7 +209,45 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		}
 		fams = append(fams, fieldFamily(FamilyMoE, moe, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.MoE }))
 	}
-	return fams, warns
+	// Rows measured faster than their FLOPs at the compute peak cannot be
+	// described by any efficiency <= 1: the kernel did less work than the
+	// cost counts (for example a prefill kernel that skipped query heads).
+	// They are left out, with a count. A family with more than
+	// MaxImpossibleFraction of such rows measures a different operator
+	// from the one the model costs, so it is not fitted at all (the profile
+	// keeps its previous or default entry). (Beating the DRAM bandwidth is
+	// possible: small operands stay in L2 across the benchmark's repeats.)
+	out := fams[:0]
+	for _, f := range fams {
+		kept := f.samples[:0:0]
+		for _, s := range f.samples {
+			if !s.beatsComputePeak() {
+				kept = append(kept, s)
+			}
+		}
+		n := len(f.samples) - len(kept)
+		switch {
+		case n > 0 && float64(n) > MaxImpossibleFraction*float64(len(f.samples)):
+			warns = append(warns, fmt.Sprintf("%s: not fitted: %d of %d rows are measured faster than their FLOPs at the compute peak, so the table does not measure the operator the model costs",
+				f.name, n, len(f.samples)))
+			continue
+		case n > 0:
+			warns = append(warns, fmt.Sprintf("%s: %d of %d rows left out: measured faster than their FLOPs at the compute peak, which no efficiency <= 1 can describe",
+				f.name, n, len(f.samples)))
+		}
+		f.samples = kept
+		out = append(out, f)
+	}
+	return out, warns
+}
+
+// MaxImpossibleFraction is the largest share of a family's rows that may
+// beat the compute peak before the whole family is rejected.
+const MaxImpossibleFraction = 0.05
+
+// beatsComputePeak reports whether s was measured faster than FLOPs/peak.
+func (s Sample) beatsComputePeak() bool {
+	return s.FLOPs > 0 && s.Seconds < s.FLOPs/s.PeakFLOPS
 }
 
 // fieldFamily is a family whose efficiency is one field of the profile.

@@ -341,13 +341,22 @@ func PredictServingRow(row ServingRow, opts ServingOptions) (ServingPrediction, 
 }
 
 // cycleEstimate is a rough lifetime of one request at the row's
-// concurrency: its prefill alone plus OSL decode steps of the whole batch at
-// mid-generation context. The steady-state clients are started evenly over
-// it: a simulated closed loop that starts every client at once stays
-// clustered forever (with constant lengths, requests prefilled in one step
-// finish in one step and return together), which the measurements rule out
-// (at low concurrency their TTFT is below the batched prefill's FLOPs at
-// peak, and it does not depend on OSL).
+// concurrency N, the period of a client in the steady state: its own
+// prefill, OSL decode steps of the whole batch at mid-generation context,
+// and the N-1 other clients' prefills, each of which runs once per period
+// and holds up every decode for about one prefill step:
+//
+//	cycle = N * prefill + OSL * decode step
+//
+// The steady-state clients are started evenly over it: a simulated
+// closed loop that starts every client at once stays clustered forever
+// (with constant lengths, requests prefilled in one step finish in one step
+// and return together), which the measurements rule out (at low
+// concurrency their TTFT is below the batched prefill's FLOPs at peak, and
+// it does not depend on OSL). Leaving out the other clients' prefills
+// starts long-prompt clients far too close together (64 clients of 8192
+// tokens at H200 TP 4: over 23 s, against a measured period of about 49 s),
+// and they queue.
 func cycleEstimate(step *roofline.StepModel, row ServingRow) time.Duration {
 	pre := step.Cost(&roofline.StepInput{Prefills: []roofline.Chunk{{Tokens: row.ISL, Sampled: true}}}).Seconds
 	dec := make([]int, row.Concurrency)
@@ -355,7 +364,7 @@ func cycleEstimate(step *roofline.StepModel, row ServingRow) time.Duration {
 		dec[i] = row.ISL + row.OSL/2
 	}
 	d := step.Cost(&roofline.StepInput{Decodes: dec}).Seconds
-	return time.Duration((pre + float64(row.OSL)*d) * 1e9)
+	return time.Duration((float64(row.Concurrency)*pre + float64(row.OSL)*d) * 1e9)
 }
 
 // ValidateServing simulates every row (in parallel, deterministically) and

@@ -237,11 +237,14 @@ func TestCloneIsDeep(t *testing.T) {
 	g.Profile = DefaultProfile()
 	g.Profile.AllReduce.ByGPUs = map[int]AllReducePoint{2: {LatencyUS: 5, BusBandwidthGBps: 10}}
 	g.Profile.MoEByPrecision = map[string]OpEfficiency{"q8_0": {Compute: Curve{Max: 0.2}}}
+	g.Profile.AttentionPrefillByKV = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.3}}}
 	c := g.Clone()
 	c.Profile.AllReduce.ByGPUs[2] = AllReducePoint{}
 	c.Profile.GEMM.Compute.Max = 0.1
 	c.Profile.MoEByPrecision["q8_0"] = OpEfficiency{}
-	if g.Profile.AllReduce.ByGPUs[2].LatencyUS != 5 || g.Profile.GEMM.Compute.Max != 0.75 || g.Profile.MoEByPrecision["q8_0"].Compute.Max != 0.2 {
+	c.Profile.AttentionPrefillByKV["fp8"] = OpEfficiency{}
+	if g.Profile.AllReduce.ByGPUs[2].LatencyUS != 5 || g.Profile.GEMM.Compute.Max != 0.75 || g.Profile.MoEByPrecision["q8_0"].Compute.Max != 0.2 ||
+		g.Profile.AttentionPrefillByKV["fp8"].Compute.Max != 0.3 {
 		t.Error("Clone shares the profile")
 	}
 	if (*GPU)(nil).Clone() != nil || (*Profile)(nil).Clone() != nil {

@@ -227,9 +227,15 @@ type Profile struct {
 	// "fp8", ...): tensor-core efficiency differs between precisions.
 	GEMMByPrecision  map[string]OpEfficiency `yaml:"gemm_by_precision,omitempty" json:"gemm_by_precision,omitempty"`
 	AttentionPrefill OpEfficiency            `yaml:"attention_prefill" json:"attention_prefill"`
-	AttentionDecode  OpEfficiency            `yaml:"attention_decode" json:"attention_decode"`
-	Elementwise      OpEfficiency            `yaml:"elementwise" json:"elementwise"`
-	MoE              OpEfficiency            `yaml:"moe" json:"moe"`
+	// AttentionPrefillByKV overrides AttentionPrefill when the KV cache is
+	// stored in one compute precision ("fp8"): such a prefill kernel can run
+	// its two attention matmuls on that precision's tensor cores (FlashInfer
+	// with an fp8 KV cache on Ada does), so its efficiency is measured
+	// against that precision's peak, not the activations'.
+	AttentionPrefillByKV map[string]OpEfficiency `yaml:"attention_prefill_by_kv,omitempty" json:"attention_prefill_by_kv,omitempty"`
+	AttentionDecode      OpEfficiency            `yaml:"attention_decode" json:"attention_decode"`
+	Elementwise          OpEfficiency            `yaml:"elementwise" json:"elementwise"`
+	MoE                  OpEfficiency            `yaml:"moe" json:"moe"`
 	// MoEByPrecision overrides MoE for routed experts stored in one weight
 	// format ("q8_0", "mxfp4", ...): a fused experts kernel's efficiency
 	// depends on how it unpacks the experts' weights.
@@ -318,6 +324,12 @@ func (p *Profile) Clone() *Profile {
 		c.MoEByPrecision = make(map[string]OpEfficiency, len(p.MoEByPrecision))
 		for k, v := range p.MoEByPrecision {
 			c.MoEByPrecision[k] = v
+		}
+	}
+	if p.AttentionPrefillByKV != nil {
+		c.AttentionPrefillByKV = make(map[string]OpEfficiency, len(p.AttentionPrefillByKV))
+		for k, v := range p.AttentionPrefillByKV {
+			c.AttentionPrefillByKV[k] = v
 		}
 	}
 	return &c

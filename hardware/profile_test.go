@@ -27,7 +27,11 @@ func sampleProfile() *Profile {
 		"mxfp4": {Compute: Curve{Max: 0.33, Half: 8e8, Exp: 1.5}, Memory: Curve{Max: 0.9}},
 	}
 	p.GEMMByPrecision = map[string]OpEfficiency{
-		"fp8": {Compute: Curve{Max: 0.41, Half: 155.5, Exp: 0.75}, Memory: Curve{Max: 1, Half: 2.4e6, Exp: 0.31}, LaunchUS: 12, TileM: 128, TileN: 64},
+		"fp8": {Compute: Curve{Max: 0.41, Half: 155.5, Exp: 0.75}, Memory: Curve{Max: 1, Half: 2.4e6, Exp: 0.31}, LaunchUS: 12, TileM: 128, TileN: 64,
+			KHalf: 210.5, InputElementNS: 0.0098},
+	}
+	p.AttentionPrefillByKV = map[string]OpEfficiency{
+		"fp8": {Compute: Curve{Max: 0.31, Half: 3e10, Exp: 0.6}, Memory: Curve{Max: 0.5}, LaunchUS: 11, PerSeqHeadUS: 0.05},
 	}
 	p.MoEActiveFraction = 0.55
 	p.StepOverheadUS = 0
@@ -125,6 +129,14 @@ func TestProfileValidate(t *testing.T) {
 		}, "moe_by_precision.q8_0.compute.max: must be in (0, 1]"},
 		{"moe active fraction", func(p *Profile) { p.MoEActiveFraction = 1.5 }, "moe_active_fraction: must be in [0, 1]"},
 		{"moe active fraction NaN", func(p *Profile) { p.MoEActiveFraction = math.NaN() }, "moe_active_fraction: must be in [0, 1]"},
+		{"attention prefill by kv max", func(p *Profile) {
+			p.AttentionPrefillByKV = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 1.5}, Memory: Curve{Max: 0.9}}}
+		}, "attention_prefill_by_kv.fp8.compute.max: must be in (0, 1]"},
+		{"attention prefill by kv empty key", func(p *Profile) {
+			p.AttentionPrefillByKV = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
+		}, "attention_prefill_by_kv: precision name must not be empty"},
+		{"gemm input element negative", func(p *Profile) { p.GEMM.InputElementNS = -1 }, "gemm.input_element_ns: must be >= 0"},
+		{"gemm k_half untiled", func(p *Profile) { p.GEMM.KHalf = 100 }, "gemm.k_half: needs tile_m and tile_n (the depth term is per output tile)"},
 		{"moe by precision empty key", func(p *Profile) {
 			p.MoEByPrecision = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
 		}, "moe_by_precision: format name must not be empty"},

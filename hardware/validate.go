@@ -156,26 +156,15 @@ func (p *Profile) validate() *FieldError {
 			return err
 		}
 	}
-	gkeys := make([]string, 0, len(p.GEMMByPrecision))
-	for k := range p.GEMMByPrecision {
-		gkeys = append(gkeys, k)
-	}
-	sort.Strings(gkeys)
-	for _, k := range gkeys {
-		if err := p.GEMMByPrecision[k].validate("gemm_by_precision." + k); err != nil {
-			return err
-		}
-	}
-	keys := make([]string, 0, len(p.MoEByPrecision))
-	for k := range p.MoEByPrecision {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if k == "" {
-			return fieldErr("moe_by_precision", "format name must not be empty")
-		}
-		if err := p.MoEByPrecision[k].validate("moe_by_precision." + k); err != nil {
+	for _, m := range []struct {
+		field, what string
+		effs        map[string]OpEfficiency
+	}{
+		{"gemm_by_precision", "precision", p.GEMMByPrecision},
+		{"moe_by_precision", "format", p.MoEByPrecision},
+		{"attention_prefill_by_kv", "precision", p.AttentionPrefillByKV},
+	} {
+		if err := validateByName(m.field, m.what, m.effs); err != nil {
 			return err
 		}
 	}
@@ -281,6 +270,25 @@ func (a AllReduce) validate(prefix string) *FieldError {
 			}
 		} else if pt.LargeLatencyUS != 0 || pt.LargeBusBandwidthGBps != 0 {
 			return fieldErr(p+".switch_bytes", "must be > 0 when large_latency_us or large_bus_bandwidth_gbps is set")
+		}
+	}
+	return nil
+}
+
+// validateByName checks a map of efficiencies keyed by a precision or
+// format name, in key order: no empty name, every entry valid.
+func validateByName(field, what string, effs map[string]OpEfficiency) *FieldError {
+	keys := make([]string, 0, len(effs))
+	for k := range effs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "" {
+			return fieldErr(field, what+" name must not be empty")
+		}
+		if err := effs[k].validate(field + "." + k); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -142,3 +142,51 @@ func TestGEMMDepthAndInputHand(t *testing.T) {
 		}
 	}
 }
+
+// With an fp8 KV cache and a profile entry for it, prefill attention is
+// priced with AttentionPrefillByKV["fp8"] at the fp8 peak: the op reports
+// fp8 as its compute precision and costs exactly BatchedOpSeconds at that
+// peak, times the layers. Without the entry (or with a bf16 cache) it keeps
+// AttentionPrefill at the activations' peak.
+func TestPrefillAttentionByKV(t *testing.T) {
+	e8 := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.25}, Memory: hardware.Curve{Max: 1}, LaunchUS: 5, PerSeqHeadUS: 0.1}
+	g := h100()
+	p := hardware.DefaultProfile()
+	p.AttentionPrefillByKV = map[string]hardware.OpEfficiency{"fp8": e8}
+	g.Profile = p
+	in := &StepInput{Prefills: []Chunk{{Tokens: 2048, Sampled: true}}}
+	find := func(m *StepModel) OpTime {
+		for _, op := range m.Breakdown(in) {
+			if op.Name == "attention_prefill" {
+				return op
+			}
+		}
+		t.Fatal("no attention_prefill op")
+		return OpTime{}
+	}
+	m8 := mustStep(t, llama8b(), g, StepOptions{KVDType: "fp8"})
+	op := find(m8)
+	if op.ComputePrecision != "fp8" {
+		t.Errorf("fp8 KV: compute precision %q, want fp8", op.ComputePrecision)
+	}
+	fp8, _ := LookupPrecision("fp8")
+	bf, _ := LookupPrecision("bf16")
+	c := AttentionPrefill(1, 32, 8, 128, 2048, 0, fp8, bf, 0)
+	pk, _ := g.PeakFLOPS("fp8")
+	per := OpSeconds(c, e8, pk, g.BandwidthBytesPerSec()) - e8.LaunchUS*1e-6 + e8.SeqHeadSeconds(8)
+	launch := e8.LaunchUS * 1e-6 * p.GraphLaunchFactor
+	if p.GraphMaxTokens < 2048 {
+		launch = e8.LaunchUS * 1e-6
+	}
+	if want := 32 * (per + launch); !near(op.Seconds, want, 1e-9) {
+		t.Errorf("fp8 KV prefill attention %.9g s, want %.9g s", op.Seconds, want)
+	}
+	if op := find(mustStep(t, llama8b(), g, StepOptions{KVDType: "bf16"})); op.ComputePrecision != "bf16" {
+		t.Errorf("bf16 KV: compute precision %q, want bf16", op.ComputePrecision)
+	}
+	g2 := h100()
+	g2.Profile = hardware.DefaultProfile()
+	if op := find(mustStep(t, llama8b(), g2, StepOptions{KVDType: "fp8"})); op.ComputePrecision != "bf16" {
+		t.Errorf("fp8 KV without an entry: compute precision %q, want bf16", op.ComputePrecision)
+	}
+}

@@ -131,6 +131,11 @@ type StepModel struct {
 	// Peaks (key and FLOP/s) for weight GEMMs, routed experts, router,
 	// activation-precision kernels, attention projections and the LM head.
 	pGEMM, pExpert, pEmb, pAct, pAttn, pLMH peak
+	// pPrefAttn and effPrefAttn price prefill attention: the activations'
+	// peak with Profile.AttentionPrefill, or the KV cache's compute peak with
+	// Profile.AttentionPrefillByKV when the profile has an entry for it.
+	pPrefAttn   peak
+	effPrefAttn hardware.OpEfficiency
 	// GEMM efficiencies for the weight, router, attention-projection and
 	// LM-head peaks (Profile.GEMMFor).
 	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
@@ -368,6 +373,12 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	m.effMoE = m.prof.MoE
 	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
 		m.effMoE = e
+	}
+	m.pPrefAttn, m.effPrefAttn = m.pAct, m.prof.AttentionPrefill
+	if e, ok := m.prof.AttentionPrefillByKV[m.kv.Compute]; ok {
+		if f, ok := g.PeakFLOPS(m.kv.Compute); ok {
+			m.pPrefAttn, m.effPrefAttn = peak{key: m.kv.Compute, flops: f}, e
+		}
 	}
 	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
@@ -643,9 +654,9 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
 		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre*m.kvHeadsPG, &m.pAct, &p.AttentionPrefill)
+			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn)
 		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, nPre*m.kvHeadsPG, &m.pAct, &p.AttentionPrefill)
+			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn)
 	}
 	if nDec > 0 {
 		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
