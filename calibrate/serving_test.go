@@ -4,6 +4,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
 )
 
 // Blend by hand: with k = 4 the burst weighs 1/4.
@@ -83,5 +87,29 @@ func TestSoftL1(t *testing.T) {
 	}
 	if softL1(-0.3) != softL1(0.3) {
 		t.Error("softL1 not symmetric")
+	}
+}
+
+// The steady-state stagger spans N prefills plus OSL decode steps of the
+// whole batch at mid-generation context, by hand from the step model.
+func TestCycleEstimateHand(t *testing.T) {
+	m, err := model.Lookup("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := ServingRow{ISL: 2048, OSL: 256, Concurrency: 3}
+	pre := sm.Cost(&roofline.StepInput{Prefills: []roofline.Chunk{{Tokens: 2048, Sampled: true}}}).Seconds
+	dec := sm.Cost(&roofline.StepInput{Decodes: []int{2176, 2176, 2176}}).Seconds
+	want := 3*pre + 256*dec
+	if got := cycleEstimate(sm, row).Seconds(); math.Abs(got-want) > 1e-8 {
+		t.Errorf("cycleEstimate = %.9f s, want 3 x %.6f + 256 x %.6f = %.9f s", got, pre, dec, want)
 	}
 }

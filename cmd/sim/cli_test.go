@@ -158,6 +158,7 @@ func TestBadInput(t *testing.T) {
 		{"run bad format", []string{"run", "--workload", "testdata/small.yaml", "--trace-format", "xml"}, "--trace-format", 1},
 		{"run bad router", []string{"run", "--workload", "testdata/small.yaml", "--router", "random"}, "router", 1},
 		{"run zero seqs", []string{"run", "--workload", "testdata/small.yaml", "--max-num-seqs", "0"}, "max-num-seqs", 1},
+		{"validate serving bench k", []string{"validate", "serving", "--file", "testdata/nope.csv", "--bench-requests-per-client", "0.5"}, "--bench-requests-per-client: must be >= 1", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
