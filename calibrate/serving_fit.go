@@ -12,14 +12,18 @@ import (
 // Overheads are the engine-level costs that kernel tables cannot see: CPU
 // scheduling and input preparation per step, per-request work (sampling,
 // detokenisation), how much of the per-kernel fixed cost remains in a
-// CUDA-graph stream, and the API front end's latency per request (HTTP,
-// tokenisation) before the engine sees it.
+// CUDA-graph stream, the API front end's latency per request (HTTP,
+// tokenisation) before the engine sees it, and how much of the isolated
+// GEMMs' activation-quantisation cost the engine fuses away.
 type Overheads struct {
 	StepOverheadUS       float64 `json:"step_overhead_us" yaml:"step_overhead_us"`
 	PerRequestOverheadUS float64 `json:"per_request_overhead_us" yaml:"per_request_overhead_us"`
 	GraphLaunchFactor    float64 `json:"graph_launch_factor" yaml:"graph_launch_factor"`
 	GraphMaxTokens       int     `json:"graph_max_tokens" yaml:"graph_max_tokens"`
 	FrontendLatencyUS    float64 `json:"frontend_latency_us" yaml:"frontend_latency_us"`
+	// GEMMInputFusedFraction is the share of the kernel tables' GEMM
+	// input-side cost (activation quantisation) the engine fuses away.
+	GEMMInputFusedFraction float64 `json:"gemm_input_fused_fraction" yaml:"gemm_input_fused_fraction"`
 }
 
 // VLLMGraphMaxTokens makes every step of a vLLM v1 profile use the graph
@@ -37,6 +41,7 @@ func (o Overheads) Apply(p *hardware.Profile) *hardware.Profile {
 	c.GraphLaunchFactor = o.GraphLaunchFactor
 	c.GraphMaxTokens = o.GraphMaxTokens
 	c.FrontendLatencyUS = o.FrontendLatencyUS
+	c.GEMMInputFusedFraction = o.GEMMInputFusedFraction
 	return c
 }
 
@@ -104,18 +109,24 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 			GraphLaunchFactor:    1 / (1 + math.Exp(-x[2])),
 			GraphMaxTokens:       VLLMGraphMaxTokens,
 			FrontendLatencyUS:    math.Exp(x[3]),
+			// A fraction in [0, 1]; the logistic reaches 0 and 1 only in the
+			// limit, so values within 1e-6 of a bound are snapped to it.
+			GEMMInputFusedFraction: snapUnit(1 / (1 + math.Exp(-x[4]))),
 		}
 	}
 	evals := 0
-	kOf := func(x []float64) float64 { return 1 + math.Exp(x[4]) }
+	// x[0..4] set the simulations (Overheads); x[5] = log(k-1) only
+	// reweights them.
+	const nSim = 5
+	kOf := func(x []float64) float64 { return 1 + math.Exp(x[nSim]) }
 	var memoX []float64
 	var memo *ServingReport
 	simulate := func(x []float64) *ServingReport {
-		if memo != nil && slicesEqual(memoX, x[:4]) {
+		if memo != nil && slicesEqual(memoX, x[:nSim]) {
 			return memo
 		}
 		evals++
-		memoX, memo = append([]float64(nil), x[:4]...), ValidateServing(train, with(decode(x)))
+		memoX, memo = append([]float64(nil), x[:nSim]...), ValidateServing(train, with(decode(x)))
 		return memo
 	}
 	loss := func(x []float64) float64 {
@@ -137,20 +148,23 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 	// A coarse grid picks the start (the loss is flat in places, and
 	// Nelder-Mead from one point can stall), then Nelder-Mead refines it.
 	best, bestX := math.Inf(1), []float64(nil)
+	logit := func(p float64) float64 { return math.Log(p / (1 - p)) }
 	for _, step := range []float64{100, 500, 1500} {
 		for _, graph := range []float64{0.05, 0.3, 0.8} {
 			for _, front := range []float64{3000, 20000} {
-				for _, k := range []float64{2, 3, 5, 8, 12, 20, 30} {
-					x := []float64{math.Log(step), math.Log(10), math.Log(graph / (1 - graph)), math.Log(front), math.Log(k - 1)}
-					if l := loss(x); l < best {
-						best, bestX = l, x
+				for _, fused := range []float64{0.1, 0.9} {
+					for _, k := range []float64{2, 3, 5, 8, 12, 20, 30} {
+						x := []float64{math.Log(step), math.Log(10), logit(graph), math.Log(front), logit(fused), math.Log(k - 1)}
+						if l := loss(x); l < best {
+							best, bestX = l, x
+						}
 					}
 				}
 			}
 		}
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: loss}, bestX, &optimize.Settings{
-		FuncEvaluations: 120,
+		FuncEvaluations: 200,
 		Converger:       &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 15},
 	}, &optimize.NelderMead{SimplexSize: 1})
 	if res == nil {
@@ -180,6 +194,17 @@ const softL1Scale = 0.25
 func softL1(r float64) float64 {
 	c := softL1Scale
 	return 2 * c * c * (math.Sqrt(1+(r/c)*(r/c)) - 1)
+}
+
+// snapUnit returns p, or 0 or 1 when p is within 1e-6 of it.
+func snapUnit(p float64) float64 {
+	switch {
+	case p < 1e-6:
+		return 0
+	case p > 1-1e-6:
+		return 1
+	}
+	return p
 }
 
 func slicesEqual(a, b []float64) bool {

@@ -263,6 +263,14 @@ type Profile struct {
 	// prefill/decode batches up to its largest capture size). 0 means only
 	// decode-only steps do (llama.cpp graphs decode only).
 	GraphMaxTokens int `yaml:"graph_max_tokens,omitempty" json:"graph_max_tokens,omitempty"`
+	// GEMMInputFusedFraction is the share of the GEMMs' input-side cost
+	// (OpEfficiency.InputElementNS: dynamic activation quantisation, as
+	// timed by an isolated GEMM benchmark) that a serving engine removes by
+	// fusing the quantisation into the kernel that produces the activation
+	// (vLLM's compiled graphs fuse it into the RMSNorm and SiLU-and-mul
+	// kernels). 0..1; 0 (the default) keeps the kernel tables' cost whole.
+	// The step model uses it; OpSeconds (one isolated kernel) does not.
+	GEMMInputFusedFraction float64 `yaml:"gemm_input_fused_fraction,omitempty" json:"gemm_input_fused_fraction,omitempty"`
 }
 
 // DefaultProfile is the uncalibrated profile used for GPUs without a fitted

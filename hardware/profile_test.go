@@ -136,6 +136,8 @@ func TestProfileValidate(t *testing.T) {
 			p.AttentionPrefillByKV = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
 		}, "attention_prefill_by_kv: precision name must not be empty"},
 		{"gemm input element negative", func(p *Profile) { p.GEMM.InputElementNS = -1 }, "gemm.input_element_ns: must be >= 0"},
+		{"gemm input fused fraction", func(p *Profile) { p.GEMMInputFusedFraction = 1.5 }, "gemm_input_fused_fraction: must be in [0, 1]"},
+		{"gemm input fused fraction NaN", func(p *Profile) { p.GEMMInputFusedFraction = math.NaN() }, "gemm_input_fused_fraction: must be in [0, 1]"},
 		{"gemm k_half untiled", func(p *Profile) { p.GEMM.KHalf = 100 }, "gemm.k_half: needs tile_m and tile_n (the depth term is per output tile)"},
 		{"moe by precision empty key", func(p *Profile) {
 			p.MoEByPrecision = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}

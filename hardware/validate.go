@@ -189,6 +189,9 @@ func (p *Profile) validate() *FieldError {
 	if !(p.GraphLaunchFactor >= 0 && p.GraphLaunchFactor <= 1) {
 		return fieldErr("graph_launch_factor", "must be in [0, 1]")
 	}
+	if !(p.GEMMInputFusedFraction >= 0 && p.GEMMInputFusedFraction <= 1) {
+		return fieldErr("gemm_input_fused_fraction", "must be in [0, 1]")
+	}
 	return nil
 }
 

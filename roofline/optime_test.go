@@ -190,3 +190,32 @@ func TestPrefillAttentionByKV(t *testing.T) {
 		t.Errorf("fp8 KV without an entry: compute precision %q, want bf16", op.ComputePrecision)
 	}
 }
+
+// GEMMInputFusedFraction removes that share of every GEMM's input-side time
+// from a step, by hand on qkv_proj (llama-3.1-8b, 300 tokens, k = 4096):
+// with 0.75 fused the op costs OpSeconds minus 0.75 x the input term. The
+// isolated-kernel formula, OpSeconds, is unchanged.
+func TestGEMMInputFusedFraction(t *testing.T) {
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 144, Exp: 1},
+		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, InputElementNS: 0.01}
+	qkv := func(fused float64) float64 {
+		g := h100()
+		p := hardware.DefaultProfile()
+		p.GEMM = e
+		p.GEMMInputFusedFraction = fused
+		g.Profile = p
+		m := mustStep(t, llama8b(), g, StepOptions{})
+		for _, op := range m.Breakdown(&StepInput{Prefills: []Chunk{{Tokens: 300, Sampled: true}}}) {
+			if op.Name == "qkv_proj" {
+				return op.Seconds
+			}
+		}
+		t.Fatal("no qkv_proj")
+		return 0
+	}
+	whole, fused := qkv(0), qkv(0.75)
+	want := 32 * 0.75 * 0.01e-9 * 300 * 4096
+	if got := whole - fused; !near(got, want, 1e-9) {
+		t.Errorf("fused saves %.9g s, want 32 x 0.75 x 0.01 ns x 300 x 4096 = %.9g s", got, want)
+	}
+}

@@ -136,6 +136,9 @@ type StepModel struct {
 	// Profile.AttentionPrefillByKV when the profile has an entry for it.
 	pPrefAttn   peak
 	effPrefAttn hardware.OpEfficiency
+	// inputScale is the share of GEMM input-side time the step pays:
+	// 1 - Profile.GEMMInputFusedFraction.
+	inputScale float64
 	// GEMM efficiencies for the weight, router, attention-projection and
 	// LM-head peaks (Profile.GEMMFor).
 	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
@@ -374,6 +377,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
 		m.effMoE = e
 	}
+	m.inputScale = 1 - m.prof.GEMMInputFusedFraction
 	m.pPrefAttn, m.effPrefAttn = m.pAct, m.prof.AttentionPrefill
 	if e, ok := m.prof.AttentionPrefillByKV[m.kv.Compute]; ok {
 		if f, ok := g.PeakFLOPS(m.kv.Compute); ok {
@@ -535,7 +539,7 @@ func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware
 		return
 	}
 	n := float64(count)
-	t := (max(tc, tm) + seqS + e.InputSeconds(c.M, c.K)) * n
+	t := (max(tc, tm) + seqS + m.inputScale*e.InputSeconds(c.M, c.K)) * n
 	launch := e.LaunchUS * 1e-6 * acc.launchScale * n
 	bound := MemoryBound
 	if tc >= tm {

@@ -83,7 +83,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		if j := strings.Index(src, servingNote); j >= 0 {
 			src = src[:j]
 		}
-		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + servingNote + "s (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us) fitted by `" +
+		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + servingNote + "s (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us, gemm_input_fused_fraction) fitted by `" +
 			command + "` to the " + strings.Join(o.TrainGPUs, ",") + " rows of " + o.File + ", other rows held out"
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
@@ -97,8 +97,8 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		return writeJSON(s.out, fit)
 	}
 	ov := fit.Overheads
-	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us\n",
-		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS)
+	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us, GEMM input fused %.3f\n",
+		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
 	fmt.Fprintf(s.out, "fitted benchmark requests per client: %.2f (calibrate.DefaultBenchRequestsPerClient, used by sim validate serving, is %g)\n\n",
 		fit.BenchRequestsPerClient, float64(calibrate.DefaultBenchRequestsPerClient))
 	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(o.TrainGPUs, ", "))
