@@ -211,7 +211,7 @@ func (p ServingPrediction) Blend(k float64) (ttftMS, tpotMS float64) {
 
 // DefaultBenchRequestsPerClient is the requests per client assumed for the
 // benchmark behind e2e/closed_loop_vllm.csv, which does not state it:
-// fitted with the engine overheads by `sim calibrate serving` on the
+// fitted (9.22, rounded) with the engine overheads by `sim calibrate serving` on the
 // h100_sxm rows (every h200_sxm row held out). The measured TTFT rises with
 // concurrency by about (single prefill time) x N / (2k) on every TP and ISL,
 // the signature of a t = 0 burst averaged over k requests per client.
