@@ -61,13 +61,13 @@ type ServingFit struct {
 
 // FitServingOverheads fits Overheads and the benchmark's requests per
 // client (ServingOptions.BenchRequestsPerClient, k >= 1) to the rows of the
-// trainGPUs systems (robust least squares, softL1, on the log errors of
-// mean TTFT and mean TPOT,
-// Nelder-Mead in transformed coordinates so every value stays physical:
-// overheads >= 0, graph factor in [0, 1]), on top of each GPU's
-// kernel-calibrated profile, and reports the errors on the training rows
-// and on every other row. k only reweights the burst and steady-state
-// simulations, so changing it alone reuses them.
+// trainGPUs systems, on top of each GPU's kernel-calibrated profile, and
+// reports the errors on the training rows and on every other row. The loss
+// is robust least squares (softL1) on the log errors of mean TTFT and mean
+// TPOT; Nelder-Mead runs in transformed coordinates so every value stays
+// physical (overheads >= 0, graph factor and fused fraction in [0, 1]).
+// k only reweights the burst and steady-state simulations, so changing it
+// alone reuses them.
 func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOptions) (*ServingFit, error) {
 	opts.defaults()
 	isTrain := func(r ServingRow) bool {

@@ -113,3 +113,52 @@ func TestCycleEstimateHand(t *testing.T) {
 		t.Errorf("cycleEstimate = %.9f s, want 3 x %.6f + 256 x %.6f = %.9f s", got, pre, dec, want)
 	}
 }
+
+// Rows made by the simulator itself with known overheads and k are fitted
+// back: the fitted model reproduces them (the five overheads are not all
+// identifiable from four rows, so the test checks the predictions), and
+// every fitted value is physical.
+func TestFitServingOverheadsRecoversSynthetic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits by simulation")
+	}
+	truth := Overheads{StepOverheadUS: 300, PerRequestOverheadUS: 20, GraphLaunchFactor: 0.5,
+		GraphMaxTokens: VLLMGraphMaxTokens, FrontendLatencyUS: 8000, GEMMInputFusedFraction: 0.5}
+	const k = 4
+	var rows []ServingRow
+	for _, isl := range []int{256, 1024} {
+		for _, c := range []int{2, 8} {
+			rows = append(rows, ServingRow{Model: "llama-3.1-8b", GPU: "h100", Precision: "fp8", ISL: isl, OSL: 64, Concurrency: c, TP: 1,
+				TTFTms: 1, TPOTms: 1})
+		}
+	}
+	withTruth := ServingOptions{RequestsPerClient: 3, BenchRequestsPerClient: k, GPU: func(name string) (*hardware.GPU, error) {
+		g, err := hardware.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		g.Profile = truth.Apply(g.EffectiveProfile())
+		return g, nil
+	}}
+	made := ValidateServing(rows, withTruth)
+	for i, r := range made.Rows {
+		if r.Skipped != "" {
+			t.Fatalf("row %d: %s", i, r.Skipped)
+		}
+		rows[i].TTFTms, rows[i].TPOTms = r.PredTTFTms, r.PredTPOTms
+	}
+	fit, err := FitServingOverheads(rows, []string{"h100"}, ServingOptions{RequestsPerClient: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Train.TTFT.MedianAPE > 3 || fit.Train.TPOT.MedianAPE > 3 {
+		t.Errorf("fit reproduces the synthetic rows to TTFT %.2f%%, TPOT %.2f%% (want <= 3%%); fit %+v, k %.2f",
+			fit.Train.TTFT.MedianAPE, fit.Train.TPOT.MedianAPE, fit.Overheads, fit.BenchRequestsPerClient)
+	}
+	o := fit.Overheads
+	if o.StepOverheadUS < 0 || o.PerRequestOverheadUS < 0 || o.FrontendLatencyUS < 0 ||
+		o.GraphLaunchFactor < 0 || o.GraphLaunchFactor > 1 || o.GEMMInputFusedFraction < 0 || o.GEMMInputFusedFraction > 1 ||
+		fit.BenchRequestsPerClient < 1 {
+		t.Errorf("unphysical fit %+v, k %g", o, fit.BenchRequestsPerClient)
+	}
+}
