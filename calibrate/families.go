@@ -2,7 +2,8 @@ package calibrate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/roofline"
@@ -112,10 +113,7 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 			tiles:   gemmTiles(),
 			get:     func(p *hardware.Profile) hardware.OpEfficiency { return p.GEMMFor(key) },
 			set: func(p *hardware.Profile, e hardware.OpEfficiency) {
-				if p.GEMMByPrecision == nil {
-					p.GEMMByPrecision = map[string]hardware.OpEfficiency{}
-				}
-				p.GEMMByPrecision[key] = e
+				setEntry(&p.GEMMByPrecision, key, e)
 				if key == "bf16" {
 					p.GEMM = e
 				}
@@ -127,59 +125,39 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	// precision's peak, as the step model prices them; the kernels differ
 	// (on L40S, FlashInfer with fp8 KV is 2-2.5x faster than FlashAttention
 	// with bf16 KV at long prompts).
-	var pre []Sample
-	preKV := map[string][]Sample{}
+	// byKV groups the rows by the peak they are priced at: "" for the
+	// activations', else the KV cache's compute precision.
+	byKV := map[string][]Sample{}
 	for _, r := range k.ContextAttention {
 		c := ContextAttentionCost(r)
 		kv, err := kvPrecision(r.KVDtype)
 		if err != nil {
 			continue
 		}
-		narrow := kv.Compute != c.ComputePrecision
-		if narrow {
-			if _, ok := g.PeakFLOPS(kv.Compute); !ok {
-				narrow = false
-			}
+		key := ""
+		if _, ok := g.PeakFLOPS(kv.Compute); ok && kv.Compute != c.ComputePrecision {
+			key, c.ComputePrecision = kv.Compute, kv.Compute
 		}
-		if narrow {
-			c.ComputePrecision = kv.Compute
+		if s, err := sampleOf(c, g, r.LatencyMS); err == nil {
+			s.SeqHeads = r.Batch * r.KVHeads
+			byKV[key] = append(byKV[key], s)
 		}
-		s, err := sampleOf(c, g, r.LatencyMS)
-		if err != nil {
+	}
+	for _, key := range slices.Sorted(maps.Keys(byKV)) {
+		if key == "" {
+			fams = append(fams, fieldFamily(FamilyAttentionPrefill, byKV[key], func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionPrefill }))
 			continue
 		}
-		s.SeqHeads = r.Batch * r.KVHeads
-		if narrow {
-			preKV[kv.Compute] = append(preKV[kv.Compute], s)
-		} else {
-			pre = append(pre, s)
-		}
-	}
-	if len(pre) > 0 {
-		fams = append(fams, fieldFamily(FamilyAttentionPrefill, pre, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionPrefill }))
-	}
-	kvKeys := make([]string, 0, len(preKV))
-	for key := range preKV {
-		kvKeys = append(kvKeys, key)
-	}
-	sort.Strings(kvKeys)
-	for _, key := range kvKeys {
-		key := key
 		fams = append(fams, opFamily{
 			name:    FamilyAttentionPrefillKVPrefix + key,
-			samples: preKV[key],
+			samples: byKV[key],
 			get: func(p *hardware.Profile) hardware.OpEfficiency {
 				if e, ok := p.AttentionPrefillByKV[key]; ok {
 					return e
 				}
 				return p.AttentionPrefill
 			},
-			set: func(p *hardware.Profile, e hardware.OpEfficiency) {
-				if p.AttentionPrefillByKV == nil {
-					p.AttentionPrefillByKV = map[string]hardware.OpEfficiency{}
-				}
-				p.AttentionPrefillByKV[key] = e
-			},
+			set: func(p *hardware.Profile, e hardware.OpEfficiency) { setEntry(&p.AttentionPrefillByKV, key, e) },
 		})
 	}
 	var dec []Sample
@@ -239,6 +217,14 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 		out = append(out, f)
 	}
 	return out, warns
+}
+
+// setEntry stores e under key in *m, making the map when it is nil.
+func setEntry(m *map[string]hardware.OpEfficiency, key string, e hardware.OpEfficiency) {
+	if *m == nil {
+		*m = map[string]hardware.OpEfficiency{}
+	}
+	(*m)[key] = e
 }
 
 // MaxImpossibleFraction is the largest share of a family's rows that may

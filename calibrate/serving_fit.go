@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -106,12 +107,12 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 		return Overheads{
 			StepOverheadUS:       math.Exp(x[0]),
 			PerRequestOverheadUS: math.Exp(x[1]),
-			GraphLaunchFactor:    1 / (1 + math.Exp(-x[2])),
+			GraphLaunchFactor:    sigmoid(x[2]),
 			GraphMaxTokens:       VLLMGraphMaxTokens,
 			FrontendLatencyUS:    math.Exp(x[3]),
 			// A fraction in [0, 1]; the logistic reaches 0 and 1 only in the
 			// limit, so values within 1e-6 of a bound are snapped to it.
-			GEMMInputFusedFraction: snapUnit(1 / (1 + math.Exp(-x[4]))),
+			GEMMInputFusedFraction: snapUnit(sigmoid(x[4])),
 		}
 	}
 	evals := 0
@@ -122,7 +123,7 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 	var memoX []float64
 	var memo *ServingReport
 	simulate := func(x []float64) *ServingReport {
-		if memo != nil && slicesEqual(memoX, x[:nSim]) {
+		if memo != nil && slices.Equal(memoX, x[:nSim]) {
 			return memo
 		}
 		evals++
@@ -148,7 +149,6 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 	// A coarse grid picks the start (the loss is flat in places, and
 	// Nelder-Mead from one point can stall), then Nelder-Mead refines it.
 	best, bestX := math.Inf(1), []float64(nil)
-	logit := func(p float64) float64 { return math.Log(p / (1 - p)) }
 	for _, step := range []float64{100, 500, 1500} {
 		for _, graph := range []float64{0.05, 0.3, 0.8} {
 			for _, front := range []float64{3000, 20000} {
@@ -205,16 +205,4 @@ func snapUnit(p float64) float64 {
 		return 1
 	}
 	return p
-}
-
-func slicesEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,9 @@
 package hardware
 
-import "math"
+import (
+	"maps"
+	"math"
+)
 
 // Curve is a saturating efficiency curve in (0, 1]:
 //
@@ -316,30 +319,10 @@ func (p *Profile) Clone() *Profile {
 		return nil
 	}
 	c := *p
-	if p.AllReduce.ByGPUs != nil {
-		c.AllReduce.ByGPUs = make(map[int]AllReducePoint, len(p.AllReduce.ByGPUs))
-		for n, pt := range p.AllReduce.ByGPUs {
-			c.AllReduce.ByGPUs[n] = pt
-		}
-	}
-	if p.GEMMByPrecision != nil {
-		c.GEMMByPrecision = make(map[string]OpEfficiency, len(p.GEMMByPrecision))
-		for k, v := range p.GEMMByPrecision {
-			c.GEMMByPrecision[k] = v
-		}
-	}
-	if p.MoEByPrecision != nil {
-		c.MoEByPrecision = make(map[string]OpEfficiency, len(p.MoEByPrecision))
-		for k, v := range p.MoEByPrecision {
-			c.MoEByPrecision[k] = v
-		}
-	}
-	if p.AttentionPrefillByKV != nil {
-		c.AttentionPrefillByKV = make(map[string]OpEfficiency, len(p.AttentionPrefillByKV))
-		for k, v := range p.AttentionPrefillByKV {
-			c.AttentionPrefillByKV[k] = v
-		}
-	}
+	c.AllReduce.ByGPUs = maps.Clone(p.AllReduce.ByGPUs)
+	c.GEMMByPrecision = maps.Clone(p.GEMMByPrecision)
+	c.MoEByPrecision = maps.Clone(p.MoEByPrecision)
+	c.AttentionPrefillByKV = maps.Clone(p.AttentionPrefillByKV)
 	return &c
 }
 

@@ -2,7 +2,9 @@ package hardware
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -281,12 +283,7 @@ func (a AllReduce) validate(prefix string) *FieldError {
 // validateByName checks a map of efficiencies keyed by a precision or
 // format name, in key order: no empty name, every entry valid.
 func validateByName(field, what string, effs map[string]OpEfficiency) *FieldError {
-	keys := make([]string, 0, len(effs))
-	for k := range effs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(effs)) {
 		if k == "" {
 			return fieldErr(field, what+" name must not be empty")
 		}

@@ -82,17 +82,8 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	var data []byte
-	if opts.ProfileOnly {
-		data, err = calibrate.MarshalProfile(res.Profile)
-	} else {
-		data, err = calibrate.MarshalGPU(res.GPU)
-	}
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if err := atomicWriteBytes(opts.Out, data); err != nil {
-		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
+	if err := writeCalibrated(opts, res.GPU, func() ([]byte, error) { return calibrate.MarshalProfile(res.Profile) }); err != nil {
+		return err
 	}
 	if opts.JSON {
 		return writeJSON(s.out, struct {
@@ -125,19 +116,10 @@ func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU) 
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	var data []byte
-	if opts.ProfileOnly {
-		data, err = res.ProfileYAML()
-	} else {
-		fitted := g.Clone()
-		fitted.Profile = res.Profile
-		data, err = calibrate.MarshalGPU(fitted)
-	}
-	if err != nil {
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	if err := atomicWriteBytes(opts.Out, data); err != nil {
-		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
+	fitted := g.Clone()
+	fitted.Profile = res.Profile
+	if err := writeCalibrated(opts, fitted, res.ProfileYAML); err != nil {
+		return err
 	}
 	if opts.JSON {
 		return writeJSON(s.out, struct {
@@ -156,5 +138,25 @@ func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU) 
 		fmt.Fprintf(s.out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(s.out, "wrote %s (cross-validate with: sim validate throughput --gpu %s --file %s --lomo)\n", opts.Out, opts.Out, opts.Throughput)
+	return nil
+}
+
+// writeCalibrated writes the fit to opts.Out: the profile alone (as
+// profileYAML renders it) with --profile-only, else the whole GPU with its
+// fitted profile embedded.
+func writeCalibrated(opts *calibrateOptions, fitted *hardware.GPU, profileYAML func() ([]byte, error)) error {
+	var data []byte
+	var err error
+	if opts.ProfileOnly {
+		data, err = profileYAML()
+	} else {
+		data, err = calibrate.MarshalGPU(fitted)
+	}
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	if err := atomicWriteBytes(opts.Out, data); err != nil {
+		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
+	}
 	return nil
 }
