@@ -246,7 +246,7 @@ func calibrateTables(k *Kernels, opts Options) (*Result, error) {
 }
 
 // fitTiled fits samples with each tiling in tiles (init's own when tiles
-// is empty) and returns the fit with the lowest RMS log error.
+// is empty) and returns the fit with the lowest loss (FitResult.Loss).
 func fitTiled(samples []Sample, init hardware.OpEfficiency, tiles [][2]int, seed uint64, restarts int) (FitResult, error) {
 	if len(tiles) == 0 {
 		return FitOpEfficiency(samples, init, seed, restarts)
@@ -259,7 +259,7 @@ func fitTiled(samples []Sample, init hardware.OpEfficiency, tiles [][2]int, seed
 		if err != nil {
 			return FitResult{}, err
 		}
-		if i == 0 || fit.RMSLogError < best.RMSLogError {
+		if i == 0 || fit.Loss < best.Loss {
 			best = fit
 		}
 	}

@@ -60,7 +60,16 @@ const (
 //	x[8]    KHalf = exp(x8), fitted only when the efficiency is tiled and
 //	        some sample has K > 0 (0 otherwise)
 //	x[9]    InputElementNS = exp(x9), fitted under the same condition
-const nParams = 10
+//	x[10]   OutputElementNS = exp(x10), fitted under the same condition
+const nParams = 11
+
+// KernelLossScale is the log error (about 10%) beyond which a kernel row's
+// loss grows linearly rather than quadratically (softL1). Repeated runs and
+// neighbouring shapes of one kernel agree to a few percent; a row off by
+// much more is a different kernel configuration chosen by the library's
+// heuristics (a split-k or tile switch at one shape band), which a smooth
+// per-family model cannot follow and should not be pulled toward.
+const KernelLossScale = 0.1
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
@@ -103,6 +112,7 @@ func effFrom(x []float64, perSeq, depth bool, tm, tn int) hardware.OpEfficiency 
 	if depth && e.Tiled() {
 		e.KHalf = math.Exp(x[8])
 		e.InputElementNS = math.Exp(x[9])
+		e.OutputElementNS = math.Exp(x[10])
 	}
 	return e
 }
@@ -116,6 +126,7 @@ type prepared struct {
 	perSeq     bool      // some sample has SeqHeads > 0
 	k          []float64 // GEMM depth (Sample.K); 0 when unknown
 	mk         []float64 // input elements M*K times 1e-9 (s per InputElementNS)
+	mn         []float64 // output elements M*N times 1e-9 (s per OutputElementNS)
 	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
 }
 
@@ -125,12 +136,13 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n)}
 	for i, s := range samples {
 		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
 			p.k[i] = float64(s.K)
 			p.mk[i] = float64(s.M) * float64(s.K) * 1e-9
+			p.mn[i] = float64(s.M) * float64(s.N) * 1e-9
 			p.depth = true
 		}
 		if s.SeqHeads > 0 {
@@ -149,20 +161,28 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	return p
 }
 
-// loss is the mean squared log error of the model at x. With
+// loss is the mean robust loss (softL1 at KernelLossScale) of the model's
+// log errors at x: squared log error for rows within about 10%, growing
+// linearly beyond. With
 // eff = Max/(1+(Half/x)^Exp), time/eff = t (1 + exp(Exp (log Half - log x)))/Max,
 // which equals hardware.Curve.At exactly.
-func (p *prepared) loss(x []float64) float64 {
+func (p *prepared) loss(x []float64) float64 { return p.eval(x, true) }
+
+// rmsLogError is sqrt(mean squared log error) of the model at x.
+func (p *prepared) rmsLogError(x []float64) float64 { return math.Sqrt(p.eval(x, false)) }
+
+// eval is the mean softL1 (robust) or squared log error of the model at x.
+func (p *prepared) eval(x []float64, robust bool) float64 {
 	mc, ec := sigmoid(x[0]), minExp+(maxExp-minExp)*sigmoid(x[2])
 	mm, em := sigmoid(x[3]), minExp+(maxExp-minExp)*sigmoid(x[5])
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
-	var perSeq, kHalf, inNS float64
+	var perSeq, kHalf, inNS, outNS float64
 	if p.perSeq {
 		perSeq = math.Exp(x[7]) * 1e-6
 	}
 	if p.depth {
-		kHalf, inNS = math.Exp(x[8]), math.Exp(x[9])
+		kHalf, inNS, outNS = math.Exp(x[8]), math.Exp(x[9]), math.Exp(x[10])
 	}
 	var sum float64
 	for i := range p.logT {
@@ -179,8 +199,12 @@ func (p *prepared) loss(x []float64) float64 {
 				t = v
 			}
 		}
-		d := math.Log(t+launch+perSeq*p.seqs[i]+inNS*p.mk[i]) - p.logT[i]
-		sum += d * d
+		d := math.Log(t+launch+perSeq*p.seqs[i]+inNS*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
+		if robust {
+			sum += softL1(d, KernelLossScale)
+		} else {
+			sum += d * d
+		}
 	}
 	return sum / float64(len(p.logT))
 }
@@ -188,6 +212,9 @@ func (p *prepared) loss(x []float64) float64 {
 // FitResult is one fitted operator family.
 type FitResult struct {
 	Efficiency hardware.OpEfficiency
+	// Loss is the fit's objective at the optimum over every sample: the
+	// mean softL1 of the log errors (prepared.loss).
+	Loss float64
 	// RMSLogError is sqrt(mean (log t_pred - log t_meas)^2) at the optimum.
 	RMSLogError float64
 }
@@ -196,7 +223,9 @@ type FitResult struct {
 var errNoSamples = errors.New("no samples to fit")
 
 // FitOpEfficiency fits the compute curve, memory curve and launch cost of
-// one operator family to samples by least squares on log time, with
+// one operator family to samples by robust least squares on log time
+// (softL1 at KernelLossScale: rows within about 10% weigh as in least
+// squares, rows far off weigh linearly), with
 // Nelder-Mead started from init and from restarts-1 further points drawn
 // from a PCG source seeded with seed (deterministic: the same inputs and
 // seed give the same result). The best start is polished by one more
@@ -257,6 +286,11 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	if init.InputElementNS > 0 {
 		x0[9] = math.Log(init.InputElementNS)
 	}
+	// The output term starts at the same small value.
+	x0[10] = math.Log(1e-3)
+	if init.OutputElementNS > 0 {
+		x0[10] = math.Log(init.OutputElementNS)
+	}
 	prior := append([]float64(nil), x0...)
 	obj := func(x []float64) float64 {
 		var pen float64
@@ -280,10 +314,11 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		if p.perSeq {
 			s[7] += (rng.Float64() - 0.5) * 4
 		}
-		s[8], s[9] = x0[8], x0[9]
+		s[8], s[9], s[10] = x0[8], x0[9], x0[10]
 		if p.depth {
 			s[8] += (rng.Float64() - 0.5) * 4
 			s[9] += rng.Float64() * 4
+			s[10] += rng.Float64() * 4
 		}
 		starts = append(starts, s)
 	}
@@ -314,7 +349,8 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		}
 	}
 	x, _ := nelderMead(obj, results[best], 4000)
-	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, init.TileM, init.TileN), RMSLogError: math.Sqrt(prepare(samples, init).loss(x))}, nil
+	all := prepare(samples, init)
+	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}, nil
 }
 
 // nelderMead minimises f from x0 and returns the best point and value.

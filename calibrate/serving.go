@@ -215,7 +215,7 @@ func (p ServingPrediction) Blend(k float64) (ttftMS, tpotMS float64) {
 // h100_sxm rows (every h200_sxm row held out). The measured TTFT rises with
 // concurrency by about (single prefill time) x N / (2k) on every TP and ISL,
 // the signature of a t = 0 burst averaged over k requests per client.
-const DefaultBenchRequestsPerClient = 9
+const DefaultBenchRequestsPerClient = 8
 
 // ServingErrors summarises one metric's errors over rows: absolute
 // percentage error quantiles and the mean signed error (bias).

@@ -138,7 +138,7 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 			if r.Skipped != "" {
 				continue
 			}
-			s += softL1(math.Log(r.PredTTFTms/r.TTFTms)) + softL1(math.Log(r.PredTPOTms/r.TPOTms))
+			s += softL1(math.Log(r.PredTTFTms/r.TTFTms), softL1Scale) + softL1(math.Log(r.PredTPOTms/r.TPOTms), softL1Scale)
 			n++
 		}
 		if n == 0 {
@@ -187,12 +187,11 @@ func FitServingOverheads(rows []ServingRow, trainGPUs []string, opts ServingOpti
 const softL1Scale = 0.25
 
 // softL1 is the robust loss 2c^2 (sqrt(1 + (r/c)^2) - 1) of a log error r
-// with c = softL1Scale: r^2 for small errors, 2c|r| for large ones. Rows
-// whose TTFT is dominated by queueing for KV capacity (tens of seconds,
-// sensitive to the exact memory budget) would otherwise decide the fit of
-// overheads worth milliseconds.
-func softL1(r float64) float64 {
-	c := softL1Scale
+// at scale c: r^2 for small errors, 2c|r| for large ones. In the serving
+// fit (c = softL1Scale), rows whose TTFT is dominated by queueing for KV
+// capacity (tens of seconds, sensitive to the exact memory budget) would
+// otherwise decide the fit of overheads worth milliseconds.
+func softL1(r, c float64) float64 {
 	return 2 * c * c * (math.Sqrt(1+(r/c)*(r/c)) - 1)
 }
 

@@ -76,16 +76,16 @@ func TestValidateServingFixture(t *testing.T) {
 // softL1 by hand: quadratic near 0, linear far out, symmetric.
 func TestSoftL1(t *testing.T) {
 	c := softL1Scale
-	if got := softL1(0); got != 0 {
-		t.Errorf("softL1(0) = %g", got)
+	if got := softL1(0, c); got != 0 {
+		t.Errorf("softL1(0, c) = %g", got)
 	}
-	if got, want := softL1(0.01), 0.01*0.01; math.Abs(got/want-1) > 1e-3 {
-		t.Errorf("softL1(0.01) = %g, want about %g", got, want)
+	if got, want := softL1(0.01, c), 0.01*0.01; math.Abs(got/want-1) > 1e-3 {
+		t.Errorf("softL1(0.01, c) = %g, want about %g", got, want)
 	}
-	if got, want := softL1(10), 2*c*c*(math.Sqrt(1+(10/c)*(10/c))-1); got != want || got > 2*c*10 {
-		t.Errorf("softL1(10) = %g, want %g (below the linear bound %g)", got, want, 2*c*10)
+	if got, want := softL1(10, c), 2*c*c*(math.Sqrt(1+(10/c)*(10/c))-1); got != want || got > 2*c*10 {
+		t.Errorf("softL1(10, c) = %g, want %g (below the linear bound %g)", got, want, 2*c*10)
 	}
-	if softL1(-0.3) != softL1(0.3) {
+	if softL1(-0.3, c) != softL1(0.3, c) {
 		t.Error("softL1 not symmetric")
 	}
 }

@@ -103,6 +103,22 @@ type OpEfficiency struct {
 	// and not with n, which a tile-count curve cannot express. Device work,
 	// so CUDA graphs do not remove it. 0 for kernels without it (bf16).
 	InputElementNS float64 `yaml:"input_element_ns,omitempty" json:"input_element_ns,omitempty"`
+	// OutputElementNS is GPU time in nanoseconds per element of a GEMM's
+	// m x n output spent in the epilogue after the main loop (applying
+	// scales, converting and storing the tile), added to the roofline time
+	// (OutputSeconds). It grows with m*n and not with k, so a GEMM with a
+	// short k cannot hide it. Device work, so CUDA graphs do not remove it.
+	// 0 for kernels without it.
+	OutputElementNS float64 `yaml:"output_element_ns,omitempty" json:"output_element_ns,omitempty"`
+}
+
+// OutputSeconds is the output-side time of a GEMM with an m x n output:
+// OutputElementNS * m * n (s); 0 without a shape.
+func (o *OpEfficiency) OutputSeconds(m, n int) float64 {
+	if o.OutputElementNS <= 0 || m <= 0 || n <= 0 {
+		return 0
+	}
+	return o.OutputElementNS * 1e-9 * float64(m) * float64(n)
 }
 
 // InputSeconds is the input-side time of a GEMM with an m x k activation

@@ -28,7 +28,7 @@ func sampleProfile() *Profile {
 	}
 	p.GEMMByPrecision = map[string]OpEfficiency{
 		"fp8": {Compute: Curve{Max: 0.41, Half: 155.5, Exp: 0.75}, Memory: Curve{Max: 1, Half: 2.4e6, Exp: 0.31}, LaunchUS: 12, TileM: 128, TileN: 64,
-			KHalf: 210.5, InputElementNS: 0.0098},
+			KHalf: 210.5, InputElementNS: 0.0098, OutputElementNS: 0.0031},
 	}
 	p.AttentionPrefillByKV = map[string]OpEfficiency{
 		"fp8": {Compute: Curve{Max: 0.31, Half: 3e10, Exp: 0.6}, Memory: Curve{Max: 0.5}, LaunchUS: 11, PerSeqHeadUS: 0.05},
@@ -136,6 +136,9 @@ func TestProfileValidate(t *testing.T) {
 			p.AttentionPrefillByKV = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
 		}, "attention_prefill_by_kv: precision name must not be empty"},
 		{"gemm input element negative", func(p *Profile) { p.GEMM.InputElementNS = -1 }, "gemm.input_element_ns: must be >= 0"},
+		{"gemm output element negative", func(p *Profile) {
+			p.GEMMByPrecision = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.9}, OutputElementNS: -0.5}}
+		}, "gemm_by_precision.fp8.output_element_ns: must be >= 0"},
 		{"gemm input fused fraction", func(p *Profile) { p.GEMMInputFusedFraction = 1.5 }, "gemm_input_fused_fraction: must be in [0, 1]"},
 		{"gemm input fused fraction NaN", func(p *Profile) { p.GEMMInputFusedFraction = math.NaN() }, "gemm_input_fused_fraction: must be in [0, 1]"},
 		{"gemm k_half untiled", func(p *Profile) { p.GEMM.KHalf = 100 }, "gemm.k_half: needs tile_m and tile_n (the depth term is per output tile)"},

@@ -225,6 +225,9 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := nonNegative(prefix+".input_element_ns", o.InputElementNS); err != nil {
 		return err
 	}
+	if err := nonNegative(prefix+".output_element_ns", o.OutputElementNS); err != nil {
+		return err
+	}
 	if o.KHalf > 0 && !o.Tiled() {
 		return fieldErr(prefix+".k_half", "needs tile_m and tile_n (the depth term is per output tile)")
 	}

@@ -7,7 +7,7 @@ import "github.com/roofsim/roofsim/hardware"
 // precision) and nominal bandwidth (bytes/s):
 //
 //	t = max(F / (peakFLOPS * e.ComputeAt(F, c.M, c.N, c.K)), B / (bandwidth * e.Memory.At(B)))
-//	    + e.InputSeconds(c.M, c.K) + e.LaunchUS*1e-6
+//	    + e.InputSeconds(c.M, c.K) + e.OutputSeconds(c.M, c.N) + e.LaunchUS*1e-6
 //
 // with F = c.FLOPs and B = c.Bytes(). The compute curve is read at F, or at
 // the output tile count when e is tiled (hardware.OpEfficiency.ComputeIndex);
@@ -18,7 +18,7 @@ import "github.com/roofsim/roofsim/hardware"
 // no work costs only the launch. O(1), no allocation.
 func OpSeconds(c Cost, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
 	tc, tm := opTerms(&c, &e, peakFLOPS, bandwidth)
-	return max(tc, tm) + e.InputSeconds(c.M, c.K) + e.LaunchUS*1e-6
+	return max(tc, tm) + e.InputSeconds(c.M, c.K) + e.OutputSeconds(c.M, c.N) + e.LaunchUS*1e-6
 }
 
 // opTerms returns the compute and memory times of one run of c, the two

@@ -111,11 +111,13 @@ func TestTiledGEMMHand(t *testing.T) {
 	}
 }
 
-// The depth and input terms by hand: the same 300 x 6144 x 4096 GEMM with
-// KHalf 1024 runs at 0.25 * 4096/5120 = 0.2 of peak, and an input cost of
-// 0.01 ns per element adds 0.01 ns * 300 * 4096 outside the max. The step
-// model's qkv_proj (k = 4096 for llama-3.1-8b) uses the same formula.
-func TestGEMMDepthAndInputHand(t *testing.T) {
+// The depth, input and output terms by hand: the same 300 x 6144 x 4096
+// GEMM with KHalf 1024 runs at 0.25 * 4096/5120 = 0.2 of peak; an input
+// cost of 0.01 ns per element adds 0.01 ns * 300 * 4096 and an output cost
+// of 0.002 ns per element adds 0.002 ns * 300 * 6144, both outside the max.
+// The step model's qkv_proj (k = 4096, n = 6144 for llama-3.1-8b) uses the
+// same formula.
+func TestGEMMDepthInputOutputHand(t *testing.T) {
 	bf, err := LookupPrecision("bf16")
 	if err != nil {
 		t.Fatal(err)
@@ -125,9 +127,9 @@ func TestGEMMDepthAndInputHand(t *testing.T) {
 		t.Fatalf("GEMM K = %d, want 4096", c.K)
 	}
 	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 144, Exp: 1},
-		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, KHalf: 1024, InputElementNS: 0.01}
+		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, KHalf: 1024, InputElementNS: 0.01, OutputElementNS: 0.002}
 	F := 2.0 * 300 * 6144 * 4096
-	want := F/(989.4e12*0.2) + 0.01e-9*300*4096 + 2e-6
+	want := F/(989.4e12*0.2) + 0.01e-9*300*4096 + 0.002e-9*300*6144 + 2e-6
 	if got := OpSeconds(c, e, 989.4e12, 3350e9); !near(got, want, 1e-14) {
 		t.Errorf("OpSeconds = %.9g, want %.9g", got, want)
 	}
@@ -193,11 +195,12 @@ func TestPrefillAttentionByKV(t *testing.T) {
 
 // GEMMInputFusedFraction removes that share of every GEMM's input-side time
 // from a step, by hand on qkv_proj (llama-3.1-8b, 300 tokens, k = 4096):
-// with 0.75 fused the op costs OpSeconds minus 0.75 x the input term. The
-// isolated-kernel formula, OpSeconds, is unchanged.
+// with 0.75 fused the op costs OpSeconds minus 0.75 x the input term; the
+// output (epilogue) term is not fused away. The isolated-kernel formula,
+// OpSeconds, is unchanged.
 func TestGEMMInputFusedFraction(t *testing.T) {
 	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 144, Exp: 1},
-		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, InputElementNS: 0.01}
+		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, InputElementNS: 0.01, OutputElementNS: 0.002}
 	qkv := func(fused float64) float64 {
 		g := h100()
 		p := hardware.DefaultProfile()

@@ -539,7 +539,7 @@ func (m *StepModel) apply(acc *stepAcc, c Cost, count int, pk *peak, e *hardware
 		return
 	}
 	n := float64(count)
-	t := (max(tc, tm) + seqS + m.inputScale*e.InputSeconds(c.M, c.K)) * n
+	t := (max(tc, tm) + seqS + m.inputScale*e.InputSeconds(c.M, c.K) + e.OutputSeconds(c.M, c.N)) * n
 	launch := e.LaunchUS * 1e-6 * acc.launchScale * n
 	bound := MemoryBound
 	if tc >= tm {
