@@ -61,7 +61,9 @@ const (
 //	        some sample has K > 0 (0 otherwise)
 //	x[9]    InputElementNS = exp(x9), fitted under the same condition
 //	x[10]   OutputElementNS = exp(x10), fitted under the same condition
-const nParams = 11
+//	x[11]   InputSpillNS = exp(x11), fitted under the same condition
+//	x[12]   InputSpillElements = exp(x12), fitted under the same condition
+const nParams = 13
 
 // KernelLossScale is the log error (about 10%) beyond which a kernel row's
 // loss grows linearly rather than quadratically (softL1). Repeated runs and
@@ -113,6 +115,8 @@ func effFrom(x []float64, perSeq, depth bool, tm, tn int) hardware.OpEfficiency 
 		e.KHalf = math.Exp(x[8])
 		e.InputElementNS = math.Exp(x[9])
 		e.OutputElementNS = math.Exp(x[10])
+		e.InputSpillNS = math.Exp(x[11])
+		e.InputSpillElements = math.Exp(x[12])
 	}
 	return e
 }
@@ -127,6 +131,7 @@ type prepared struct {
 	k          []float64 // GEMM depth (Sample.K); 0 when unknown
 	mk         []float64 // input elements M*K times 1e-9 (s per InputElementNS)
 	mn         []float64 // output elements M*N times 1e-9 (s per OutputElementNS)
+	mkRaw      []float64 // input elements M*K
 	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
 }
 
@@ -136,13 +141,14 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkRaw: make([]float64, n)}
 	for i, s := range samples {
 		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
 			p.k[i] = float64(s.K)
 			p.mk[i] = float64(s.M) * float64(s.K) * 1e-9
 			p.mn[i] = float64(s.M) * float64(s.N) * 1e-9
+			p.mkRaw[i] = float64(s.M) * float64(s.K)
 			p.depth = true
 		}
 		if s.SeqHeads > 0 {
@@ -177,12 +183,13 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	mm, em := sigmoid(x[3]), minExp+(maxExp-minExp)*sigmoid(x[5])
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
-	var perSeq, kHalf, inNS, outNS float64
+	var perSeq, kHalf, inNS, outNS, spillNS, spillH float64
 	if p.perSeq {
 		perSeq = math.Exp(x[7]) * 1e-6
 	}
 	if p.depth {
 		kHalf, inNS, outNS = math.Exp(x[8]), math.Exp(x[9]), math.Exp(x[10])
+		spillNS, spillH = math.Exp(x[11]), math.Exp(x[12])
 	}
 	var sum float64
 	for i := range p.logT {
@@ -199,7 +206,11 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 				t = v
 			}
 		}
-		d := math.Log(t+launch+perSeq*p.seqs[i]+inNS*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
+		in := inNS
+		if p.mkRaw[i] > 0 {
+			in += spillNS * hardware.SpillShare(p.mkRaw[i], spillH)
+		}
+		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
 		if robust {
 			sum += softL1(d, KernelLossScale)
 		} else {
@@ -291,6 +302,12 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	if init.OutputElementNS > 0 {
 		x0[10] = math.Log(init.OutputElementNS)
 	}
+	// The spill term starts negligible, phasing in at 16M input elements
+	// (32 MB of bf16 activations, a large share of a data-centre GPU's L2).
+	x0[11], x0[12] = math.Log(1e-4), math.Log(16e6)
+	if init.InputSpillNS > 0 && init.InputSpillElements > 0 {
+		x0[11], x0[12] = math.Log(init.InputSpillNS), math.Log(init.InputSpillElements)
+	}
 	prior := append([]float64(nil), x0...)
 	obj := func(x []float64) float64 {
 		var pen float64
@@ -314,11 +331,13 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		if p.perSeq {
 			s[7] += (rng.Float64() - 0.5) * 4
 		}
-		s[8], s[9], s[10] = x0[8], x0[9], x0[10]
+		s[8], s[9], s[10], s[11], s[12] = x0[8], x0[9], x0[10], x0[11], x0[12]
 		if p.depth {
 			s[8] += (rng.Float64() - 0.5) * 4
 			s[9] += rng.Float64() * 4
 			s[10] += rng.Float64() * 4
+			s[11] += rng.Float64() * 6
+			s[12] += (rng.Float64() - 0.5) * 4
 		}
 		starts = append(starts, s)
 	}

@@ -270,6 +270,7 @@ var fp8GEMMTruth = hardware.OpEfficiency{
 	Compute:  hardware.Curve{Max: 0.7, Half: 30, Exp: 1.2},
 	Memory:   hardware.Curve{Max: 0.9, Half: 5e6, Exp: 0.6},
 	LaunchUS: 8, TileM: 256, TileN: 128, KHalf: 200, InputElementNS: 0.01, OutputElementNS: 0.003,
+	InputSpillNS: 0.03, InputSpillElements: 8e6,
 }
 
 func fp8GEMMSamples() []Sample {
@@ -288,10 +289,11 @@ func fp8GEMMSamples() []Sample {
 	return ss
 }
 
-// A tiled fp8-like GEMM family made with a known depth term, input cost and
-// output cost is fitted back: the fit recovers KHalf, InputElementNS and
-// OutputElementNS (and Max), which the tile-count curve alone cannot mimic
-// (they vary with k, m*k and m*n, not with the tile count).
+// A tiled fp8-like GEMM family made with a known depth term, input cost
+// (with a spill beyond 8M input elements) and output cost is fitted back:
+// the fit recovers KHalf, InputElementNS, InputSpillNS, InputSpillElements
+// and OutputElementNS (and Max), which the tile-count curve alone cannot
+// mimic (they vary with k, m*k and m*n, not with the tile count).
 func TestFitRecoversDepthInputOutputTerms(t *testing.T) {
 	truth := fp8GEMMTruth
 	ss := fp8GEMMSamples()
@@ -309,7 +311,8 @@ func TestFitRecoversDepthInputOutputTerms(t *testing.T) {
 		name      string
 		got, want float64
 	}{{"KHalf", e.KHalf, truth.KHalf}, {"InputElementNS", e.InputElementNS, truth.InputElementNS},
-		{"OutputElementNS", e.OutputElementNS, truth.OutputElementNS}, {"Compute.Max", e.Compute.Max, truth.Compute.Max}} {
+		{"OutputElementNS", e.OutputElementNS, truth.OutputElementNS}, {"Compute.Max", e.Compute.Max, truth.Compute.Max},
+		{"InputSpillNS", e.InputSpillNS, truth.InputSpillNS}, {"InputSpillElements", e.InputSpillElements, truth.InputSpillElements}} {
 		if math.Abs(p.got/p.want-1) > 0.05 {
 			t.Errorf("%s = %g, want %g within 5%%", p.name, p.got, p.want)
 		}

@@ -103,6 +103,15 @@ type OpEfficiency struct {
 	// and not with n, which a tile-count curve cannot express. Device work,
 	// so CUDA graphs do not remove it. 0 for kernels without it (bf16).
 	InputElementNS float64 `yaml:"input_element_ns,omitempty" json:"input_element_ns,omitempty"`
+	// InputSpillNS is the further time in nanoseconds per input element
+	// once the input no longer fits on chip: the input-side pass reads and
+	// writes the activations, which stay in L2 while m*k is small and go to
+	// DRAM beyond it. It phases in around InputSpillElements input
+	// elements, sharply (InputSeconds). 0: no spill term.
+	InputSpillNS float64 `yaml:"input_spill_ns,omitempty" json:"input_spill_ns,omitempty"`
+	// InputSpillElements is the input size m*k (elements) at which half of
+	// InputSpillNS applies; needed when InputSpillNS is set.
+	InputSpillElements float64 `yaml:"input_spill_elements,omitempty" json:"input_spill_elements,omitempty"`
 	// OutputElementNS is GPU time in nanoseconds per element of a GEMM's
 	// m x n output spent in the epilogue after the main loop (applying
 	// scales, converting and storing the tile), added to the roofline time
@@ -121,13 +130,35 @@ func (o *OpEfficiency) OutputSeconds(m, n int) float64 {
 	return o.OutputElementNS * 1e-9 * float64(m) * float64(n)
 }
 
+// InputSpillExp is the sharpness of the input spill transition: the share
+// of InputSpillNS paid at x = m*k input elements is x^p / (x^p + h^p) with
+// h = InputSpillElements. With p = 4 it goes from 10% to 90% over a 3x
+// range of input sizes, as a working set outgrowing a cache does.
+const InputSpillExp = 4
+
 // InputSeconds is the input-side time of a GEMM with an m x k activation
-// input: InputElementNS * m * k (s); 0 without a shape.
+// input (s), 0 without a shape:
+//
+//	m*k * (InputElementNS + InputSpillNS * s(m*k)) * 1e-9,
+//	s(x) = x^4 / (x^4 + InputSpillElements^4).
 func (o *OpEfficiency) InputSeconds(m, k int) float64 {
-	if o.InputElementNS <= 0 || m <= 0 || k <= 0 {
+	if o.InputElementNS <= 0 && o.InputSpillNS <= 0 || m <= 0 || k <= 0 {
 		return 0
 	}
-	return o.InputElementNS * 1e-9 * float64(m) * float64(k)
+	x := float64(m) * float64(k)
+	ns := o.InputElementNS
+	if o.InputSpillNS > 0 && o.InputSpillElements > 0 {
+		ns += o.InputSpillNS * SpillShare(x, o.InputSpillElements)
+	}
+	return ns * 1e-9 * x
+}
+
+// SpillShare is x^p / (x^p + h^p) with p = InputSpillExp, written to stay
+// finite for any x, h > 0.
+func SpillShare(x, h float64) float64 {
+	r := h / x
+	r2 := r * r
+	return 1 / (1 + r2*r2)
 }
 
 // Tiled reports whether the compute curve is indexed by output tiles.

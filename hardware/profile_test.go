@@ -28,7 +28,7 @@ func sampleProfile() *Profile {
 	}
 	p.GEMMByPrecision = map[string]OpEfficiency{
 		"fp8": {Compute: Curve{Max: 0.41, Half: 155.5, Exp: 0.75}, Memory: Curve{Max: 1, Half: 2.4e6, Exp: 0.31}, LaunchUS: 12, TileM: 128, TileN: 64,
-			KHalf: 210.5, InputElementNS: 0.0098, OutputElementNS: 0.0031},
+			KHalf: 210.5, InputElementNS: 0.0098, InputSpillNS: 0.0306, InputSpillElements: 1.48e7, OutputElementNS: 0.0031},
 	}
 	p.AttentionPrefillByKV = map[string]OpEfficiency{
 		"fp8": {Compute: Curve{Max: 0.31, Half: 3e10, Exp: 0.6}, Memory: Curve{Max: 0.5}, LaunchUS: 11, PerSeqHeadUS: 0.05},
@@ -136,6 +136,8 @@ func TestProfileValidate(t *testing.T) {
 			p.AttentionPrefillByKV = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
 		}, "attention_prefill_by_kv: precision name must not be empty"},
 		{"gemm input element negative", func(p *Profile) { p.GEMM.InputElementNS = -1 }, "gemm.input_element_ns: must be >= 0"},
+		{"gemm input spill negative", func(p *Profile) { p.GEMM.InputSpillNS = -1 }, "gemm.input_spill_ns: must be >= 0"},
+		{"gemm input spill without size", func(p *Profile) { p.GEMM.InputSpillNS = 0.03 }, "gemm.input_spill_elements: must be > 0 when input_spill_ns is set (the input size where the spill phases in)"},
 		{"gemm output element negative", func(p *Profile) {
 			p.GEMMByPrecision = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.9}, OutputElementNS: -0.5}}
 		}, "gemm_by_precision.fp8.output_element_ns: must be >= 0"},
@@ -338,5 +340,38 @@ func TestComputeIndex(t *testing.T) {
 	flat := OpEfficiency{Compute: Curve{Max: 0.5}, KHalf: 256}
 	if got := flat.DepthFactor(768); got != 1 {
 		t.Errorf("DepthFactor of an untiled efficiency = %v, want 1", got)
+	}
+}
+
+// The input and output terms by hand. InputElementNS 0.01 with a spill of
+// 0.03 ns phasing in at 1e6 input elements: at m*k = 1e6 half the spill
+// applies (0.025 ns per element), at 2e6 16/17 of it and at 0.5e6 1/17
+// (the share is x^4 / (x^4 + h^4)); OutputSeconds is OutputElementNS * m*n.
+func TestInputOutputSecondsHand(t *testing.T) {
+	e := OpEfficiency{InputElementNS: 0.01, InputSpillNS: 0.03, InputSpillElements: 1e6, OutputElementNS: 0.002}
+	for _, tt := range []struct {
+		m, k int
+		want float64
+	}{
+		{1000, 1000, 1e6 * (0.01 + 0.03*0.5) * 1e-9},
+		{1000, 2000, 2e6 * (0.01 + 0.03*16.0/17) * 1e-9},
+		{500, 1000, 0.5e6 * (0.01 + 0.03/17) * 1e-9},
+		{0, 1000, 0},
+	} {
+		if got := e.InputSeconds(tt.m, tt.k); math.Abs(got-tt.want) > 1e-18 {
+			t.Errorf("InputSeconds(%d, %d) = %g, want %g", tt.m, tt.k, got, tt.want)
+		}
+	}
+	if got, want := e.OutputSeconds(300, 4096), 0.002e-9*300*4096; math.Abs(got-want) > 1e-18 {
+		t.Errorf("OutputSeconds = %g, want %g", got, want)
+	}
+	noSpill := OpEfficiency{InputElementNS: 0.01}
+	if got, want := noSpill.InputSeconds(1000, 1000), 0.01e-9*1e6; math.Abs(got-want) > 1e-18 {
+		t.Errorf("InputSeconds without a spill = %g, want %g", got, want)
+	}
+	for _, x := range []float64{1e-300, 1, 1e300} {
+		if s := SpillShare(x, 1e6); !(s >= 0 && s <= 1) {
+			t.Errorf("SpillShare(%g) = %g outside [0, 1]", x, s)
+		}
 	}
 }

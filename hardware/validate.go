@@ -228,6 +228,15 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := nonNegative(prefix+".output_element_ns", o.OutputElementNS); err != nil {
 		return err
 	}
+	if err := nonNegative(prefix+".input_spill_ns", o.InputSpillNS); err != nil {
+		return err
+	}
+	if err := nonNegative(prefix+".input_spill_elements", o.InputSpillElements); err != nil {
+		return err
+	}
+	if o.InputSpillNS > 0 && o.InputSpillElements == 0 {
+		return fieldErr(prefix+".input_spill_elements", "must be > 0 when input_spill_ns is set (the input size where the spill phases in)")
+	}
 	if o.KHalf > 0 && !o.Tiled() {
 		return fieldErr(prefix+".k_half", "needs tile_m and tile_n (the depth term is per output tile)")
 	}

@@ -113,8 +113,10 @@ func TestTiledGEMMHand(t *testing.T) {
 
 // The depth, input and output terms by hand: the same 300 x 6144 x 4096
 // GEMM with KHalf 1024 runs at 0.25 * 4096/5120 = 0.2 of peak; an input
-// cost of 0.01 ns per element adds 0.01 ns * 300 * 4096 and an output cost
-// of 0.002 ns per element adds 0.002 ns * 300 * 6144, both outside the max.
+// cost of 0.01 ns per element, plus a 0.02 ns spill that is half phased in
+// at exactly its 300 * 4096 input elements, adds (0.01 + 0.01) ns * 300 *
+// 4096, and an output cost of 0.002 ns per element adds
+// 0.002 ns * 300 * 6144, both outside the max.
 // The step model's qkv_proj (k = 4096, n = 6144 for llama-3.1-8b) uses the
 // same formula.
 func TestGEMMDepthInputOutputHand(t *testing.T) {
@@ -127,9 +129,10 @@ func TestGEMMDepthInputOutputHand(t *testing.T) {
 		t.Fatalf("GEMM K = %d, want 4096", c.K)
 	}
 	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 144, Exp: 1},
-		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, KHalf: 1024, InputElementNS: 0.01, OutputElementNS: 0.002}
+		Memory: hardware.Curve{Max: 1}, LaunchUS: 2, TileM: 128, TileN: 128, KHalf: 1024, InputElementNS: 0.01,
+		InputSpillNS: 0.02, InputSpillElements: 300 * 4096, OutputElementNS: 0.002}
 	F := 2.0 * 300 * 6144 * 4096
-	want := F/(989.4e12*0.2) + 0.01e-9*300*4096 + 0.002e-9*300*6144 + 2e-6
+	want := F/(989.4e12*0.2) + 0.02e-9*300*4096 + 0.002e-9*300*6144 + 2e-6
 	if got := OpSeconds(c, e, 989.4e12, 3350e9); !near(got, want, 1e-14) {
 		t.Errorf("OpSeconds = %.9g, want %.9g", got, want)
 	}
