@@ -142,15 +142,24 @@ const InputSpillExp = 4
 //	m*k * (InputElementNS + InputSpillNS * s(m*k)) * 1e-9,
 //	s(x) = x^4 / (x^4 + InputSpillElements^4).
 func (o *OpEfficiency) InputSeconds(m, k int) float64 {
-	if o.InputElementNS <= 0 && o.InputSpillNS <= 0 || m <= 0 || k <= 0 {
+	if m <= 0 || k <= 0 {
 		return 0
 	}
 	x := float64(m) * float64(k)
 	ns := o.InputElementNS
-	if o.InputSpillNS > 0 && o.InputSpillElements > 0 {
-		ns += o.InputSpillNS * SpillShare(x, o.InputSpillElements)
+	if o.InputSpillNS > 0 {
+		ns += o.spillNS(x)
 	}
 	return ns * 1e-9 * x
+}
+
+// spillNS is the spill part of the input cost per element at x input
+// elements (kept out of InputSeconds so that it inlines).
+func (o *OpEfficiency) spillNS(x float64) float64 {
+	if o.InputSpillElements <= 0 {
+		return 0
+	}
+	return o.InputSpillNS * SpillShare(x, o.InputSpillElements)
 }
 
 // SpillShare is x^p / (x^p + h^p) with p = InputSpillExp, written to stay
