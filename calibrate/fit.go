@@ -131,7 +131,7 @@ type prepared struct {
 	k          []float64 // GEMM depth (Sample.K); 0 when unknown
 	mk         []float64 // input elements M*K times 1e-9 (s per InputElementNS)
 	mn         []float64 // output elements M*N times 1e-9 (s per OutputElementNS)
-	mkRaw      []float64 // input elements M*K
+	mkElems    []float64 // input elements M*K (unscaled: the spill share reads it)
 	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
 }
 
@@ -141,14 +141,14 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkRaw: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n)}
 	for i, s := range samples {
 		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
 			p.k[i] = float64(s.K)
 			p.mk[i] = float64(s.M) * float64(s.K) * 1e-9
 			p.mn[i] = float64(s.M) * float64(s.N) * 1e-9
-			p.mkRaw[i] = float64(s.M) * float64(s.K)
+			p.mkElems[i] = float64(s.M) * float64(s.K)
 			p.depth = true
 		}
 		if s.SeqHeads > 0 {
@@ -207,8 +207,8 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			}
 		}
 		in := inNS
-		if p.mkRaw[i] > 0 {
-			in += spillNS * hardware.SpillShare(p.mkRaw[i], spillH)
+		if p.mkElems[i] > 0 {
+			in += spillNS * hardware.SpillShare(p.mkElems[i], spillH)
 		}
 		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
 		if robust {
