@@ -49,7 +49,8 @@ func sampleOf(c roofline.Cost, g *hardware.GPU, latencyMS float64) (Sample, erro
 		return Sample{}, fmt.Errorf("GPU %s has no %s peak", g.Name, c.ComputePrecision)
 	}
 	return Sample{FLOPs: c.FLOPs, Bytes: c.Bytes(), PeakFLOPS: peak,
-		BandwidthBytesPerSec: g.BandwidthBytesPerSec(), Seconds: latencyMS * 1e-3, M: c.M, N: c.N, K: c.K}, nil
+		BandwidthBytesPerSec: g.BandwidthBytesPerSec(), Seconds: latencyMS * 1e-3, M: c.M, N: c.N, K: c.K,
+		L2Bytes: g.L2MiB * (1 << 20)}, nil
 }
 
 // gemmKey is the GEMMByPrecision key a gemm_dtype is fitted under and

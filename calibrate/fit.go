@@ -31,12 +31,16 @@ type Sample struct {
 	// N, K); 0 for other operators. A tiled efficiency indexes its compute
 	// curve by M and N and scales it by K (hardware.OpEfficiency.ComputeAt).
 	M, N, K int
+	// L2Bytes is the GPU's L2 capacity in bytes; operators that fit in it
+	// were timed from L2 (hardware.OpEfficiency.BenchBandwidth). 0: unknown.
+	L2Bytes float64
 }
 
 // Predict is the model time of s under e: roofline.BatchedOpSeconds (which
 // is roofline.OpSeconds when s.SeqHeads is 0).
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, s.BandwidthBytesPerSec)
+	bw := e.BenchBandwidth(s.BandwidthBytesPerSec, s.Bytes, s.L2Bytes)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, bw)
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -63,7 +67,8 @@ const (
 //	x[10]   OutputElementNS = exp(x10), fitted under the same condition
 //	x[11]   InputSpillNS = exp(x11), fitted under the same condition
 //	x[12]   InputSpillElements = exp(x12), fitted under the same condition
-const nParams = 13
+//	x[13]   L2Speedup = exp(x13), fitted when some sample has L2Bytes > 0
+const nParams = 14
 
 // KernelLossScale is the log error (about 10%) beyond which a kernel row's
 // loss grows linearly rather than quadratically (softL1). Repeated runs and
@@ -100,7 +105,7 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 
 // effFrom is the efficiency at parameter vector x, with tm x tn output
 // tiles (0 x 0: compute curve indexed by FLOPs).
-func effFrom(x []float64, perSeq, depth bool, tm, tn int) hardware.OpEfficiency {
+func effFrom(x []float64, perSeq, depth, l2 bool, tm, tn int) hardware.OpEfficiency {
 	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
@@ -110,6 +115,9 @@ func effFrom(x []float64, perSeq, depth bool, tm, tn int) hardware.OpEfficiency 
 	}
 	if perSeq {
 		e.PerSeqHeadUS = math.Exp(x[7])
+	}
+	if l2 {
+		e.L2Speedup = math.Exp(x[13])
 	}
 	if depth && e.Tiled() {
 		e.KHalf = math.Exp(x[8])
@@ -133,6 +141,8 @@ type prepared struct {
 	mn         []float64 // output elements M*N times 1e-9 (s per OutputElementNS)
 	mkElems    []float64 // input elements M*K (unscaled: the spill share reads it)
 	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
+	l2res      []float64 // share of the operator resident in L2 (BenchBandwidth)
+	l2         bool      // some sample has L2Bytes > 0: L2Speedup is fitted
 }
 
 // prepare computes the objective's constants; the compute curve's index
@@ -141,7 +151,7 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n)}
 	for i, s := range samples {
 		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
@@ -153,6 +163,10 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 		}
 		if s.SeqHeads > 0 {
 			p.perSeq = true
+		}
+		if s.L2Bytes > 0 && s.Bytes > 0 {
+			p.l2res[i] = hardware.SpillShare(s.L2Bytes, s.Bytes)
+			p.l2 = true
 		}
 		if s.FLOPs > 0 {
 			p.tc[i] = s.FLOPs / s.PeakFLOPS
@@ -183,7 +197,10 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	mm, em := sigmoid(x[3]), minExp+(maxExp-minExp)*sigmoid(x[5])
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
-	var perSeq, kHalf, inNS, outNS, spillNS, spillH float64
+	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s float64
+	if p.l2 {
+		l2s = math.Exp(x[13])
+	}
 	if p.perSeq {
 		perSeq = math.Exp(x[7]) * 1e-6
 	}
@@ -202,7 +219,7 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			}
 		}
 		if p.tm[i] > 0 {
-			if v := p.tm[i] * (1 + math.Exp(em*(bm-p.logB[i]))) / mm; v > t {
+			if v := p.tm[i] * (1 + math.Exp(em*(bm-p.logB[i]))) / (mm * (1 + l2s*p.l2res[i])); v > t {
 				t = v
 			}
 		}
@@ -308,6 +325,11 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	if init.InputSpillNS > 0 && init.InputSpillElements > 0 {
 		x0[11], x0[12] = math.Log(init.InputSpillNS), math.Log(init.InputSpillElements)
 	}
+	// The warm-L2 speedup starts at 1 (L2 twice as fast as DRAM).
+	x0[13] = 0
+	if init.L2Speedup > 0 {
+		x0[13] = math.Log(init.L2Speedup)
+	}
 	prior := append([]float64(nil), x0...)
 	obj := func(x []float64) float64 {
 		var pen float64
@@ -339,6 +361,10 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 			s[11] += rng.Float64() * 6
 			s[12] += (rng.Float64() - 0.5) * 4
 		}
+		s[13] = x0[13]
+		if p.l2 {
+			s[13] += (rng.Float64() - 0.5) * 3
+		}
 		starts = append(starts, s)
 	}
 	results := make([][]float64, len(starts))
@@ -369,7 +395,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	}
 	x, _ := nelderMead(obj, results[best], 4000)
 	all := prepare(samples, init)
-	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}, nil
+	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}, nil
 }
 
 // nelderMead minimises f from x0 and returns the best point and value.

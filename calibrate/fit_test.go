@@ -361,3 +361,56 @@ func TestKernelLoss(t *testing.T) {
 		t.Errorf("softL1(1) = %g, want just under 2c = %g", got, 2*c)
 	}
 }
+
+// Predict prices a benchmark row with warm L2: a memory-bound 50 MiB
+// operator on a GPU with a 50 MiB L2 is half resident, so with L2Speedup 2
+// it moves at (1 + 2/2) = 2x the DRAM rate of its memory curve:
+// t = B / (1e12 * 0.8 * 2) + 3 us launch.
+func TestSamplePredictWarmL2(t *testing.T) {
+	b := 50.0 * (1 << 20)
+	s := Sample{FLOPs: 1e3, Bytes: b, PeakFLOPS: 1e14, BandwidthBytesPerSec: 1e12, L2Bytes: b}
+	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 0.8}, LaunchUS: 3, L2Speedup: 2}
+	if got, want := s.Predict(e), b/(1e12*0.8*2)+3e-6; math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("Predict = %g, want %g", got, want)
+	}
+	cold := e
+	cold.L2Speedup = 0
+	if got, want := s.Predict(cold), b/(1e12*0.8)+3e-6; math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("Predict without L2 = %g, want %g", got, want)
+	}
+}
+
+// A memory-bound family timed with warm L2 (operators below the 40 MiB L2
+// read at 1 + L2Speedup times the DRAM rate) is fitted back: the fit
+// recovers L2Speedup and the DRAM curve's Max, so the step model, which
+// prices DRAM alone, is not flattered by the benchmark's cache.
+func TestFitRecoversL2Speedup(t *testing.T) {
+	truth := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5}, Memory: hardware.Curve{Max: 0.8, Half: 1e6, Exp: 1},
+		LaunchUS: 4, PerSeqHeadUS: 0.02, L2Speedup: 1.5}
+	l2 := 40.0 * (1 << 20)
+	var ss []Sample
+	for _, b := range []int{1, 8, 64, 256} {
+		for _, kv := range []float64{64, 512, 4096, 16384, 65536} {
+			bytes := float64(b) * kv * 2 * 8 * 128 * 2
+			s := Sample{FLOPs: bytes / 4, Bytes: bytes, PeakFLOPS: 312e12, BandwidthBytesPerSec: 2.0e12, SeqHeads: b * 8, L2Bytes: l2}
+			s.Seconds = s.Predict(truth)
+			ss = append(ss, s)
+		}
+	}
+	fit, err := FitOpEfficiency(ss, hardware.DefaultProfile().AttentionDecode, 2, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := fit.Efficiency
+	if st := summarizeAPE(apes(ss, e)); st.MedianAPE > 0.5 {
+		t.Errorf("median APE %.3f%% > 0.5%% (fit %+v)", st.MedianAPE, e)
+	}
+	for _, p := range []struct {
+		name      string
+		got, want float64
+	}{{"L2Speedup", e.L2Speedup, truth.L2Speedup}, {"Memory.Max", e.Memory.Max, truth.Memory.Max}} {
+		if math.Abs(p.got/p.want-1) > 0.05 {
+			t.Errorf("%s = %g, want %g within 5%%", p.name, p.got, p.want)
+		}
+	}
+}

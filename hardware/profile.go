@@ -119,6 +119,27 @@ type OpEfficiency struct {
 	// short k cannot hide it. Device work, so CUDA graphs do not remove it.
 	// 0 for kernels without it.
 	OutputElementNS float64 `yaml:"output_element_ns,omitempty" json:"output_element_ns,omitempty"`
+	// L2Speedup describes how the kernel benchmarks were timed, not
+	// serving: a benchmark repeats one operator on the same buffers, so an
+	// operator whose bytes fit in L2 reads them from L2, at (1 + L2Speedup)
+	// times the DRAM rate of Memory (BenchBandwidth). In a serving step the
+	// whole model's weights and KV cache stream through L2 between two runs
+	// of a layer, so the step model prices every operator at the DRAM rate
+	// and does not use it. Fitted by calibration so that Memory describes
+	// DRAM alone. 0: no L2 term.
+	L2Speedup float64 `yaml:"l2_speedup,omitempty" json:"l2_speedup,omitempty"`
+}
+
+// BenchBandwidth is the effective bandwidth (bytes/s) a kernel benchmark
+// with warm L2 sees for an operator moving bytes: dram * (1 + L2Speedup *
+// r), with r = l2^4 / (l2^4 + bytes^4) the share of the operator resident
+// in an L2 of l2 bytes (about 1 well below the capacity, 1/2 at it, about
+// 0 well above). dram unchanged when l2 or L2Speedup is 0.
+func (o *OpEfficiency) BenchBandwidth(dram, bytes, l2 float64) float64 {
+	if o.L2Speedup <= 0 || l2 <= 0 || !(bytes > 0) {
+		return dram
+	}
+	return dram * (1 + o.L2Speedup*SpillShare(l2, bytes))
 }
 
 // OutputSeconds is the output-side time of a GEMM with an m x n output:

@@ -28,7 +28,7 @@ func sampleProfile() *Profile {
 	}
 	p.GEMMByPrecision = map[string]OpEfficiency{
 		"fp8": {Compute: Curve{Max: 0.41, Half: 155.5, Exp: 0.75}, Memory: Curve{Max: 1, Half: 2.4e6, Exp: 0.31}, LaunchUS: 12, TileM: 128, TileN: 64,
-			KHalf: 210.5, InputElementNS: 0.0098, InputSpillNS: 0.0306, InputSpillElements: 1.48e7, OutputElementNS: 0.0031},
+			KHalf: 210.5, InputElementNS: 0.0098, InputSpillNS: 0.0306, InputSpillElements: 1.48e7, OutputElementNS: 0.0031, L2Speedup: 0.17},
 	}
 	p.AttentionPrefillByKV = map[string]OpEfficiency{
 		"fp8": {Compute: Curve{Max: 0.31, Half: 3e10, Exp: 0.6}, Memory: Curve{Max: 0.5}, LaunchUS: 11, PerSeqHeadUS: 0.05},
@@ -137,6 +137,7 @@ func TestProfileValidate(t *testing.T) {
 		}, "attention_prefill_by_kv: precision name must not be empty"},
 		{"gemm input element negative", func(p *Profile) { p.GEMM.InputElementNS = -1 }, "gemm.input_element_ns: must be >= 0"},
 		{"gemm input spill negative", func(p *Profile) { p.GEMM.InputSpillNS = -1 }, "gemm.input_spill_ns: must be >= 0"},
+		{"attention decode l2 speedup negative", func(p *Profile) { p.AttentionDecode.L2Speedup = -0.5 }, "attention_decode.l2_speedup: must be >= 0"},
 		{"gemm input spill without size", func(p *Profile) { p.GEMM.InputSpillNS = 0.03 }, "gemm.input_spill_elements: must be > 0 when input_spill_ns is set (the input size where the spill phases in)"},
 		{"gemm output element negative", func(p *Profile) {
 			p.GEMMByPrecision = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.9}, OutputElementNS: -0.5}}
@@ -372,6 +373,31 @@ func TestInputOutputSecondsHand(t *testing.T) {
 	for _, x := range []float64{1e-300, 1, 1e300} {
 		if s := SpillShare(x, 1e6); !(s >= 0 && s <= 1) {
 			t.Errorf("SpillShare(%g) = %g outside [0, 1]", x, s)
+		}
+	}
+}
+
+// BenchBandwidth by hand: with L2Speedup 1.5 and a 50 MiB L2, an operator
+// of exactly 50 MiB is half resident (1 + 1.5/2 = 1.75x DRAM), one of
+// 25 MiB is 16/17 resident, and without an L2 size, a speedup or bytes the
+// DRAM rate is returned unchanged.
+func TestBenchBandwidthHand(t *testing.T) {
+	e := OpEfficiency{L2Speedup: 1.5}
+	l2 := 50.0 * (1 << 20)
+	for _, tt := range []struct {
+		name      string
+		bytes, l2 float64
+		e         OpEfficiency
+		want      float64
+	}{
+		{"at capacity", l2, l2, e, 1e12 * 1.75},
+		{"half capacity", l2 / 2, l2, e, 1e12 * (1 + 1.5*16.0/17)},
+		{"no L2 size", l2, 0, e, 1e12},
+		{"no speedup", l2, l2, OpEfficiency{}, 1e12},
+		{"no bytes", 0, l2, e, 1e12},
+	} {
+		if got := tt.e.BenchBandwidth(1e12, tt.bytes, tt.l2); math.Abs(got/tt.want-1) > 1e-12 {
+			t.Errorf("%s: BenchBandwidth = %g, want %g", tt.name, got, tt.want)
 		}
 	}
 }

@@ -228,6 +228,9 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := nonNegative(prefix+".output_element_ns", o.OutputElementNS); err != nil {
 		return err
 	}
+	if err := nonNegative(prefix+".l2_speedup", o.L2Speedup); err != nil {
+		return err
+	}
 	if err := nonNegative(prefix+".input_spill_ns", o.InputSpillNS); err != nil {
 		return err
 	}

@@ -225,3 +225,22 @@ func TestGEMMInputFusedFraction(t *testing.T) {
 		t.Errorf("fused saves %.9g s, want 32 x 0.75 x 0.01 ns x 300 x 4096 = %.9g s", got, want)
 	}
 }
+
+// L2Speedup describes the kernel benchmarks' warm L2, not serving: the step
+// model prices every operator at the DRAM rate, so setting it on every
+// operator family leaves a mixed step's cost unchanged to the last bit.
+func TestStepIgnoresBenchmarkL2Speedup(t *testing.T) {
+	in := &StepInput{Prefills: []Chunk{{Tokens: 512, Sampled: true}}, Decodes: []int{100, 2000, 30000}}
+	g := h100()
+	g.Profile = hardware.DefaultProfile()
+	base := mustStep(t, llama8b(), g, StepOptions{}).Cost(in)
+	p := hardware.DefaultProfile()
+	for _, e := range []*hardware.OpEfficiency{&p.GEMM, &p.AttentionPrefill, &p.AttentionDecode, &p.Elementwise, &p.MoE} {
+		e.L2Speedup = 3
+	}
+	g2 := h100()
+	g2.Profile = p
+	if got := mustStep(t, llama8b(), g2, StepOptions{}).Cost(in); got != base {
+		t.Errorf("step cost with L2Speedup %+v, without %+v", got, base)
+	}
+}
