@@ -304,15 +304,25 @@ func TestFitRecoversDepthInputOutputTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := fit.Efficiency
+	assertRecovers(t, ss, e, recovered{"KHalf", e.KHalf, truth.KHalf}, recovered{"InputElementNS", e.InputElementNS, truth.InputElementNS},
+		recovered{"OutputElementNS", e.OutputElementNS, truth.OutputElementNS}, recovered{"Compute.Max", e.Compute.Max, truth.Compute.Max},
+		recovered{"InputSpillNS", e.InputSpillNS, truth.InputSpillNS}, recovered{"InputSpillElements", e.InputSpillElements, truth.InputSpillElements})
+}
+
+// recovered is one fitted parameter and the value the data was made with.
+type recovered struct {
+	name      string
+	got, want float64
+}
+
+// assertRecovers checks that a fit of exact synthetic data ss reproduces
+// it (median APE <= 0.5%) and recovers every parameter within 5%.
+func assertRecovers(t *testing.T, ss []Sample, e hardware.OpEfficiency, ps ...recovered) {
+	t.Helper()
 	if st := summarizeAPE(apes(ss, e)); st.MedianAPE > 0.5 {
 		t.Errorf("median APE %.3f%% > 0.5%% (fit %+v)", st.MedianAPE, e)
 	}
-	for _, p := range []struct {
-		name      string
-		got, want float64
-	}{{"KHalf", e.KHalf, truth.KHalf}, {"InputElementNS", e.InputElementNS, truth.InputElementNS},
-		{"OutputElementNS", e.OutputElementNS, truth.OutputElementNS}, {"Compute.Max", e.Compute.Max, truth.Compute.Max},
-		{"InputSpillNS", e.InputSpillNS, truth.InputSpillNS}, {"InputSpillElements", e.InputSpillElements, truth.InputSpillElements}} {
+	for _, p := range ps {
 		if math.Abs(p.got/p.want-1) > 0.05 {
 			t.Errorf("%s = %g, want %g within 5%%", p.name, p.got, p.want)
 		}
@@ -402,15 +412,5 @@ func TestFitRecoversL2Speedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := fit.Efficiency
-	if st := summarizeAPE(apes(ss, e)); st.MedianAPE > 0.5 {
-		t.Errorf("median APE %.3f%% > 0.5%% (fit %+v)", st.MedianAPE, e)
-	}
-	for _, p := range []struct {
-		name      string
-		got, want float64
-	}{{"L2Speedup", e.L2Speedup, truth.L2Speedup}, {"Memory.Max", e.Memory.Max, truth.Memory.Max}} {
-		if math.Abs(p.got/p.want-1) > 0.05 {
-			t.Errorf("%s = %g, want %g within 5%%", p.name, p.got, p.want)
-		}
-	}
+	assertRecovers(t, ss, e, recovered{"L2Speedup", e.L2Speedup, truth.L2Speedup}, recovered{"Memory.Max", e.Memory.Max, truth.Memory.Max})
 }

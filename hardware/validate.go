@@ -219,23 +219,16 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if (o.TileM > 0) != (o.TileN > 0) {
 		return fieldErr(prefix+".tile_n", "tile_m and tile_n must both be set or both be 0")
 	}
-	if err := nonNegative(prefix+".k_half", o.KHalf); err != nil {
-		return err
-	}
-	if err := nonNegative(prefix+".input_element_ns", o.InputElementNS); err != nil {
-		return err
-	}
-	if err := nonNegative(prefix+".output_element_ns", o.OutputElementNS); err != nil {
-		return err
-	}
-	if err := nonNegative(prefix+".l2_speedup", o.L2Speedup); err != nil {
-		return err
-	}
-	if err := nonNegative(prefix+".input_spill_ns", o.InputSpillNS); err != nil {
-		return err
-	}
-	if err := nonNegative(prefix+".input_spill_elements", o.InputSpillElements); err != nil {
-		return err
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{
+		{"k_half", o.KHalf}, {"input_element_ns", o.InputElementNS}, {"input_spill_ns", o.InputSpillNS},
+		{"input_spill_elements", o.InputSpillElements}, {"output_element_ns", o.OutputElementNS}, {"l2_speedup", o.L2Speedup},
+	} {
+		if err := nonNegative(prefix+"."+f.key, f.v); err != nil {
+			return err
+		}
 	}
 	if o.InputSpillNS > 0 && o.InputSpillElements == 0 {
 		return fieldErr(prefix+".input_spill_elements", "must be > 0 when input_spill_ns is set (the input size where the spill phases in)")
