@@ -23,16 +23,25 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 		if !it.Sampled {
 			continue
 		}
-		r.NumOutput++
-		if r.NumOutput == r.OutputTokens {
-			finished = s.finish(r, finished)
-			done = true
-		}
+		var fin bool
+		finished, fin = s.sample(r, finished)
+		done = done || fin
 	}
 	if done {
 		s.dropFinished()
 	}
 	return finished
+}
+
+// sample records r's newly generated token; when it was the last one, r is
+// finished (appended to finished) and sample reports true. The caller drops
+// finished requests from the running set (dropFinished) once per step.
+func (s *Scheduler) sample(r *Request, finished []*Request) ([]*Request, bool) {
+	r.NumOutput++
+	if r.NumOutput != r.OutputTokens {
+		return finished, false
+	}
+	return s.finish(r, finished), true
 }
 
 // finish releases a request that generated its last token (its full blocks

@@ -164,11 +164,9 @@ func (s *Scheduler) fastForwardSteps(k int, finished []*Request) (steps, peakUse
 		done := false
 		for _, r := range s.running {
 			r.NumComputed++
-			r.NumOutput++
-			if r.NumOutput == r.OutputTokens {
-				finished = s.finish(r, finished)
-				done = true
-			}
+			var fin bool
+			finished, fin = s.sample(r, finished)
+			done = done || fin
 		}
 		if done {
 			s.dropFinished()
