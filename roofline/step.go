@@ -782,13 +782,19 @@ func mlpNamesFor(shared bool) mlpNames {
 //
 // (each expert is missed by one token with probability 1 - k/E).
 func ExpectedExpertsTouched(E, k, T int) float64 {
-	if E <= 0 || k <= 0 || T <= 0 {
+	return expectedTouched(float64(E), k, T)
+}
+
+// expectedTouched is E (1 - (1 - k/E)^T) for a possibly fractional E: 0
+// without experts, picks or tokens, E when every token picks them all.
+func expectedTouched(E float64, k, T int) float64 {
+	if !(E > 0) || k <= 0 || T <= 0 {
 		return 0
 	}
-	if k >= E {
-		return float64(E)
+	if float64(k) >= E {
+		return E
 	}
-	return float64(E) * (1 - math.Pow(1-float64(k)/float64(E), float64(T)))
+	return E * (1 - math.Pow(1-float64(k)/E, float64(T)))
 }
 
 // expertsTouched is the expected number of distinct experts T tokens route
@@ -803,11 +809,7 @@ func (m *StepModel) expertsTouched(T int) float64 {
 	if !(f > 0) || f >= 1 || m.topK >= m.experts {
 		return ExpectedExpertsTouched(m.experts, m.topK, T)
 	}
-	e := math.Max(f*float64(m.experts), float64(m.topK))
-	if T <= 0 {
-		return 0
-	}
-	return e * (1 - math.Pow(1-float64(m.topK)/e, float64(T)))
+	return expectedTouched(math.Max(f*float64(m.experts), float64(m.topK)), m.topK, T)
 }
 
 // routedExperts is one layer's fused MoE kernel for T tokens:
