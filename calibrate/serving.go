@@ -211,7 +211,7 @@ func (p ServingPrediction) Blend(k float64) (ttftMS, tpotMS float64) {
 
 // DefaultBenchRequestsPerClient is the requests per client assumed for the
 // benchmark behind e2e/closed_loop_vllm.csv, which does not state it:
-// fitted (9.22, rounded) with the engine overheads by `sim calibrate serving` on the
+// fitted (8.08, rounded) with the engine overheads by `sim calibrate serving` on the
 // h100_sxm rows (every h200_sxm row held out). The measured TTFT rises with
 // concurrency by about (single prefill time) x N / (2k) on every TP and ISL,
 // the signature of a t = 0 burst averaged over k requests per client.
@@ -259,19 +259,6 @@ type ServingGroup struct {
 	Key  string        `json:"key"`
 	TTFT ServingErrors `json:"ttft"`
 	TPOT ServingErrors `json:"tpot"`
-}
-
-// SimulateServingRow predicts one row's mean TTFT and TPOT:
-// PredictServingRow blended over opts.BenchRequestsPerClient requests per
-// client.
-func SimulateServingRow(row ServingRow, opts ServingOptions) (ttftMS, tpotMS float64, err error) {
-	opts.defaults()
-	p, err := PredictServingRow(row, opts)
-	if err != nil {
-		return 0, 0, err
-	}
-	ttftMS, tpotMS = p.Blend(opts.BenchRequestsPerClient)
-	return ttftMS, tpotMS, nil
 }
 
 // PredictServingRow simulates one row, a closed loop of Concurrency clients
