@@ -60,11 +60,6 @@ func BestAllReduce(custom, nccl []CollectiveRow) []ARPoint {
 	return out
 }
 
-// arSeconds is the profile's all-reduce model for one point.
-func arSeconds(pt hardware.AllReducePoint, bytes float64, n int) float64 {
-	return pt.Seconds(bytes, n)
-}
-
 // minARSegment is the fewest message sizes each algorithm of a two-regime
 // all-reduce fit must cover.
 const minARSegment = 3

@@ -308,7 +308,7 @@ func calibrateAllReduce(k *Kernels, opts Options, prof *hardware.Profile, res *R
 		arAPE := func(ss []ARPoint, pt hardware.AllReducePoint) []float64 {
 			out := make([]float64, len(ss))
 			for i, p := range ss {
-				out[i] = APE(arSeconds(pt, p.Bytes, n), p.Seconds)
+				out[i] = APE(pt.Seconds(p.Bytes, n), p.Seconds)
 			}
 			return out
 		}

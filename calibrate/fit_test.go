@@ -103,7 +103,7 @@ func TestFitAllReduceRecovers(t *testing.T) {
 	want := hardware.AllReducePoint{LatencyUS: 8, BusBandwidthGBps: 350}
 	var pts []ARPoint
 	for b := 256.0; b <= 1<<30; b *= 4 {
-		pts = append(pts, ARPoint{NumGPUs: 4, Bytes: b, Seconds: arSeconds(want, b, 4)})
+		pts = append(pts, ARPoint{NumGPUs: 4, Bytes: b, Seconds: want.Seconds(b, 4)})
 	}
 	got, err := FitAllReduce(pts, 4)
 	if err != nil {

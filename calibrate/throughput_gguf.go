@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -106,10 +107,7 @@ func withBlendEntries(p *hardware.Profile, mix string) *hardware.Profile {
 		inv += pt.Fraction / e.Compute.Max
 	}
 	q := *p
-	q.GEMMByPrecision = make(map[string]hardware.OpEfficiency, len(p.GEMMByPrecision)+1)
-	for k, v := range p.GEMMByPrecision {
-		q.GEMMByPrecision[k] = v
-	}
+	q.GEMMByPrecision = maps.Clone(p.GEMMByPrecision)
 	first.Compute.Max = 1 / inv
 	q.GEMMByPrecision[blend.Name] = first
 	return &q

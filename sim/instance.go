@@ -264,9 +264,7 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 
 	// Account the committed steps at their own end times: tokens and
 	// inter-token gaps pooled per client, completions in finishing order.
-	for i := range in.clientCounts {
-		in.clientCounts[i] = 0
-	}
+	clear(in.clientCounts)
 	for len(in.clientCounts) < len(e.itlCounts) {
 		in.clientCounts = append(in.clientCounts, 0)
 	}
