@@ -165,7 +165,7 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 			p.perSeq = true
 		}
 		if s.L2Bytes > 0 && s.Bytes > 0 {
-			p.l2res[i] = hardware.SpillShare(s.L2Bytes, s.Bytes)
+			p.l2res[i] = hardware.Crossover(s.L2Bytes, s.Bytes)
 			p.l2 = true
 		}
 		if s.FLOPs > 0 {
@@ -225,7 +225,7 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 		}
 		in := inNS
 		if p.mkElems[i] > 0 {
-			in += spillNS * hardware.SpillShare(p.mkElems[i], spillH)
+			in += spillNS * hardware.Crossover(p.mkElems[i], spillH)
 		}
 		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
 		if robust {

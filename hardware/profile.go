@@ -139,7 +139,7 @@ func (o *OpEfficiency) BenchBandwidth(dram, bytes, l2 float64) float64 {
 	if o.L2Speedup <= 0 || l2 <= 0 || !(bytes > 0) {
 		return dram
 	}
-	return dram * (1 + o.L2Speedup*SpillShare(l2, bytes))
+	return dram * (1 + o.L2Speedup*Crossover(l2, bytes))
 }
 
 // OutputSeconds is the output-side time of a GEMM with an m x n output:
@@ -180,12 +180,14 @@ func (o *OpEfficiency) spillNS(x float64) float64 {
 	if o.InputSpillElements <= 0 {
 		return 0
 	}
-	return o.InputSpillNS * SpillShare(x, o.InputSpillElements)
+	return o.InputSpillNS * Crossover(x, o.InputSpillElements)
 }
 
-// SpillShare is x^p / (x^p + h^p) with p = InputSpillExp, written to stay
-// finite for any x, h > 0.
-func SpillShare(x, h float64) float64 {
+// Crossover is x^p / (x^p + h^p) with p = InputSpillExp: the share of a
+// size-x working set past a capacity transition at h (about 0 well below
+// it, 1/2 at it, about 1 well above). Crossover(h, x) is the complement,
+// the share still within the capacity. Finite for any x, h > 0.
+func Crossover(x, h float64) float64 {
 	r := h / x
 	r2 := r * r
 	return 1 / (1 + r2*r2)

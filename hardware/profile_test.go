@@ -371,8 +371,8 @@ func TestInputOutputSecondsHand(t *testing.T) {
 		t.Errorf("InputSeconds without a spill = %g, want %g", got, want)
 	}
 	for _, x := range []float64{1e-300, 1, 1e300} {
-		if s := SpillShare(x, 1e6); !(s >= 0 && s <= 1) {
-			t.Errorf("SpillShare(%g) = %g outside [0, 1]", x, s)
+		if s := Crossover(x, 1e6); !(s >= 0 && s <= 1) {
+			t.Errorf("Crossover(%g) = %g outside [0, 1]", x, s)
 		}
 	}
 }
