@@ -83,7 +83,13 @@ func atomicWriteFile(path string, write func(w io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
+	return publish(tmp, path)
+}
+
+// publish makes a finished temporary file world-readable (CreateTemp makes
+// it 0600) and renames it to path.
+func publish(tmp, path string) error {
+	if err := os.Chmod(tmp, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

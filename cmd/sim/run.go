@@ -494,10 +494,7 @@ func (o *outputDir) commit(rec runRecord) error {
 		return err
 	}
 	for i, t := range o.temps {
-		if err := os.Chmod(t, 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(t, o.finals[i]); err != nil {
+		if err := publish(t, o.finals[i]); err != nil {
 			return err
 		}
 	}
