@@ -24,6 +24,10 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		sliding   int     // expected number of sliding/chunked layers
 		dtype     string
 		mla       bool // must fail: multi-head latent attention
+		// unsupported names a model_type the loader must reject with
+		// ErrUnsupported for now; published/active still record the
+		// advertised sizes for when support lands.
+		unsupported string
 	}
 	table := map[string]want{
 		"codellama-34b-instruct-hf":  {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
@@ -47,6 +51,11 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// which is not modelled (text part ~107.8B), hence 2%. 17B active.
 		// 36 of 48 layers use 8192-token chunked attention.
 		"llama-4-scout-17b-16e-instruct-fp8-dynamic": {published: 109e9, tol: 0.02, active: 17e9, sliding: 36, dtype: "fp8"},
+		// MiniMax-M2.5: about 229B total, 10B active (256 experts, top-8,
+		// sigmoid routing, QK-norm, MTP heads). Not modelled yet.
+		"minimax-m2.5": {published: 229e9, tol: 0.02, active: 10e9, unsupported: "minimax_m2"},
+		// Qwen3-235B-A22B in fp8 with 128x128 block scales: 235B total, 22B active.
+		"qwen3-235b-a22b-fp8": {published: 235e9, tol: 0.01, active: 22e9, dtype: "fp8"},
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -65,6 +74,12 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 				t.Fatalf("no expectation recorded for %s: add it to the table", e.Name())
 			}
 			cfg, err := LoadHFConfig(path)
+			if w.unsupported != "" {
+				if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), w.unsupported) {
+					t.Fatalf("want unsupported %s error, got %v", w.unsupported, err)
+				}
+				return
+			}
 			if w.mla {
 				if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "multi-head latent attention (kv_lora_rank") {
 					t.Fatalf("want unsupported MLA error, got %v", err)
