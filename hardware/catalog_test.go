@@ -8,8 +8,8 @@ import (
 
 func TestCatalogValidates(t *testing.T) {
 	gpus := List()
-	if len(gpus) != 11 {
-		t.Fatalf("catalog has %d GPUs, want 11", len(gpus))
+	if len(gpus) != 12 {
+		t.Fatalf("catalog has %d GPUs, want 12", len(gpus))
 	}
 	for _, g := range gpus {
 		if err := g.Validate(); err != nil {
@@ -19,7 +19,7 @@ func TestCatalogValidates(t *testing.T) {
 }
 
 func TestCatalogNamesInOrder(t *testing.T) {
-	want := []string{"t4", "v100", "a100-40gb", "a100-80gb", "h100", "h100-pcie", "h200", "l4", "l40s", "b200", "gb10"}
+	want := []string{"t4", "v100", "a100-40gb", "a100-80gb", "h100", "h100-pcie", "h200", "l4", "l40s", "b200", "b300", "gb10"}
 	got := Names()
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -73,6 +73,9 @@ func TestCatalogPrecisionSupport(t *testing.T) {
 		{"l4", []string{"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}, []string{"fp4"}, true},
 		{"l40s", []string{"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}, []string{"fp4"}, true},
 		{"b200", []string{"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}, nil, true},
+		// Blackwell Ultra breaks the 2x ladder (int8 cut, fp4 raised):
+		// TestB300ConsistentWithB200 checks it instead.
+		{"b300", []string{"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}, nil, false},
 		{"gb10", []string{"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}, nil, true},
 	}
 	for _, tt := range tests {
@@ -208,7 +211,7 @@ func TestLookupUnknown(t *testing.T) {
 	if err == nil {
 		t.Fatal("Lookup(x100) succeeded")
 	}
-	want := `unknown GPU "x100" (known: t4, v100, a100-40gb, a100-80gb, h100, h100-pcie, h200, l4, l40s, b200, gb10)`
+	want := `unknown GPU "x100" (known: t4, v100, a100-40gb, a100-80gb, h100, h100-pcie, h200, l4, l40s, b200, b300, gb10)`
 	if err.Error() != want {
 		t.Errorf("error = %q\nwant    %q", err, want)
 	}
@@ -349,5 +352,38 @@ func TestCatalogErrors(t *testing.T) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// B300 (Blackwell Ultra) and B200 are the same two-die design: the catalog
+// must give them the same BF16/FP8/TF32/FP32 tensor rates, NVLink and L2,
+// and the same HBM3e bandwidth (same bus width), while B300 has more memory,
+// a faster FP4 path and almost no INT8.
+func TestB300ConsistentWithB200(t *testing.T) {
+	b2, err := Lookup("b200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b3, err := Lookup("b300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"fp32", "tf32", "fp16", "bf16", "fp8"} {
+		if b2.PeakTFLOPS[p] != b3.PeakTFLOPS[p] {
+			t.Errorf("peak_tflops.%s: b300 %g, b200 %g; the datasheets give the same rate", p, b3.PeakTFLOPS[p], b2.PeakTFLOPS[p])
+		}
+	}
+	if !(b3.PeakTFLOPS["fp4"] > b2.PeakTFLOPS["fp4"]) {
+		t.Errorf("fp4: b300 %g should exceed b200 %g", b3.PeakTFLOPS["fp4"], b2.PeakTFLOPS["fp4"])
+	}
+	if !(b3.PeakTFLOPS["int8"] < b3.PeakTFLOPS["bf16"]/10) {
+		t.Errorf("int8: b300 %g should be cut far below its bf16 rate %g", b3.PeakTFLOPS["int8"], b3.PeakTFLOPS["bf16"])
+	}
+	if b2.MemoryBandwidthGBps != b3.MemoryBandwidthGBps || b2.InterconnectGBps != b3.InterconnectGBps || b2.L2MiB != b3.L2MiB {
+		t.Errorf("bandwidth/interconnect/L2 differ: b200 %g/%g/%g, b300 %g/%g/%g", b2.MemoryBandwidthGBps, b2.InterconnectGBps, b2.L2MiB,
+			b3.MemoryBandwidthGBps, b3.InterconnectGBps, b3.L2MiB)
+	}
+	if !(b3.UsableMemoryGiB > b2.UsableMemoryGiB*1.4) || b3.UsableMemoryGiB > b3.MemoryGiB {
+		t.Errorf("usable memory: b300 %g GiB (of %g), b200 %g GiB", b3.UsableMemoryGiB, b3.MemoryGiB, b2.UsableMemoryGiB)
 	}
 }

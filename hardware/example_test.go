@@ -21,5 +21,5 @@ func ExampleLookup() {
 	fmt.Println(err)
 	// Output:
 	// h100: 989.4 TFLOPS bf16, 3350 GB/s, ridge 295 FLOP/byte
-	// unknown GPU "x100" (known: t4, v100, a100-40gb, a100-80gb, h100, h100-pcie, h200, l4, l40s, b200, gb10)
+	// unknown GPU "x100" (known: t4, v100, a100-40gb, a100-80gb, h100, h100-pcie, h200, l4, l40s, b200, b300, gb10)
 }
