@@ -9,7 +9,8 @@ import (
 // gemmPrecisions maps a gemm_dtype to the weight and activation formats the
 // step model uses: bfloat16 is W16A16, fp8 is W8A8 E4M3 (per-tensor scales),
 // fp8_block is W8A8 with DeepSeek-style 128x128 block-scaled weights. All
-// three of the fp8 kinds compute at the "fp8" peak.
+// three of the fp8 kinds compute at the "fp8" peak. nvfp4 is W4A4 at the
+// "fp4" peak.
 func gemmPrecisions(dtype string) (w, act roofline.Precision, ok bool) {
 	var wn, an string
 	switch dtype {
@@ -19,6 +20,8 @@ func gemmPrecisions(dtype string) (w, act roofline.Precision, ok bool) {
 		wn, an = "fp8_e4m3", "fp8_e4m3"
 	case "fp8_block":
 		wn, an = "fp8_block", "fp8_e4m3"
+	case "nvfp4":
+		wn, an = "nvfp4", "nvfp4" // W4A4: activations quantised to nvfp4 too
 	default:
 		return w, act, false
 	}

@@ -97,12 +97,12 @@ func families(k *Kernels, g *hardware.GPU) ([]opFamily, []string) {
 	if small > 0 {
 		warns = append(warns, fmt.Sprintf("gemm: %d rows with n or k < %d left out (outside the shapes transformer layers issue)", small, MinGEMMDim))
 	}
-	for _, key := range []string{"bf16", "fp8", "fp8_block"} {
+	for _, key := range []string{"bf16", "fp8", "fp8_block", "nvfp4"} {
 		if n := skipped[key]; n > 0 {
 			warns = append(warns, fmt.Sprintf("%s%s: %d rows skipped: GPU %s has no peak for their compute precision", FamilyGEMMPrefix, key, n, g.Name))
 		}
 	}
-	for _, key := range []string{"bf16", "fp8", "fp8_block"} {
+	for _, key := range []string{"bf16", "fp8", "fp8_block", "nvfp4"} {
 		ss, ok := byKey[key]
 		if !ok {
 			continue

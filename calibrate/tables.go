@@ -26,7 +26,7 @@ const (
 // GEMMRow is one measured GEMM C[M,N] = A[M,K] B[K,N] (M = tokens).
 type GEMMRow struct {
 	M, N, K int
-	// Dtype is the table's gemm_dtype: "bfloat16", "fp8" or "fp8_block".
+	// Dtype is the table's gemm_dtype: "bfloat16", "fp8", "fp8_block" or "nvfp4".
 	Dtype     string
 	LatencyMS float64
 	Line      int
@@ -215,7 +215,7 @@ func ParseGEMM(r io.Reader, name string) ([]GEMMRow, error) {
 			Dtype: t.str("gemm_dtype"), LatencyMS: t.positive("latency"), Line: t.line}
 		if t.err == nil {
 			if _, _, ok := gemmPrecisions(row.Dtype); !ok {
-				t.fail("gemm_dtype", fmt.Sprintf("unknown dtype %q (known: bfloat16, fp8, fp8_block)", row.Dtype))
+				t.fail("gemm_dtype", fmt.Sprintf("unknown dtype %q (known: bfloat16, fp8, fp8_block, nvfp4)", row.Dtype))
 			}
 		}
 		if t.err != nil {
@@ -326,7 +326,7 @@ func ParseMoE(r io.Reader, name string) ([]MoERow, error) {
 			Distribution: t.str("distribution"), LatencyMS: t.positive("latency"), Line: t.line}
 		if t.err == nil {
 			if _, _, ok := moePrecisions(row.Dtype); !ok {
-				t.fail("moe_dtype", fmt.Sprintf("unknown dtype %q (known: bfloat16, fp8, fp8_block, int4_wo)", row.Dtype))
+				t.fail("moe_dtype", fmt.Sprintf("unknown dtype %q (known: bfloat16, fp8, fp8_block, nvfp4, int4_wo)", row.Dtype))
 			} else if row.TopK > row.Experts {
 				t.fail("topk", fmt.Sprintf("%d exceeds num_experts %d", row.TopK, row.Experts))
 			}
