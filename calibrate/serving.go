@@ -18,7 +18,6 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
-	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -278,7 +277,8 @@ func PredictServingRow(row ServingRow, opts ServingOptions) (ServingPrediction, 
 	if err != nil {
 		return ServingPrediction{}, fmt.Errorf("gpu %q: %w", row.GPU, err)
 	}
-	sc := scheduler.DefaultConfig()
+	st := workload.DefaultDeployment()
+	sc := &st.Serving.Config
 	sc.MaxNumSeqs = opts.MaxNumSeqs
 	sc.MaxNumBatchedTokens = opts.MaxNumBatchedTokens
 	sc.EnablePrefixCaching = true
@@ -290,7 +290,8 @@ func PredictServingRow(row ServingRow, opts ServingOptions) (ServingPrediction, 
 	if opts.KVDType != "" {
 		kv = opts.KVDType
 	}
-	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, TP: row.TP, WeightDType: row.Precision, KVDType: kv, Scheduler: sc})
+	st.TP, st.Weights, st.KVCacheDType = row.TP, row.Precision, kv
+	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: st})
 	if err != nil {
 		return ServingPrediction{}, err
 	}

@@ -7,26 +7,22 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/workload"
 )
 
-// Deployment is one serving configuration: a model on a GPU type with a
-// tensor-parallel degree and vLLM engine settings. It is what `sim run` and
-// `sim sweep` resolve from a workload file and flags.
+// Deployment is one serving configuration: a resolved model on a resolved GPU type,
+// with the user's settings (parallelism, precisions, engine knobs). It is what `sim
+// run` and `sim sweep` resolve from a workload file and flags.
 type Deployment struct {
 	Model *model.Config
 	GPU   *hardware.GPU
-	// TP is the tensor-parallel degree (GPUs per instance).
-	TP int
-	// WeightDType, KVDType and ActDType are precision names; empty means the
-	// model's dtype, the activation dtype, and bf16 (fp16 where the GPU lacks
-	// bf16) respectively.
-	WeightDType, KVDType, ActDType string
-	// Scheduler holds the engine knobs. NumGPUBlocks == 0 derives the KV
-	// capacity from memory (KVCapacity); > 0 pins it. MaxModelLen == 0 takes
-	// the model's maximum context.
-	Scheduler scheduler.Config
-	// GPUMemoryUtilization is vLLM's --gpu-memory-utilization (default 0.9).
-	GPUMemoryUtilization float64
+	// Settings are the deployment settings (start from workload.DefaultDeployment).
+	// Their Model and GPU names are not read: the resolved Model and GPU above are
+	// used. Replicas and Router are for Config, not for Prepare. In
+	// Settings.Serving, NumGPUBlocks == 0 derives the KV capacity from memory
+	// (KVCapacity) and > 0 pins it; MaxModelLen == 0 takes the model's maximum
+	// context.
+	Settings workload.Deployment
 }
 
 // Prepared is a resolved deployment, ready for Run.
@@ -52,21 +48,22 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if d.GPU == nil {
 		return nil, fmt.Errorf("gpu: must be set")
 	}
-	if d.TP < 1 {
-		return nil, fmt.Errorf("tp: must be >= 1, got %d", d.TP)
+	st := d.Settings
+	if err := st.Validate(); err != nil {
+		return nil, err
 	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, roofline.StepOptions{
-		TP: d.TP, WeightDType: d.WeightDType, KVDType: d.KVDType, ActDType: d.ActDType,
+		TP: st.TP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 	})
 	if err != nil {
 		return nil, err
 	}
-	sc := d.Scheduler
+	sc := st.Serving.Config
 	if sc.MaxModelLen == 0 {
 		sc.MaxModelLen = d.Model.MaxPositionEmbeddings
 	}
 	if sc.MaxModelLen > d.Model.MaxPositionEmbeddings && d.Model.MaxPositionEmbeddings > 0 {
-		return nil, fmt.Errorf("max_model_len: %d exceeds the model's maximum context %d", sc.MaxModelLen, d.Model.MaxPositionEmbeddings)
+		return nil, &workload.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf("%d exceeds the model's maximum context %d", sc.MaxModelLen, d.Model.MaxPositionEmbeddings)}
 	}
 	if !sc.EnableChunkedPrefill && sc.MaxNumBatchedTokens < sc.MaxModelLen {
 		// vLLM raises max_num_batched_tokens to max_model_len when chunked
@@ -74,10 +71,6 @@ func Prepare(d Deployment) (*Prepared, error) {
 		sc.MaxNumBatchedTokens = sc.MaxModelLen
 	}
 	p := &Prepared{Step: step, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
-	util := d.GPUMemoryUtilization
-	if util == 0 {
-		util = 0.9
-	}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
 	} else {
@@ -90,17 +83,17 @@ func Prepare(d Deployment) (*Prepared, error) {
 			GPUMemoryBytes:        d.GPU.UsableMemoryBytes(),
 			UnifiedMemory:         d.GPU.UnifiedMemory,
 			OSReserveBytes:        DefaultOSReserveBytes,
-			GPUMemoryUtilization:  util,
+			GPUMemoryUtilization:  st.Serving.GPUMemoryUtilization,
 			WeightBytesPerGPU:     step.WeightBytesPerGPU(),
 			KVBytesPerTokenPerGPU: step.KVBytesPerTokenPerGPU(),
 			BlockSize:             sc.BlockSize,
 			ActivationBytes: ActivationPeakBytes(sc.MaxNumBatchedTokens, m.HiddenSize,
-				(inter+d.TP-1)/d.TP, m.VocabSize, sc.MaxNumSeqs, 2),
+				(inter+st.TP-1)/st.TP, m.VocabSize, sc.MaxNumSeqs, 2),
 			NonTorchBytes: DefaultNonTorchBytes,
 		}
 		c, err := KVCapacity(in)
 		if err != nil {
-			return nil, fmt.Errorf("%s on %s with tp %d: %w", m.Name, d.GPU.Name, d.TP, err)
+			return nil, fmt.Errorf("%s on %s with tp %d: %w", m.Name, d.GPU.Name, st.TP, err)
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks

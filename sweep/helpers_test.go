@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/model"
-	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -47,12 +46,11 @@ func smallOptions(t testing.TB) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := scheduler.DefaultConfig()
 	return Options{
 		Workload: mustSpec(t, chatYAML),
 		Base: sim.Deployment{
-			Model:     mustModel(t, "llama-3.1-8b"),
-			Scheduler: sc,
+			Model:    mustModel(t, "llama-3.1-8b"),
+			Settings: workload.DefaultDeployment(),
 		},
 		Grid:           Grid{GPUs: []string{"h100", "l40s"}, TP: []int{1, 2}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192}},
 		SLO:            slo,

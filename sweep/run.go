@@ -22,9 +22,10 @@ type Options struct {
 	// probe (workload.Spec.WithRate), keeping the clients' ratios. Traces and
 	// closed-loop clients are refused.
 	Workload *workload.Spec
-	// Base is the deployment template: Model is required; dtypes, memory
-	// utilization and Scheduler knobs apply to every configuration, whose
-	// GPU, TP, MaxNumSeqs and MaxNumBatchedTokens come from Grid.
+	// Base is the deployment template: Model is required; its Settings
+	// (dtypes, memory utilization, engine knobs) apply to every
+	// configuration, whose GPU, TP, MaxNumSeqs and MaxNumBatchedTokens come
+	// from Grid.
 	Base sim.Deployment
 	// Grid is the set of configurations.
 	Grid Grid
@@ -220,8 +221,8 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		row.TargetRateRPS = o.TargetRateRPS
 	}
 	dep := o.Base
-	dep.GPU, dep.TP = gpu, c.TP
-	dep.Scheduler.MaxNumSeqs, dep.Scheduler.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
+	dep.GPU, dep.Settings.TP = gpu, c.TP
+	dep.Settings.Serving.MaxNumSeqs, dep.Settings.Serving.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
 	prep, err := sim.Prepare(dep)
 	if err != nil {
 		row.Status, row.Reason = StatusSkipped, err.Error()

@@ -50,3 +50,6 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML implements yaml.Marshaler, writing the Go duration string.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// MarshalJSON writes the Go duration string ("1m0s"), as YAML does.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }

@@ -62,14 +62,6 @@ func (s *Spec) WithRate(rate float64) *Spec {
 // clone returns a deep copy of s. Loaded empirical tables are immutable and shared.
 func (s *Spec) clone() *Spec {
 	c := *s
-	if s.Serving.EnablePrefixCaching != nil {
-		v := *s.Serving.EnablePrefixCaching
-		c.Serving.EnablePrefixCaching = &v
-	}
-	if s.Serving.EnableChunkedPrefill != nil {
-		v := *s.Serving.EnableChunkedPrefill
-		c.Serving.EnableChunkedPrefill = &v
-	}
 	c.Clients = slices.Clone(s.Clients)
 	for i := range c.Clients {
 		cl := &c.Clients[i]

@@ -22,7 +22,7 @@ import (
 //	weights: bf16
 //	gpu: h100
 //	seed: 42
-//	serving:
+//	serving:                   # vLLM engine knobs (Deployment.Serving)
 //	  max_num_seqs: 256
 //	  enable_prefix_caching: true
 //	clients:
@@ -37,63 +37,27 @@ import (
 //	    prompt_tokens: {dist: constant, value: 1024}
 //	    output_tokens: {dist: constant, value: 1024}
 //
-// Model, Weights, KVCacheDtype, GPU and Router are kept as strings and validated by the
-// caller, which owns the catalogs. Zero values of Serving fields mean "use the vLLM
-// default", applied by the caller.
+// The deployment settings (model, gpu, tp, ..., serving) are the embedded Deployment,
+// whose fields and defaults are documented there; Parse starts from DefaultDeployment,
+// so a key the file leaves out keeps its default. Seed and Duration are the run's
+// settings; like the Deployment's leaf fields they carry a help tag, which marks the
+// fields a command line may also set.
 type Spec struct {
-	// Model is a catalog name or a path to a Hugging Face config.json.
-	Model string `yaml:"model,omitempty"`
-	// Weights is the weight precision name (e.g. bf16, fp8).
-	Weights string `yaml:"weights,omitempty"`
-	// KVCacheDtype is the KV-cache precision name; empty = same as the activations.
-	KVCacheDtype string `yaml:"kv_cache_dtype,omitempty"`
-	// GPU is the GPU catalog name.
-	GPU string `yaml:"gpu,omitempty"`
-	// TP is the tensor-parallel degree (default 1).
-	TP int `yaml:"tp,omitempty"`
-	// Replicas is the number of identical engine instances (default 1).
-	Replicas int `yaml:"replicas,omitempty"`
-	// Router is the name of the policy spreading requests over replicas
-	// (default "round-robin").
-	Router string `yaml:"router,omitempty"`
+	Deployment `yaml:",inline" mapstructure:",squash"`
 	// Seed is the run seed from which every random stream is derived.
-	Seed uint64 `yaml:"seed"`
-	// Serving holds the vLLM engine knobs.
-	Serving Serving `yaml:"serving,omitempty"`
+	Seed uint64 `yaml:"seed" mapstructure:"seed" json:"seed" help:"random seed from which every random stream is derived"`
 	// Duration is an optional global cut-off of simulated time: no request is generated
 	// at or after it. 0 = run until all requests are done.
-	Duration Duration `yaml:"duration,omitempty"`
+	Duration Duration `yaml:"duration,omitempty" mapstructure:"duration" json:"duration" help:"stop the simulation at this simulated time (0 = run until done)"`
 	// Clients send the requests. Exactly one of Clients and Trace is set.
-	Clients []Client `yaml:"clients,omitempty"`
+	Clients []Client `yaml:"clients,omitempty" mapstructure:"-"`
 	// Trace is a request trace to replay (CSV, JSON Lines or Parquet; see LoadTrace),
 	// relative to the workload file's directory.
-	Trace string `yaml:"trace,omitempty"`
+	Trace string `yaml:"trace,omitempty" mapstructure:"-"`
 
 	// BaseDir is the directory relative paths (empirical length files, traces) are
 	// resolved against; Parse sets it to the workload file's directory.
-	BaseDir string `yaml:"-"`
-}
-
-// Serving holds vLLM engine knobs; zero values (and nil pointers) mean "vLLM default".
-type Serving struct {
-	// MaxNumSeqs is the maximum number of sequences in a batch.
-	MaxNumSeqs int `yaml:"max_num_seqs,omitempty"`
-	// MaxNumBatchedTokens is the per-step token budget.
-	MaxNumBatchedTokens int `yaml:"max_num_batched_tokens,omitempty"`
-	// BlockSize is the KV-cache block size in tokens: 1, 2, 4, ..., 128.
-	BlockSize int `yaml:"block_size,omitempty"`
-	// GPUMemoryUtilization is the fraction of GPU memory vLLM may use, in (0, 1].
-	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty"`
-	// NumGPUBlocks pins the KV-cache capacity in blocks (0 = derive from memory).
-	NumGPUBlocks int `yaml:"num_gpu_blocks,omitempty"`
-	// EnablePrefixCaching; nil = default.
-	EnablePrefixCaching *bool `yaml:"enable_prefix_caching,omitempty"`
-	// EnableChunkedPrefill; nil = default.
-	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
-	// MaxModelLen is the longest prompt+output in tokens (0 = the model's context).
-	MaxModelLen int `yaml:"max_model_len,omitempty"`
-	// SchedulingPolicy is fcfs, priority or sjf (default fcfs).
-	SchedulingPolicy string `yaml:"scheduling_policy,omitempty"`
+	BaseDir string `yaml:"-" mapstructure:"-"`
 }
 
 // Client is one source of requests: open loop (Arrival set: requests arrive by a
@@ -236,7 +200,7 @@ func Parse(data []byte, filename string) (*Spec, error) {
 	if err := checkKeys(doc, specType, ""); err != nil {
 		return nil, wrap(err)
 	}
-	var s Spec
+	s := Spec{Deployment: DefaultDeployment()}
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
 	if err := strict.Decode(&s); err != nil {
@@ -244,6 +208,9 @@ func Parse(data []byte, filename string) (*Spec, error) {
 	}
 	s.BaseDir = filepath.Dir(filename)
 	s.ApplyDefaults()
+	if err := s.ValidateSettings(); err != nil {
+		return nil, wrap(err)
+	}
 	if err := s.Validate(); err != nil {
 		return nil, wrap(err)
 	}
@@ -253,22 +220,9 @@ func Parse(data []byte, filename string) (*Spec, error) {
 	return &s, nil
 }
 
-// ApplyDefaults fills unset fields: client names ("client-<i>"), TP and Replicas 1,
-// Router "round-robin", scheduling policy "fcfs", arrival process "poisson". Other
-// zero-valued Serving fields are left for the caller's vLLM defaults.
+// ApplyDefaults fills unset fields of the clients: names ("client-<i>") and the arrival
+// process ("poisson"). Deployment defaults come from DefaultDeployment.
 func (s *Spec) ApplyDefaults() {
-	if s.TP == 0 {
-		s.TP = 1
-	}
-	if s.Replicas == 0 {
-		s.Replicas = 1
-	}
-	if s.Router == "" {
-		s.Router = "round-robin"
-	}
-	if s.Serving.SchedulingPolicy == "" {
-		s.Serving.SchedulingPolicy = "fcfs"
-	}
 	for i := range s.Clients {
 		c := &s.Clients[i]
 		if c.Name == "" {
@@ -280,21 +234,25 @@ func (s *Spec) ApplyDefaults() {
 	}
 }
 
-// Validate checks every field and returns the first problem, naming the field path
-// (`clients[0].arrival.rate: must be > 0`). It expects ApplyDefaults to have run (client
-// names must be non-empty). It does no I/O.
-func (s *Spec) Validate() error {
-	if s.TP < 0 {
-		return errors.New("tp: must be >= 1")
-	}
-	if s.Replicas < 0 {
-		return errors.New("replicas: must be >= 1")
+// ValidateSettings checks the settings a command line may also set: the Deployment and
+// the duration. It returns the first problem as a *FieldError.
+func (s *Spec) ValidateSettings() error {
+	if err := s.Deployment.Validate(); err != nil {
+		return err
 	}
 	if s.Duration < 0 {
-		return errors.New("duration: must not be negative")
+		return &FieldError{Key: "duration", Reason: "must not be negative"}
 	}
-	if err := s.Serving.validate("serving"); err != nil {
-		return err
+	return nil
+}
+
+// Validate checks the request side of the spec (duration, clients or trace) and returns
+// the first problem, naming the field path (`clients[0].arrival.rate: must be > 0`). It
+// expects ApplyDefaults to have run (client names must be non-empty). It does no I/O.
+// The deployment settings are checked by Deployment.Validate, which Parse also runs.
+func (s *Spec) Validate() error {
+	if s.Duration < 0 {
+		return errors.New("duration: must not be negative")
 	}
 	switch {
 	case s.Trace != "" && len(s.Clients) > 0:
@@ -318,36 +276,6 @@ func (s *Spec) Validate() error {
 		if err := c.validate(path); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// validate checks the engine knobs.
-func (v *Serving) validate(path string) error {
-	nonNeg := []struct {
-		name string
-		v    int
-	}{
-		{"max_num_seqs", v.MaxNumSeqs}, {"max_num_batched_tokens", v.MaxNumBatchedTokens},
-		{"num_gpu_blocks", v.NumGPUBlocks}, {"max_model_len", v.MaxModelLen},
-	}
-	for _, f := range nonNeg {
-		if f.v < 0 {
-			return fmt.Errorf("%s.%s: must be >= 0 (0 = vLLM default)", path, f.name)
-		}
-	}
-	switch v.BlockSize {
-	case 0, 1, 2, 4, 8, 16, 32, 64, 128:
-	default:
-		return fmt.Errorf("%s.block_size: must be one of 1, 2, 4, 8, 16, 32, 64, 128 (got %d)", path, v.BlockSize)
-	}
-	if v.GPUMemoryUtilization < 0 || v.GPUMemoryUtilization > 1 || math.IsNaN(v.GPUMemoryUtilization) {
-		return fmt.Errorf("%s.gpu_memory_utilization: must be in (0, 1] (got %g)", path, v.GPUMemoryUtilization)
-	}
-	switch v.SchedulingPolicy {
-	case "", "fcfs", "priority", "sjf":
-	default:
-		return fmt.Errorf("%s.scheduling_policy: unknown policy %q (want fcfs, priority or sjf)", path, v.SchedulingPolicy)
 	}
 	return nil
 }
@@ -453,8 +381,8 @@ func (a *Arrival) validate(path string) error {
 			return fmt.Errorf("%s.rate: not used with stages (each stage has its own rate)", path)
 		}
 		for j, st := range a.Stages {
-			if !(st.Rate > 0) || math.IsInf(st.Rate, 0) {
-				return fmt.Errorf("%s.stages[%d].rate: must be > 0", path, j)
+			if err := CheckRate(st.Rate); err != nil {
+				return fmt.Errorf("%s.stages[%d].rate: %w", path, j, err)
 			}
 			if st.Duration <= 0 {
 				return fmt.Errorf("%s.stages[%d].duration: must be > 0", path, j)
@@ -462,8 +390,16 @@ func (a *Arrival) validate(path string) error {
 		}
 		return nil
 	}
-	if !(a.Rate > 0) || math.IsInf(a.Rate, 0) {
-		return fmt.Errorf("%s.rate: must be > 0", path)
+	if err := CheckRate(a.Rate); err != nil {
+		return fmt.Errorf("%s.rate: %w", path, err)
+	}
+	return nil
+}
+
+// CheckRate checks an arrival rate in requests per second: it must be finite and > 0.
+func CheckRate(rate float64) error {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return fmt.Errorf("must be > 0, got %g", rate)
 	}
 	return nil
 }

@@ -55,11 +55,11 @@ func TestParseGood(t *testing.T) {
 	if s.Model != "llama-3.1-8b" || s.TP != 2 || s.Seed != 42 || len(s.Clients) != 2 {
 		t.Fatalf("unexpected spec %+v", s)
 	}
-	if s.Serving.EnablePrefixCaching == nil || !*s.Serving.EnablePrefixCaching {
-		t.Error("enable_prefix_caching: want pointer to true")
+	if !s.Serving.EnablePrefixCaching {
+		t.Error("enable_prefix_caching: want true")
 	}
-	if s.Serving.EnableChunkedPrefill == nil || *s.Serving.EnableChunkedPrefill {
-		t.Error("enable_chunked_prefill: want pointer to false (set, not unset)")
+	if s.Serving.EnableChunkedPrefill {
+		t.Error("enable_chunked_prefill: want false (set in the file over the default true)")
 	}
 	c := s.Clients[0]
 	if c.Session.ThinkTime.Seconds() != 5 || c.Arrival.Rate != 10 || c.Prefix.Groups != 11 {
@@ -86,14 +86,11 @@ clients:
 	if s.Clients[0].Name != "client-0" || s.Clients[1].Name != "client-1" {
 		t.Errorf("names = %q, %q", s.Clients[0].Name, s.Clients[1].Name)
 	}
-	if s.TP != 1 || s.Replicas != 1 || s.Router != "round-robin" || s.Serving.SchedulingPolicy != "fcfs" {
-		t.Errorf("defaults not applied: %+v", s)
+	if s.Deployment != DefaultDeployment() {
+		t.Errorf("a file without deployment keys must keep DefaultDeployment:\n got %+v\nwant %+v", s.Deployment, DefaultDeployment())
 	}
 	if s.Clients[0].Arrival.Process != ProcessPoisson {
 		t.Errorf("process default = %q", s.Clients[0].Arrival.Process)
-	}
-	if s.Serving.EnablePrefixCaching != nil || s.Serving.MaxNumSeqs != 0 {
-		t.Error("serving knobs must stay unset for the caller's vLLM defaults")
 	}
 }
 
@@ -129,14 +126,14 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", client("    arrival: {rate: 10, duration: 10}\n" + pt), "clients[0].arrival.duration: invalid duration"},
 		{"negative tp", "tp: -1\n" + client(arr+pt), "tp: must be >= 1"},
 		{"negative replicas", "replicas: -2\n" + client(arr+pt), "replicas: must be >= 1"},
-		{"max_num_seqs", "serving: {max_num_seqs: -1}\n" + client(arr+pt), "serving.max_num_seqs: must be >= 0"},
-		{"max_num_batched_tokens", "serving: {max_num_batched_tokens: -1}\n" + client(arr+pt), "serving.max_num_batched_tokens: must be >= 0"},
-		{"num_gpu_blocks", "serving: {num_gpu_blocks: -1}\n" + client(arr+pt), "serving.num_gpu_blocks: must be >= 0"},
-		{"max_model_len", "serving: {max_model_len: -1}\n" + client(arr+pt), "serving.max_model_len: must be >= 0"},
+		{"max_num_seqs", "serving: {max_num_seqs: -1}\n" + client(arr+pt), "serving.max_num_seqs: must be > 0"},
+		{"max_num_batched_tokens", "serving: {max_num_batched_tokens: -1}\n" + client(arr+pt), "serving.max_num_batched_tokens: must be > 0"},
+		{"num_gpu_blocks", "serving: {num_gpu_blocks: -1}\n" + client(arr+pt), "serving.num_gpu_blocks: must be > 0"},
+		{"max_model_len", "serving: {max_model_len: -1}\n" + client(arr+pt), "serving.max_model_len: must be > 0"},
 		{"block_size", "serving: {block_size: 24}\n" + client(arr+pt), "serving.block_size: must be one of"},
 		{"gpu_memory_utilization high", "serving: {gpu_memory_utilization: 1.5}\n" + client(arr+pt), "serving.gpu_memory_utilization: must be in (0, 1]"},
 		{"gpu_memory_utilization negative", "serving: {gpu_memory_utilization: -0.1}\n" + client(arr+pt), "serving.gpu_memory_utilization: must be in (0, 1]"},
-		{"scheduling_policy", "serving: {scheduling_policy: lifo}\n" + client(arr+pt), "serving.scheduling_policy: unknown policy"},
+		{"scheduling_policy", "serving: {scheduling_policy: lifo}\n" + client(arr+pt), "serving.scheduling_policy: unknown \"lifo\""},
 		{"no clients", "seed: 1\n", "clients: at least one client"},
 		{"clients and trace", "trace: t.csv\n" + client(arr+pt), "trace: clients and trace are mutually exclusive"},
 		{"duplicate names", client(arr+pt) + "  - name: a\n" + arr + pt, "clients[1].name: \"a\" already used by clients[0]"},

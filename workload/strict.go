@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,7 +57,9 @@ func (kc *keyChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 		if n.Kind != yaml.ScalarNode {
 			return fmt.Errorf("line %d: %s: want %s, got a %s", n.Line, path, kindName(t.Kind()), nodeKindName(n.Kind))
 		}
-		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		// yaml.v3 would truncate a float into an integer field (tp: 2.9 -> 2).
+		isInt := t.Kind() == reflect.Int || t.Kind() == reflect.Int64 || t.Kind() == reflect.Uint64
+		if err := n.Decode(reflect.New(t).Interface()); err != nil || isInt && n.ShortTag() != "!!int" {
 			return fmt.Errorf("line %d: %s: want %s, got %q", n.Line, path, kindName(t.Kind()), n.Value)
 		}
 	case reflect.Struct:
@@ -116,7 +119,8 @@ func displayPath(path string) string {
 	return path
 }
 
-// yamlFields maps the YAML keys of struct type t to their field types.
+// yamlFields maps the YAML keys of struct type t to their field types; the fields of
+// an inlined struct count as t's own.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	m := make(map[string]reflect.Type, t.NumField())
 	for i := range t.NumField() {
@@ -124,8 +128,12 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" {
+			continue
+		}
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(m, yamlFields(f.Type))
 			continue
 		}
 		if name == "" {

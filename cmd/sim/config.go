@@ -1,97 +1,277 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/spf13/cast"
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
-// layered resolves settings with roofsim's precedence: flags that were set
-// > environment (SIM_<NAME>, dashes as underscores) > the config or workload
-// file > built-in defaults. Values that fail to parse are errors naming
-// where they came from, never silent zeros.
-type layered struct {
-	v   *viper.Viper
-	cmd *cobra.Command
+// Settings come from one struct, workload.Spec: the fields of its embedded
+// workload.Deployment and its seed and duration, each marked by a help tag.
+// Every such field gets a flag, an environment variable and a workload-file
+// key derived from its mapstructure key, so the three always agree:
+//
+//	key (file)              flag                      environment
+//	tp                      --tp                      SIM_TP
+//	serving.max_num_seqs    --max-num-seqs            SIM_MAX_NUM_SEQS
+//
+// Precedence: flags > SIM_* environment > the workload file > the defaults
+// (workload.DefaultDeployment). The environment is applied to every
+// command's flags before it runs (applyEnv), so SIM_<FLAG> works for every
+// flag, settings or not.
+
+// setting is one leaf field of workload.Spec that a command line may set.
+type setting struct {
+	Key   string // full key in the workload file: "tp", "serving.max_num_seqs"
+	Flag  string // flag name: the last key element with dashes, "max-num-seqs"
+	Help  string
+	Index []int // field index path in workload.Spec (reflect.Value.FieldByIndex)
+	Type  reflect.Type
 }
 
-// newLayered binds cmd's flags and the SIM_ environment; file holds the
-// values the config/workload file sets (keys as flag names).
-func newLayered(cmd *cobra.Command, file map[string]any) (*layered, error) {
-	v := viper.New()
-	v.SetEnvPrefix("SIM")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	v.AutomaticEnv()
-	if err := v.BindPFlags(cmd.Flags()); err != nil {
-		return nil, err
-	}
-	if len(file) > 0 {
-		if err := v.MergeConfigMap(file); err != nil {
-			return nil, err
+// Env is the setting's environment variable.
+func (s setting) Env() string { return envName(s.Flag) }
+
+// envName is the environment variable of a flag: SIM_ and the name in upper
+// case with dashes as underscores.
+func envName(flag string) string {
+	return "SIM_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// settingAnnotation marks a flag that sets a setting; its value is the key.
+const settingAnnotation = "roofsim-setting"
+
+// envAnnotation marks a flag whose value came from the environment; its
+// value is the variable's name.
+const envAnnotation = "roofsim-env"
+
+var durationType = reflect.TypeFor[workload.Duration]()
+
+// settings lists the settings of workload.Spec in field order.
+func settings() []setting {
+	var out []setting
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			idx := append(append([]int(nil), index...), i)
+			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+				if opts == "squash" {
+					walk(f.Type, prefix, idx)
+				} else if name != "" {
+					walk(f.Type, prefix+name+".", idx)
+				}
+				continue
+			}
+			help, ok := f.Tag.Lookup("help")
+			if !ok || name == "" {
+				continue
+			}
+			out = append(out, setting{Key: prefix + name, Flag: strings.ReplaceAll(name, "_", "-"),
+				Help: help, Index: idx, Type: f.Type})
 		}
 	}
-	return &layered{v: v, cmd: cmd}, nil
+	walk(reflect.TypeFor[workload.Spec](), "", nil)
+	return out
 }
 
-// origin says where key's value comes from, for error messages.
-func (l *layered) origin(key string) string {
-	if f := l.cmd.Flags().Lookup(key); f != nil && f.Changed {
-		return "--" + key
+// addSettingFlags registers a flag for every setting except those named in
+// skip (flag names), with the library defaults shown in the help.
+func addSettingFlags(cmd *cobra.Command, skip ...string) {
+	def := reflect.ValueOf(workload.Spec{Deployment: workload.DefaultDeployment()})
+	fs := cmd.Flags()
+	for _, s := range settings() {
+		if slices.Contains(skip, s.Flag) {
+			continue
+		}
+		v := def.FieldByIndex(s.Index)
+		switch {
+		case s.Type == durationType:
+			fs.Duration(s.Flag, time.Duration(v.Int()), s.Help)
+		case s.Type.Kind() == reflect.String:
+			fs.String(s.Flag, v.String(), s.Help)
+		case s.Type.Kind() == reflect.Int:
+			fs.Int(s.Flag, int(v.Int()), s.Help)
+		case s.Type.Kind() == reflect.Uint64:
+			fs.Uint64(s.Flag, v.Uint(), s.Help)
+		case s.Type.Kind() == reflect.Float64:
+			fs.Float64(s.Flag, v.Float(), s.Help)
+		case s.Type.Kind() == reflect.Bool:
+			fs.Bool(s.Flag, v.Bool(), s.Help)
+		default:
+			panic(fmt.Sprintf("setting %s: no flag for type %s", s.Key, s.Type))
+		}
+		if err := fs.SetAnnotation(s.Flag, settingAnnotation, []string{s.Key}); err != nil {
+			panic(err)
+		}
 	}
-	env := "SIM_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
-	if l.v.IsSet(key) {
-		if _, ok := lookupEnv(env); ok {
-			return env
+}
+
+// applyEnv gives every flag of cmd that the command line did not set the
+// value of its SIM_<FLAG> variable, if set, and marks it as coming from
+// there. A value that does not parse is an error naming the variable.
+func applyEnv(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		name := envName(f.Name)
+		val, ok := lookupEnv(name)
+		if !ok {
+			return
+		}
+		if e := cmd.Flags().Set(f.Name, val); e != nil {
+			err = fmt.Errorf("%s: want %s, got %q", name, typeWord(f.Value.Type()), val)
+			return
+		}
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[envAnnotation] = []string{name}
+	})
+	return err
+}
+
+// typeWord names a flag's type for error messages, in the words the
+// workload file's errors use ("tp: want an integer, got \"2.9\"").
+func typeWord(t string) string {
+	switch t {
+	case "int":
+		return "an integer"
+	case "uint64":
+		return "a non-negative integer"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "duration":
+		return "a duration such as 90s or 10m"
+	}
+	return "a " + t
+}
+
+// parseFlagError turns pflag's error for a value that does not parse into the
+// same words as the environment's and the workload file's.
+func parseFlagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if errors.As(err, &ive) {
+		return fmt.Errorf("--%s: want %s, got %q", ive.GetFlag().Name, typeWord(ive.GetFlag().Value.Type()), ive.GetValue())
+	}
+	return err
+}
+
+// flagOrigin says where flag name's value came from: "--name" for the
+// command line, "SIM_NAME" for the environment, or fallback (the setting's
+// file key) when neither set it.
+func flagOrigin(cmd *cobra.Command, name, fallback string) string {
+	f := cmd.Flags().Lookup(name)
+	if f == nil || !f.Changed {
+		return fallback
+	}
+	if env := f.Annotations[envAnnotation]; len(env) > 0 {
+		return env[0]
+	}
+	return "--" + name
+}
+
+// settingOrigin is flagOrigin for the setting with file key key.
+func settingOrigin(cmd *cobra.Command, key string) string {
+	for _, s := range settings() {
+		if s.Key == key {
+			if f := cmd.Flags().Lookup(s.Flag); f != nil && slices.Contains(f.Annotations[settingAnnotation], key) {
+				return flagOrigin(cmd, s.Flag, key)
+			}
 		}
 	}
 	return key
 }
 
-func (l *layered) String(key string) string { return cast.ToString(l.v.Get(key)) }
-
-func (l *layered) Int(key string) (int, error) {
-	n, err := cast.ToIntE(l.v.Get(key))
-	if err != nil {
-		return 0, fmt.Errorf("%s: not an integer: %v", l.origin(key), l.v.Get(key))
+// settingError rewrites a *workload.FieldError to name where the value came
+// from (--tp, SIM_TP, or the file key tp); other errors pass unchanged.
+func settingError(cmd *cobra.Command, err error) error {
+	var fe *workload.FieldError
+	if err == nil || !errors.As(err, &fe) {
+		return err
 	}
-	return n, nil
+	return fmt.Errorf("%s: %s", settingOrigin(cmd, fe.Key), fe.Reason)
 }
 
-func (l *layered) Uint64(key string) (uint64, error) {
-	n, err := cast.ToUint64E(l.v.Get(key))
-	if err != nil {
-		return 0, fmt.Errorf("%s: not a non-negative integer: %v", l.origin(key), l.v.Get(key))
+// loadSpec is the one resolve step of every command that takes a workload
+// file and deployment settings (run, sweep, and any later command that
+// simulates): it reads workloadPath (strict YAML, validated; "" means no file:
+// the default deployment and no clients), overlays the settings flags that
+// addSettingFlags registered on cmd and that the command line or the SIM_*
+// environment set, with viper, and checks the result with
+// workload.Spec.ValidateSettings. Precedence: flags > environment > file >
+// workload.DefaultDeployment. Errors name where the bad value came from
+// (--tp, SIM_TP, or the file key tp).
+func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
+	sp := &workload.Spec{Deployment: workload.DefaultDeployment()}
+	if workloadPath != "" {
+		var err error
+		if sp, err = workload.Load(workloadPath); err != nil {
+			return nil, err
+		}
 	}
-	return n, nil
+	v := viper.New()
+	file := reflect.ValueOf(sp).Elem()
+	for _, s := range settings() {
+		v.SetDefault(s.Key, file.FieldByIndex(s.Index).Interface())
+		f := cmd.Flags().Lookup(s.Flag)
+		if f != nil && slices.Contains(f.Annotations[settingAnnotation], s.Key) {
+			if err := v.BindPFlag(s.Key, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := *sp
+	if err := v.Unmarshal(&out, func(c *mapstructure.DecoderConfig) {
+		c.WeaklyTypedInput = false
+		c.DecodeHook = strictStringHook
+	}); err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	if err := out.ValidateSettings(); err != nil {
+		return nil, settingError(cmd, err)
+	}
+	return &out, nil
 }
 
-func (l *layered) Float(key string) (float64, error) {
-	f, err := cast.ToFloat64E(l.v.Get(key))
-	if err != nil {
-		return 0, fmt.Errorf("%s: not a number: %v", l.origin(key), l.v.Get(key))
+// strictStringHook converts the strings viper hands over for flags it does
+// not type itself (uint64, float64, duration) to the field's type, exactly
+// (no truncation of "2.9" to 2).
+func strictStringHook(from, to reflect.Type, data any) (any, error) {
+	str, ok := data.(string)
+	if !ok || from.Kind() != reflect.String {
+		return data, nil
 	}
-	return f, nil
-}
-
-func (l *layered) Bool(key string) (bool, error) {
-	b, err := cast.ToBoolE(l.v.Get(key))
-	if err != nil {
-		return false, fmt.Errorf("%s: not a boolean: %v", l.origin(key), l.v.Get(key))
+	switch {
+	case to == durationType:
+		d, err := time.ParseDuration(str)
+		return workload.Duration(d), err
+	case to.Kind() == reflect.Int:
+		return strconv.Atoi(str)
+	case to.Kind() == reflect.Uint64:
+		return strconv.ParseUint(str, 10, 64)
+	case to.Kind() == reflect.Float64:
+		return strconv.ParseFloat(str, 64)
+	case to.Kind() == reflect.Bool:
+		return strconv.ParseBool(str)
 	}
-	return b, nil
-}
-
-// IsSet reports whether key was given by a flag, the environment or the file.
-func (l *layered) IsSet(key string) bool {
-	if f := l.cmd.Flags().Lookup(key); f != nil && f.Changed {
-		return true
-	}
-	env := "SIM_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
-	if _, ok := lookupEnv(env); ok {
-		return true
-	}
-	return l.v.InConfig(key)
+	return data, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/plot"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +41,7 @@ the step model.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlot(s, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.GPU, "gpu", defaultGPU, "GPU: catalog name or YAML file")
+	f.StringVar(&o.GPU, "gpu", workload.DefaultDeployment().GPU, "GPU: catalog name or YAML file")
 	f.StringVar(&o.Points, "points", "", "operator points file (.csv, .yaml or .json: name, flops, memory_bytes)")
 	f.StringVar(&o.Out, "out", "", "output image (.svg or .png)")
 	f.StringVar(&o.DType, "dtype", "bf16", "precision whose ceiling the operator points sit under")

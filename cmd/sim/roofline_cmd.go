@@ -7,6 +7,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -63,7 +64,7 @@ func newOpCmd(s streams) *cobra.Command {
 			},
 		}
 		f := c.Flags()
-		f.StringVar(&opts.GPU, "gpu", defaultGPU, "GPU: catalog name or YAML file")
+		f.StringVar(&opts.GPU, "gpu", workload.DefaultDeployment().GPU, "GPU: catalog name or YAML file")
 		f.StringVar(&opts.DType, "dtype", "fp16", "weight precision (gemv, gemm); KV precision default for attention")
 		f.StringVar(&opts.ActDType, "act-dtype", "", "activation precision (default fp16, or bf16 when --dtype is bf16)")
 		f.Float64Var(&opts.MeasuredUS, "measured-us", 0, "measured kernel time in microseconds, to compare")
@@ -342,8 +343,8 @@ tokens of context (--prompt 0 --depth 4096 --gen 32 is llama-bench tg32 @ d4096)
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPhase(s, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Model, "model", defaultModel, "model: catalog name or config.json path")
-	f.StringVar(&o.GPU, "gpu", defaultGPU, "GPU: catalog name or YAML file")
+	f.StringVar(&o.Model, "model", workload.DefaultDeployment().Model, "model: catalog name or config.json path")
+	f.StringVar(&o.GPU, "gpu", workload.DefaultDeployment().GPU, "GPU: catalog name or YAML file")
 	f.IntVar(&o.TP, "tp", 1, "tensor-parallel degree")
 	f.StringVar(&o.Weights, "weights", "", "weight precision (default: the model's)")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision")

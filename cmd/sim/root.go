@@ -66,8 +66,10 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
+		// Every command's unset flags take their SIM_<FLAG> values.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return applyEnv(cmd) },
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{parseFlagError(err)} })
 	root.AddCommand(
 		newGPUsCmd(s, nil),
 		newModelsCmd(s, nil),

@@ -17,11 +17,11 @@ func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, out *outputDir) 
 	r := p.Resolved
 	s := res.Summary
 	fmt.Fprintf(w, "roofsim %s  %s on %s x%d (tp %d, %d replica(s), %s)\n", version, r.Model, r.GPU, r.TP*r.Replicas, r.TP, r.Replicas, r.Router)
-	fmt.Fprintf(w, "weights %s, kv cache %s, KV %d blocks x %d tokens", r.Weights, r.KVCacheDType, r.NumGPUBlocks, r.BlockSize)
+	fmt.Fprintf(w, "weights %s, kv cache %s, KV %d blocks x %d tokens", r.Weights, r.KVCacheDType, r.Serving.NumGPUBlocks, r.Serving.BlockSize)
 	if r.NumGPUBlocksPinned {
 		fmt.Fprint(w, " (pinned)")
 	}
-	fmt.Fprintf(w, ", max_num_seqs %d, max_num_batched_tokens %d, seed %d\n", r.MaxNumSeqs, r.MaxNumBatchedTokens, r.Seed)
+	fmt.Fprintf(w, ", max_num_seqs %d, max_num_batched_tokens %d, seed %d\n", r.Serving.MaxNumSeqs, r.Serving.MaxNumBatchedTokens, r.Seed)
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLabel(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)

@@ -16,34 +16,34 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/plot"
-	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/sweep"
-	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // sweepOptions are the flags of `sim sweep` that are not deployment
 // settings (those go through the layered configuration).
 type sweepOptions struct {
-	Workload   string
-	SLO        string
-	TargetRate float64
-	GPUCost    string
-	Requests   int
-	Probes     int
-	Jobs       int
-	Out, CSV   string
-	Plot       string
-	Shard      string
-	JSON       bool
-	Quiet      bool
+	Workload string
+	// Grid lists, comma-separated; "" takes the setting's single value.
+	GPUs, TP, MaxNumSeqs, MaxNumBatchedTokens string
+	SLO                                       string
+	TargetRate                                float64
+	GPUCost                                   string
+	Requests                                  int
+	Probes                                    int
+	Jobs                                      int
+	Out, CSV                                  string
+	Plot                                      string
+	Shard                                     string
+	JSON                                      bool
+	Quiet                                     bool
 }
 
-// sweepSkippedFlags are deployment settings that sweep takes as lists (or
-// does not use: one instance per probe), replacing run's scalar flags.
-var sweepSkippedFlags = []string{"gpu", "tp", "max-num-seqs", "max-num-batched-tokens", "replicas", "router", "duration"}
+// sweepSkippedFlags are settings that sweep takes as lists (tp,
+// max-num-seqs, max-num-batched-tokens; --gpus for gpu) or does not use (one
+// instance per probe, no cut-off).
+var sweepSkippedFlags = []string{"tp", "max-num-seqs", "max-num-batched-tokens", "replicas", "router", "duration"}
 
 func newSweepCmd(s streams) *cobra.Command {
 	opts := &sweepOptions{}
@@ -71,10 +71,10 @@ join the shards with 'sim sweep merge'.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (open-loop clients)")
-	f.String("gpus", "", "comma-separated GPUs (default: the workload's gpu, else "+defaultGPU+")")
-	f.String("tp", "1", "comma-separated tensor-parallel degrees")
-	f.String("max-num-seqs", "256", "comma-separated vLLM max_num_seqs values")
-	f.String("max-num-batched-tokens", "8192", "comma-separated vLLM max_num_batched_tokens values")
+	f.StringVar(&opts.GPUs, "gpus", "", "comma-separated GPUs (default: the gpu setting)")
+	f.StringVar(&opts.TP, "tp", "", "comma-separated tensor-parallel degrees (default: the tp setting)")
+	f.StringVar(&opts.MaxNumSeqs, "max-num-seqs", "", "comma-separated vLLM max_num_seqs values (default: the serving.max_num_seqs setting)")
+	f.StringVar(&opts.MaxNumBatchedTokens, "max-num-batched-tokens", "", "comma-separated vLLM max_num_batched_tokens values (default: the serving.max_num_batched_tokens setting)")
 	f.StringVar(&opts.SLO, "slo", "", "SLO bounds, e.g. ttft_p99=500ms,tpot_p99=50ms ({ttft,tpot,itl,e2e}_{mean,p50,p90,p99})")
 	f.Float64Var(&opts.TargetRate, "target-rate", 0, "total request rate to size replicas and cost for (req/s)")
 	f.StringVar(&opts.GPUCost, "gpu-cost", "", "US$ per GPU-hour overrides, e.g. h100=2.9,h200=3.8")
@@ -87,31 +87,33 @@ join the shards with 'sim sweep merge'.`,
 	f.StringVar(&opts.Shard, "shard", "", "run only configurations with index % n == i: i/n, or env/n (i from JOB_COMPLETION_INDEX)")
 	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress bar")
-	scratch := &cobra.Command{}
-	addDeploymentFlags(scratch)
-	scratch.Flags().VisitAll(func(fl *pflag.Flag) {
-		if !slices.Contains(sweepSkippedFlags, fl.Name) {
-			f.AddFlag(fl)
-		}
-	})
+	addSettingFlags(cmd, sweepSkippedFlags...)
 	cmd.AddCommand(newSweepMergeCmd(s))
 	return cmd
 }
 
-// sweepGridKeys maps grid fields to the settings' keys.
-var sweepGridKeys = map[string]string{
-	"gpus": "gpus", "tp": "tp", "max_num_seqs": "max-num-seqs", "max_num_batched_tokens": "max-num-batched-tokens",
+// sweepGridFlags maps grid fields to their list flags and the settings'
+// file keys they default to.
+var sweepGridFlags = map[string]struct{ flag, key string }{
+	"gpus": {"gpus", "gpu"}, "tp": {"tp", "tp"},
+	"max_num_seqs":           {"max-num-seqs", "serving.max_num_seqs"},
+	"max_num_batched_tokens": {"max-num-batched-tokens", "serving.max_num_batched_tokens"},
 }
 
 func runSweep(cmd *cobra.Command, s streams, opts *sweepOptions) error {
-	so, l, err := resolveSweep(cmd, opts)
+	so, err := resolveSweep(cmd, opts)
 	if err != nil {
 		return err
 	}
 	if err := so.Validate(); err != nil {
 		var ge *sweep.GridError
 		if errors.As(err, &ge) {
-			return usageError{fmt.Errorf("%s: %s", l.origin(sweepGridKeys[ge.Field]), ge.Reason)}
+			g := sweepGridFlags[ge.Field]
+			where := flagOrigin(cmd, g.flag, g.key)
+			if g.flag == "gpus" && where == "gpu" {
+				where = settingOrigin(cmd, "gpu")
+			}
+			return usageError{fmt.Errorf("%s: %s", where, ge.Reason)}
 		}
 		return err
 	}
@@ -158,87 +160,64 @@ func nonEmpty(xs ...string) []string {
 }
 
 // resolveSweep turns flags, environment and the workload file into sweep
-// options, with run's precedence.
-func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, *layered, error) {
+// options, with run's precedence (loadSpec). A grid list that is not given
+// is the setting's single value.
+func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error) {
 	if opts.Workload == "" {
-		return nil, nil, usageError{fmt.Errorf("--workload: required")}
+		return nil, usageError{fmt.Errorf("--workload: required")}
 	}
-	sp, err := workload.Load(opts.Workload)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := newLayered(cmd, fileSettings(sp))
-	if err != nil {
-		return nil, nil, err
-	}
-	so := &sweep.Options{Workload: sp, Requests: opts.Requests, Probes: opts.Probes, Jobs: opts.Jobs, TargetRateRPS: opts.TargetRate}
 	switch {
 	case opts.Requests < 0:
-		return nil, nil, usageError{fmt.Errorf("--requests: must be >= 0, got %d", opts.Requests)}
+		return nil, usageError{fmt.Errorf("--requests: must be >= 0, got %d", opts.Requests)}
 	case opts.Probes < 1:
-		return nil, nil, usageError{fmt.Errorf("--probes: must be >= 1, got %d", opts.Probes)}
+		return nil, usageError{fmt.Errorf("--probes: must be >= 1, got %d", opts.Probes)}
 	case opts.Jobs < 0:
-		return nil, nil, usageError{fmt.Errorf("--jobs: must be >= 1, got %d", opts.Jobs)}
+		return nil, usageError{fmt.Errorf("--jobs: must be >= 1, got %d", opts.Jobs)}
 	case opts.TargetRate < 0 || math.IsNaN(opts.TargetRate) || math.IsInf(opts.TargetRate, 0):
-		return nil, nil, usageError{fmt.Errorf("--target-rate: must be > 0, got %g", opts.TargetRate)}
+		return nil, usageError{fmt.Errorf("--target-rate: must be > 0, got %g", opts.TargetRate)}
 	}
+	sp, err := loadSpec(cmd, opts.Workload)
+	if err != nil {
+		return nil, err
+	}
+	so := &sweep.Options{Workload: sp, Requests: opts.Requests, Probes: opts.Probes, Jobs: opts.Jobs,
+		TargetRateRPS: opts.TargetRate, Seed: sp.Seed}
 	if so.SLO, err = sweep.ParseSLO(opts.SLO); err != nil {
-		return nil, nil, usageError{fmt.Errorf("--slo: %w", err)}
+		return nil, usageError{fmt.Errorf("--slo: %w", err)}
 	}
 	if so.Shard, err = parseShardFlag(opts.Shard); err != nil {
-		return nil, nil, usageError{fmt.Errorf("--shard: %w", err)}
+		return nil, usageError{fmt.Errorf("--shard: %w", err)}
 	}
-	gpus := l.String("gpus")
-	if gpus == "" {
-		if gpus = l.String("gpu"); gpus == "" {
-			gpus = defaultGPU
-		}
+	so.Grid.GPUs = []string{sp.GPU}
+	if opts.GPUs != "" {
+		so.Grid.GPUs = splitList(opts.GPUs)
 	}
-	so.Grid.GPUs = splitList(gpus)
 	for _, it := range []struct {
-		key string
-		dst *[]int
-	}{{"tp", &so.Grid.TP}, {"max-num-seqs", &so.Grid.MaxNumSeqs}, {"max-num-batched-tokens", &so.Grid.MaxNumBatchedTokens}} {
-		if *it.dst, err = parseIntList(l.String(it.key)); err != nil {
-			return nil, nil, usageError{fmt.Errorf("%s: %w", l.origin(it.key), err)}
+		flag, list string
+		one        int
+		dst        *[]int
+	}{
+		{"tp", opts.TP, sp.TP, &so.Grid.TP},
+		{"max-num-seqs", opts.MaxNumSeqs, sp.Serving.MaxNumSeqs, &so.Grid.MaxNumSeqs},
+		{"max-num-batched-tokens", opts.MaxNumBatchedTokens, sp.Serving.MaxNumBatchedTokens, &so.Grid.MaxNumBatchedTokens},
+	} {
+		*it.dst = []int{it.one}
+		if it.list == "" {
+			continue
+		}
+		if *it.dst, err = parseIntList(it.list); err != nil {
+			return nil, usageError{fmt.Errorf("%s: %w", flagOrigin(cmd, it.flag, it.flag), err)}
 		}
 	}
 	if so.GPUCostPerHour, err = parseGPUCosts(opts.GPUCost); err != nil {
-		return nil, nil, usageError{fmt.Errorf("--gpu-cost: %w", err)}
+		return nil, usageError{fmt.Errorf("--gpu-cost: %w", err)}
 	}
-	name := l.String("model")
-	if name == "" {
-		name = defaultModel
-	}
-	m, err := model.Resolve(name)
+	m, err := model.Resolve(sp.Model)
 	if err != nil {
-		return nil, nil, fmt.Errorf("model: %w", err)
+		return nil, fmt.Errorf("%s: %w", settingOrigin(cmd, "model"), err)
 	}
-	sc := scheduler.Config{Policy: l.String("scheduling-policy")}
-	for _, it := range []struct {
-		key string
-		dst *int
-	}{{"block-size", &sc.BlockSize}, {"num-gpu-blocks", &sc.NumGPUBlocks}, {"max-model-len", &sc.MaxModelLen}} {
-		if *it.dst, err = l.Int(it.key); err != nil {
-			return nil, nil, err
-		}
-	}
-	if sc.EnablePrefixCaching, err = l.Bool("enable-prefix-caching"); err != nil {
-		return nil, nil, err
-	}
-	if sc.EnableChunkedPrefill, err = l.Bool("enable-chunked-prefill"); err != nil {
-		return nil, nil, err
-	}
-	util, err := l.Float("gpu-memory-utilization")
-	if err != nil {
-		return nil, nil, err
-	}
-	if so.Seed, err = l.Uint64("seed"); err != nil {
-		return nil, nil, err
-	}
-	so.Base = sim.Deployment{Model: m, WeightDType: l.String("weights"), KVDType: l.String("kv-cache-dtype"),
-		Scheduler: sc, GPUMemoryUtilization: util}
-	return so, l, nil
+	so.Base = sim.Deployment{Model: m, Settings: sp.Deployment}
+	return so, nil
 }
 
 // parseShardFlag accepts "", "i/n" and "env/n" (i from JOB_COMPLETION_INDEX,

@@ -1,0 +1,114 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/roofsim/roofsim/scheduler"
+)
+
+// Deployment is every setting of the deployment a workload is served by: the model and
+// GPU, the parallelism and precisions, the engine knobs and the replicas. It is the one
+// place such a setting is declared: the workload file embeds it (top-level keys, engine
+// knobs under serving:), `sim` prices and runs it, and the command line derives a flag
+// (--<key with dashes>), an environment variable (SIM_<KEY>) and the help text from each
+// leaf field's tags. A field carries
+//
+//   - its key in the yaml, mapstructure and json tags (the same word everywhere),
+//   - its one-line help in the help tag,
+//   - its default in DefaultDeployment,
+//   - its checks in Validate.
+//
+// Model, GPU and Router are names that the packages owning those catalogs resolve and
+// check (model.Resolve, hardware.Resolve, sim's routers).
+type Deployment struct {
+	// Model is a model catalog name or a path to a Hugging Face config.json.
+	Model string `yaml:"model" mapstructure:"model" json:"model" help:"model: catalog name or path to a Hugging Face config.json"`
+	// GPU is a GPU catalog name or a path to a GPU YAML file.
+	GPU string `yaml:"gpu" mapstructure:"gpu" json:"gpu" help:"GPU: catalog name or path to a GPU YAML file"`
+	// TP is the tensor-parallel degree: GPUs per instance.
+	TP int `yaml:"tp" mapstructure:"tp" json:"tp" help:"tensor-parallel degree (GPUs per instance)"`
+	// Replicas is the number of identical instances behind the router.
+	Replicas int `yaml:"replicas" mapstructure:"replicas" json:"replicas" help:"identical instances behind the router"`
+	// Router spreads requests over replicas: round-robin, least-outstanding or
+	// prefix-affinity.
+	Router string `yaml:"router" mapstructure:"router" json:"router" help:"replica routing: round-robin, least-outstanding or prefix-affinity"`
+	// Weights is the weight precision (bf16, fp8, nvfp4, q4_k, ...); "" means the
+	// model's own dtype.
+	Weights string `yaml:"weights" mapstructure:"weights" json:"weights" help:"weight precision (empty: the model's dtype)"`
+	// KVCacheDType is the KV-cache precision; "" means the activation precision.
+	KVCacheDType string `yaml:"kv_cache_dtype" mapstructure:"kv_cache_dtype" json:"kv_cache_dtype" help:"KV-cache precision (empty: the activation precision)"`
+	// ActDType is the activation precision; "" means the step model's default: bf16, or
+	// fp16 on a GPU without a bf16 peak, with fp8 weights computing at the fp8 peak
+	// where the GPU has one (W8A8). See roofline.StepOptions.ActDType.
+	ActDType string `yaml:"act_dtype" mapstructure:"act_dtype" json:"act_dtype" help:"activation precision (empty: bf16, or fp16 without a bf16 peak; fp8 weights then compute in fp8)"`
+	// Serving holds the vLLM engine knobs.
+	Serving Serving `yaml:"serving" mapstructure:"serving" json:"serving"`
+}
+
+// Serving holds the vLLM engine knobs: the scheduler's settings and the share of GPU
+// memory the engine may use. In a Deployment, Config.NumGPUBlocks == 0 means "derive
+// the KV capacity from memory" and Config.MaxModelLen == 0 means "the model's context".
+type Serving struct {
+	scheduler.Config `yaml:",inline" mapstructure:",squash"`
+	// GPUMemoryUtilization is the fraction of GPU memory the engine may use, in (0, 1]
+	// (vLLM gpu_memory_utilization).
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" mapstructure:"gpu_memory_utilization" json:"gpu_memory_utilization" help:"vLLM gpu_memory_utilization: share of GPU memory the engine may use, in (0, 1]"`
+}
+
+// DefaultDeployment returns the built-in defaults: Llama-3.1-8B on one H100, one
+// replica, the model's weight precision, and vLLM v1's engine defaults
+// (scheduler.DefaultConfig, gpu_memory_utilization 0.9). It is the only place these
+// defaults are written.
+func DefaultDeployment() Deployment {
+	return Deployment{
+		Model:    "llama-3.1-8b",
+		GPU:      "h100",
+		TP:       1,
+		Replicas: 1,
+		Router:   "round-robin",
+		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9},
+	}
+}
+
+// FieldError is one invalid setting. Key is the setting's full key as written in a
+// workload file ("tp", "serving.max_num_seqs"); Error() reads "key: reason". Callers
+// that took the value from elsewhere (a flag, the environment) replace Key by where it
+// came from.
+type FieldError struct {
+	Key, Reason string
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
+
+// Validate checks every setting that can be checked without the catalogs and returns
+// the first problem as a *FieldError.
+func (d *Deployment) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return &FieldError{Key: key, Reason: fmt.Sprintf(format, args...)}
+	}
+	for _, f := range []struct{ key, v string }{{"model", d.Model}, {"gpu", d.GPU}, {"router", d.Router}} {
+		if strings.TrimSpace(f.v) == "" {
+			return bad(f.key, "must not be empty")
+		}
+	}
+	if d.TP < 1 {
+		return bad("tp", "must be >= 1, got %d", d.TP)
+	}
+	if d.Replicas < 1 {
+		return bad("replicas", "must be >= 1, got %d", d.Replicas)
+	}
+	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
+		return bad("serving.gpu_memory_utilization", "must be in (0, 1], got %g", u)
+	}
+	if err := d.Serving.Config.ValidateSettings(); err != nil {
+		var fe *scheduler.FieldError
+		if errors.As(err, &fe) {
+			return bad("serving."+fe.Field, "%s", fe.Reason)
+		}
+		return err
+	}
+	return nil
+}
