@@ -122,8 +122,8 @@ func addSettingFlags(cmd *cobra.Command, skip ...string) {
 }
 
 // applyEnv gives every flag of cmd that the command line did not set the
-// value of its SIM_<FLAG> variable, if set, and marks it as coming from
-// there. A value that does not parse is an error naming the variable.
+// value of its SIM_<FLAG> variable, if set and not empty, and marks it as
+// coming from there. A value that does not parse is an error naming the variable.
 func applyEnv(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
@@ -132,7 +132,7 @@ func applyEnv(cmd *cobra.Command) error {
 		}
 		name := envName(f.Name)
 		val, ok := lookupEnv(name)
-		if !ok {
+		if !ok || val == "" {
 			return
 		}
 		if e := cmd.Flags().Set(f.Name, val); e != nil {
