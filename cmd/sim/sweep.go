@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -398,90 +397,13 @@ func writeSweepJSON(w io.Writer, res *sweep.Result, slo string) error {
 	return writeJSON(w, doc)
 }
 
-// writeSweepPlot draws the Pareto front (tokens/s per user against output
-// tokens/s per GPU) and p99 TTFT and TPOT against rate for every
-// configuration's completed probes, with the SLO bounds as lines.
+// writeSweepPlot draws the sweep's charts (sweep.Result.Charts) as panels.
 func writeSweepPlot(path string, res *sweep.Result, slo sweep.SLO) error {
-	var all, front plot.Series
-	all.Label, all.Points = "configurations", true
-	front.Label, front.Line, front.Points = "Pareto front", true, true
-	type pt struct{ x, y float64 }
-	var fp []pt
-	ttft := plot.XYChart{Title: "p99 TTFT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TTFT (ms)", LogY: true}
-	tpot := plot.XYChart{Title: "p99 TPOT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TPOT (ms)", LogY: true}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, r := range res.Rows {
-		if r.Status != sweep.StatusOK {
-			continue
-		}
-		all.X, all.Y = append(all.X, r.TokensPerSPerUser), append(all.Y, r.OutputTokensPerSPerGPU)
-		if r.Pareto {
-			fp = append(fp, pt{r.TokensPerSPerUser, r.OutputTokensPerSPerGPU})
-		}
-		probes := slices.Clone(r.Probes)
-		slices.SortFunc(probes, func(a, b sweep.Probe) int { return cmpFloat(a.RateRPS, b.RateRPS) })
-		label := ""
-		if r.Pareto || r.Recommended {
-			label = fmt.Sprintf("#%d %s tp%d", r.Index, r.GPU, r.TP)
-		}
-		var a, b plot.Series
-		a.Label, b.Label = label, label
-		for _, p := range probes {
-			if p.EarlyStop || math.IsNaN(p.TTFTP99Ms) {
-				continue
-			}
-			lo, hi = math.Min(lo, p.RateRPS), math.Max(hi, p.RateRPS)
-			a.X, a.Y = append(a.X, p.RateRPS), append(a.Y, p.TTFTP99Ms)
-			if !math.IsNaN(p.TPOTP99Ms) {
-				b.X, b.Y = append(b.X, p.RateRPS), append(b.Y, p.TPOTP99Ms)
-			}
-		}
-		ttft.Series, tpot.Series = append(ttft.Series, a), append(tpot.Series, b)
-	}
-	slices.SortFunc(fp, func(a, b pt) int { return cmpFloat(a.x, b.x) })
-	for _, p := range fp {
-		front.X, front.Y = append(front.X, p.x), append(front.Y, p.y)
-	}
-	charts := []plot.XYChart{{Title: "Pareto front", XLabel: "Tokens/s per user (1000 / mean TPOT ms)",
-		YLabel: "Output tokens/s per GPU", Series: []plot.Series{all, front}}}
-	for _, c := range []struct {
-		chart *plot.XYChart
-		key   string
-	}{{&ttft, "ttft_p99"}, {&tpot, "tpot_p99"}} {
-		if b, ok := slo.Find(c.key); ok && hi >= lo {
-			c.chart.Series = append(c.chart.Series, plot.Series{Label: "SLO " + b.Limit.String(), Line: true,
-				X: []float64{lo, hi}, Y: []float64{b.LimitMs(), b.LimitMs()}})
-		}
-		if hasPoints(c.chart.Series) {
-			charts = append(charts, *c.chart)
-		}
-	}
-	if !hasPoints(charts[0].Series) {
-		charts = charts[1:]
-	}
-	if len(charts) == 0 {
-		return fmt.Errorf("nothing to plot: no configuration met the SLO")
+	charts, err := res.Charts(slo)
+	if err != nil {
+		return err
 	}
 	return plot.WritePanels(path, 2, charts)
-}
-
-func hasPoints(ss []plot.Series) bool {
-	for _, s := range ss {
-		if len(s.X) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func newSweepMergeCmd(s streams) *cobra.Command {

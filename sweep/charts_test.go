@@ -1,0 +1,60 @@
+package sweep
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestChartsShapes(t *testing.T) {
+	slo, err := ParseSLO("ttft_p99=500ms,tpot_p99=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := func(i int, user, perGPU float64, pareto bool, probes ...Probe) Row {
+		r := newRow(Config{Index: i, GPU: "h100", TP: 1})
+		r.Status, r.TokensPerSPerUser, r.OutputTokensPerSPerGPU, r.Pareto = StatusOK, user, perGPU, pareto
+		r.Probes = probes
+		return r
+	}
+	skipped := newRow(Config{Index: 3, GPU: "l4", TP: 8})
+	skipped.Status = StatusSkipped
+	res := &Result{Rows: []Row{
+		ok(0, 80, 900, true, Probe{RateRPS: 8, TTFTP99Ms: 90, TPOTP99Ms: 12}, Probe{RateRPS: 2, TTFTP99Ms: 40, TPOTP99Ms: 10},
+			Probe{RateRPS: 16, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN()}, Probe{RateRPS: 12, EarlyStop: true, TTFTP99Ms: 900}),
+		ok(1, 40, 1500, true, Probe{RateRPS: 4, TTFTP99Ms: 60, TPOTP99Ms: math.NaN()}),
+		ok(2, 60, 700, false),
+		skipped,
+	}}
+	charts, err := res.Charts(slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 3 {
+		t.Fatalf("%d charts, want Pareto, TTFT and TPOT", len(charts))
+	}
+	pareto := charts[0].Series
+	if !slices.Equal(pareto[0].X, []float64{80, 40, 60}) {
+		t.Errorf("configurations x = %v, want every OK row's tokens/s per user", pareto[0].X)
+	}
+	if !slices.Equal(pareto[1].X, []float64{40, 80}) || !slices.Equal(pareto[1].Y, []float64{1500, 900}) {
+		t.Errorf("front = %v/%v, want the Pareto rows sorted by x", pareto[1].X, pareto[1].Y)
+	}
+	ttft := charts[1].Series
+	if !slices.Equal(ttft[0].X, []float64{2, 8}) || !slices.Equal(ttft[0].Y, []float64{40, 90}) {
+		t.Errorf("row 0 TTFT = %v/%v, want completed probes sorted by rate (NaN and early stops left out)", ttft[0].X, ttft[0].Y)
+	}
+	if ttft[0].Label != "#0 h100 tp1" || ttft[2].Label != "" {
+		t.Errorf("labels %q, %q: want Pareto rows labelled, others not", ttft[0].Label, ttft[2].Label)
+	}
+	last := ttft[len(ttft)-1]
+	if last.Label != "SLO 500ms" || !slices.Equal(last.X, []float64{2, 8}) || !slices.Equal(last.Y, []float64{500, 500}) {
+		t.Errorf("SLO line %+v, want 500 ms across the probed rates", last)
+	}
+	if tpot := charts[2].Series; len(tpot[1].X) != 0 {
+		t.Errorf("row 1's NaN TPOT must be left out, got %v", tpot[1].X)
+	}
+	if _, err := (&Result{Rows: []Row{skipped}}).Charts(slo); err == nil {
+		t.Error("no OK row: want an error")
+	}
+}
