@@ -298,11 +298,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		}
 	}
 	// 16-bit default for this GPU.
-	wideName := "bf16"
-	if _, ok := g.PeakFLOPS("bf16"); !ok {
-		wideName = "fp16"
-	}
-	wide, _ := LookupPrecision(wideName)
+	wide, _ := LookupPrecision(DefaultActDType(g))
 	// Activations.
 	m.act = wide
 	if opts.ActDType != "" {

@@ -66,7 +66,7 @@ func newOpCmd(s streams) *cobra.Command {
 		f := c.Flags()
 		f.StringVar(&opts.GPU, "gpu", workload.DefaultDeployment().GPU, "GPU: catalog name or YAML file")
 		f.StringVar(&opts.DType, "dtype", "fp16", "weight precision (gemv, gemm); KV precision default for attention")
-		f.StringVar(&opts.ActDType, "act-dtype", "", "activation precision (default fp16, or bf16 when --dtype is bf16)")
+		f.StringVar(&opts.ActDType, "act-dtype", "", "activation precision (default bf16, or fp16 on a GPU without a bf16 peak)")
 		f.Float64Var(&opts.MeasuredUS, "measured-us", 0, "measured kernel time in microseconds, to compare")
 		f.BoolVar(&opts.JSON, "json", false, "print one JSON object")
 		switch kind {
@@ -122,10 +122,7 @@ func runOp(s streams, kind string, o *opOptions) error {
 	}
 	actName := o.ActDType
 	if actName == "" {
-		actName = "fp16"
-		if w.Name == "bf16" {
-			actName = "bf16"
-		}
+		actName = roofline.DefaultActDType(g)
 	}
 	act, err := precisionFlag("act-dtype", actName)
 	if err != nil {
