@@ -26,16 +26,22 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
-// streams are a command's standard streams.
+// streams are a command's standard streams and the arguments the CLI was
+// run with (commands read these, never os.Args).
 type streams struct {
 	in          io.Reader
 	out, errOut io.Writer
+	args        []string
 }
+
+// commandLine is the command as typed, for provenance notes in outputs:
+// "sim calibrate --gpu h100 ...".
+func (s streams) commandLine() string { return strings.TrimSpace("sim " + strings.Join(s.args, " ")) }
 
 // execute runs the CLI with args and returns the process exit code. Errors
 // are printed as one line on stderr: "sim: <what>: <why>".
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	io := streams{in: stdin, out: stdout, errOut: stderr}
+	io := streams{in: stdin, out: stdout, errOut: stderr, args: args}
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	root.SetOut(stdout)
