@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The catalog commands list every GPU, as a table and as JSON.
+func TestGPUsCommand(t *testing.T) {
+	code, out, errOut := cli(t, "gpus")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	for _, want := range []string{"NAME", "h100", "gb10", "fp16"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sim gpus lacks %q", want)
+		}
+	}
+	code, out, errOut = cli(t, "gpus", "--json")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	var gpus []struct {
+		Name string             `json:"name"`
+		Peak map[string]float64 `json:"peak_tflops"`
+	}
+	if err := json.Unmarshal([]byte(out), &gpus); err != nil {
+		t.Fatal(err)
+	}
+	if len(gpus) < 10 || gpus[0].Name == "" || len(gpus[0].Peak) == 0 {
+		t.Errorf("sim gpus --json: %d GPUs, first %+v", len(gpus), gpus[0])
+	}
+	if code, _, _ := cli(t, "gpus", "extra"); code != exitUsage {
+		t.Errorf("sim gpus extra: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// roofline plot writes an SVG or PNG with operator and phase points and
+// refuses a missing or unknown output.
+func TestRooflinePlotCommand(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "r.svg")
+	code, out, errOut := cli(t, "roofline", "plot", "--gpu", "h100", "--model", "llama-3.1-8b", "--points", "testdata/ops.csv", "--out", svg)
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("<svg")) || !strings.Contains(out, svg) {
+		t.Errorf("no SVG written (stdout %q)", out)
+	}
+	png := filepath.Join(dir, "r.png")
+	if code, _, errOut := cli(t, "roofline", "plot", "--gpu", "gb10", "--out", png); code != 0 {
+		t.Fatal(errOut)
+	}
+	if data, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Errorf("no PNG written: %v", err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"roofline", "plot"}, "--out: required"},
+		{[]string{"roofline", "plot", "--out", filepath.Join(dir, "r.gif")}, "gif"},
+		{[]string{"roofline", "plot", "--gpu", "x100", "--out", svg}, `unknown GPU "x100"`},
+	} {
+		if code, _, errOut := cli(t, tc.args...); code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want an error mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// roofline ops takes the machine from --gpu as well as from explicit peaks,
+// and phase errors name the flag.
+func TestRooflineOpsOnCatalogGPU(t *testing.T) {
+	code, out, errOut := cli(t, "roofline", "ops", "--file", "testdata/ops.csv", "--gpu", "h100")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	if !strings.Contains(out, "h100") || !strings.Contains(out, "memory-bound") {
+		t.Errorf("ops on h100: %q", out)
+	}
+	if code, _, errOut := cli(t, "roofline", "phase", "--model", "llama-3.1-8b", "--prompt", "-1"); code != 1 || !strings.Contains(errOut, "--prompt: must be >= 0") {
+		t.Errorf("phase --prompt -1: exit %d, %q", code, errOut)
+	}
+}
+
+func TestCommandLineFromArgs(t *testing.T) {
+	s := streams{args: []string{"calibrate", "--gpu", "h100"}}
+	if got := s.commandLine(); got != "sim calibrate --gpu h100" {
+		t.Errorf("commandLine = %q", got)
+	}
+}
+
+// A progress bar on a writer that is not a terminal stays silent.
+func TestProgressSilentOffTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 100, false, "x")
+	p.set(50)
+	p.finish()
+	if buf.Len() != 0 {
+		t.Errorf("progress wrote %q to a buffer", buf.String())
+	}
+}
