@@ -18,13 +18,8 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 	done := false
 	for i := range b.Items {
 		it := &b.Items[i]
-		r := it.Req
-		r.NumComputed += it.Tokens
-		if !it.Sampled {
-			continue
-		}
 		var fin bool
-		finished, fin = s.sample(r, finished)
+		finished, fin = s.advance(it.Req, it.Tokens, b2i(it.Sampled), finished)
 		done = done || fin
 	}
 	if done {
@@ -33,15 +28,25 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 	return finished
 }
 
-// sample records r's newly generated token; when it was the last one, r is
-// finished (appended to finished) and sample reports true. The caller drops
-// finished requests from the running set (dropFinished) once per step.
-func (s *Scheduler) sample(r *Request, finished []*Request) ([]*Request, bool) {
-	r.NumOutput++
-	if r.NumOutput != r.OutputTokens {
+// advance records that r computed computed more tokens and sampled sampled more
+// output tokens. When that reaches its OutputTokens, r is finished (appended to
+// finished) and advance reports true. It is the one place where a step's tokens are
+// accounted, for Commit and for decode runs alike. The caller drops finished requests
+// from the running set (dropFinished) once per step.
+func (s *Scheduler) advance(r *Request, computed, sampled int, finished []*Request) ([]*Request, bool) {
+	r.NumComputed += computed
+	r.NumOutput += sampled
+	if sampled == 0 || r.NumOutput < r.OutputTokens {
 		return finished, false
 	}
 	return s.finish(r, finished), true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // finish releases a request that generated its last token (its full blocks

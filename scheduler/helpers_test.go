@@ -225,13 +225,6 @@ func (k *tracker) verifyDone() {
 	}
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // testConfig is a small valid configuration.
 func testConfig() Config {
 	c := DefaultConfig()

@@ -1,5 +1,12 @@
 package scheduler
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roofsim/roofsim/internal/heapq"
+)
+
 // waitQueue orders the waiting requests. Implementations keep their storage across
 // steps, so steady-state pushes and pops do not allocate.
 type waitQueue interface {
@@ -23,16 +30,43 @@ var (
 	_ waitQueue = (*heapQueue)(nil)
 )
 
-// newWaitQueue returns the queue for a validated policy name.
-func newWaitQueue(policy string) waitQueue {
-	switch policy {
-	case PolicyPriority:
-		return &heapQueue{less: lessPriority}
-	case PolicySJF:
-		return &heapQueue{less: lessSJF}
-	default:
-		return &fifoQueue{}
+// policy is one waiting-queue order: its Config.Policy name and its queue.
+type policy struct {
+	name     string
+	newQueue func() waitQueue
+}
+
+// policies lists every waiting-queue policy; adding one is one entry here (and its
+// Policy* constant and queue).
+func policies() []policy {
+	return []policy{
+		{PolicyFCFS, func() waitQueue { return &fifoQueue{} }},
+		{PolicyPriority, func() waitQueue { return &heapQueue{key: byPriority} }},
+		{PolicySJF, func() waitQueue { return &heapQueue{key: byPromptTokens} }},
 	}
+}
+
+// PolicyNames lists the accepted Config.Policy values, in documentation order.
+func PolicyNames() []string {
+	var names []string
+	for _, p := range policies() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// lookupPolicy returns the policy called name ("" means fcfs), or an error naming
+// the known policies.
+func lookupPolicy(name string) (policy, error) {
+	if name == "" {
+		name = PolicyFCFS
+	}
+	for _, p := range policies() {
+		if p.name == name {
+			return p, nil
+		}
+	}
+	return policy{}, fmt.Errorf("policy: unknown %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
 }
 
 // fifoQueue is a ring-buffer deque: arrival order, preempted requests at the front.
@@ -84,83 +118,44 @@ func (q *fifoQueue) each(f func(*Request)) {
 	}
 }
 
-// lessPriority orders by Priority (lower first), then Seq, then ID.
-func lessPriority(a, b *Request) bool {
-	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
-	}
-	if a.Seq != b.Seq {
-		return a.Seq < b.Seq
-	}
-	return a.ID < b.ID
-}
-
-// lessSJF orders by PromptTokens (shorter first), then Seq, then ID.
-func lessSJF(a, b *Request) bool {
-	if a.PromptTokens != b.PromptTokens {
-		return a.PromptTokens < b.PromptTokens
-	}
-	if a.Seq != b.Seq {
-		return a.Seq < b.Seq
-	}
-	return a.ID < b.ID
-}
-
-// heapQueue is a binary min-heap under less: O(log n) push and pop. The order is
-// total (ties end at ID), so it never depends on insertion history.
+// heapQueue admits in the order of a key derived from each request: O(log n) push and
+// pop. Keys end in the request's Seq and ID, so the order is total and never depends
+// on insertion history.
 type heapQueue struct {
-	h    []*Request
-	less func(a, b *Request) bool
+	h   heapq.Heap[*Request]
+	key func(r *Request) heapq.Key
 }
 
-func (q *heapQueue) Len() int { return len(q.h) }
-
-func (q *heapQueue) Push(r *Request) {
-	q.h = append(q.h, r)
-	i := len(q.h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(q.h[i], q.h[p]) {
-			break
-		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
-		i = p
-	}
+// byPriority orders by Priority (lower first), then Seq, then ID.
+func byPriority(r *Request) heapq.Key {
+	return heapq.Key{Major: int64(r.Priority), Minor: r.Seq, Tie: r.ID}
 }
+
+// byPromptTokens orders by PromptTokens (shorter first), then Seq, then ID.
+func byPromptTokens(r *Request) heapq.Key {
+	return heapq.Key{Major: int64(r.PromptTokens), Minor: r.Seq, Tie: r.ID}
+}
+
+func (q *heapQueue) Len() int { return q.h.Len() }
+
+func (q *heapQueue) Push(r *Request) { q.h.Push(q.key(r), r) }
 
 // PushFront places a preempted request by its key, like vLLM's priority queue does:
 // it keeps its Seq, so it precedes every later arrival with the same key.
 func (q *heapQueue) PushFront(r *Request) { q.Push(r) }
 
-func (q *heapQueue) Peek() *Request { return q.h[0] }
+func (q *heapQueue) Peek() *Request {
+	_, r := q.h.Peek()
+	return r
+}
 
 func (q *heapQueue) Pop() *Request {
-	top := q.h[0]
-	last := len(q.h) - 1
-	q.h[0] = q.h[last]
-	q.h[last] = nil
-	q.h = q.h[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(q.h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(q.h) && q.less(q.h[r], q.h[l]) {
-			m = r
-		}
-		if !q.less(q.h[m], q.h[i]) {
-			break
-		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
-		i = m
-	}
-	return top
+	_, r := q.h.Pop()
+	return r
 }
 
 func (q *heapQueue) each(f func(*Request)) {
-	for _, r := range q.h {
+	for _, r := range q.h.All() {
 		f(r)
 	}
 }

@@ -1,5 +1,7 @@
 package scheduler
 
+import "github.com/roofsim/roofsim/internal/mix"
+
 // Prefix caching: content identity and block hashes.
 //
 // Every token position p of a request (prompt first, then output) has a content
@@ -28,22 +30,12 @@ const (
 	hashRoot  uint64 = 0x726f6f6673696d00
 )
 
-// mix64 is the SplitMix64 finalizer, a bijection with full avalanche.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
 // mixRun folds one identity run into hash h.
 func mixRun(h, kind, key uint64, start, n int) uint64 {
-	h = mix64(h ^ kind)
-	h = mix64(h ^ key)
-	h = mix64(h ^ uint64(start))
-	return mix64(h ^ uint64(n))
+	h = mix.SplitMix64(h ^ kind)
+	h = mix.SplitMix64(h ^ key)
+	h = mix.SplitMix64(h ^ uint64(start))
+	return mix.SplitMix64(h ^ uint64(n))
 }
 
 // segLen is the effective length of segment i: the last one extends over the output

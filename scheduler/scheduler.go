@@ -3,6 +3,8 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+
+	"github.com/roofsim/roofsim/internal/heapq"
 )
 
 // Scheduler is one serving instance's batch former. It is a single-goroutine state
@@ -22,8 +24,10 @@ type Scheduler struct {
 	blockSlices [][]int32
 	hashSlices  [][]uint64
 
-	// ffHeap is FastForward's scratch event heap.
-	ffHeap []uint64
+	// runEvents and runGrow are AdvanceDecodes' scratch: its event heap and the
+	// running indices of one step's events.
+	runEvents heapq.Heap[struct{}]
+	runGrow   []int
 
 	preemptions       int64
 	prefixHitTokens   int64
@@ -35,13 +39,15 @@ func New(cfg Config) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("scheduler config: %w", err)
 	}
-	if cfg.Policy == "" {
-		cfg.Policy = PolicyFCFS
+	pol, err := lookupPolicy(cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler config: %w", err)
 	}
+	cfg.Policy = pol.name
 	return &Scheduler{
 		cfg:     cfg,
 		pool:    newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching),
-		waiting: newWaitQueue(cfg.Policy),
+		waiting: pol.newQueue(),
 		running: make([]*Request, 0, min(cfg.MaxNumSeqs, 1<<16)),
 	}, nil
 }

@@ -159,8 +159,6 @@ type engine struct {
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
 	followUps bool
-	// err is a sink error raised inside a fast-forward.
-	err error
 }
 
 // Run simulates the workload from src until it is exhausted (or the
@@ -212,8 +210,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		case evWake:
 			in := e.insts[ev.replica]
 			in.wakePending = false
-			e.startStep(in)
-			err = e.err
+			err = e.startStep(in)
 		case evStepDone:
 			err = e.finishStep(e.insts[ev.replica])
 		}

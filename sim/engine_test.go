@@ -526,7 +526,7 @@ clients:
 				t.Fatalf("summaries differ:\n%s\n%s", j1, j2)
 			}
 			if r1.Steps != r2.Steps || r1.OutputTokensGenerated != r2.OutputTokensGenerated || r1.KVBlocksPeak != r2.KVBlocksPeak ||
-				r1.Preemptions != r2.Preemptions || r1.InFlight != r2.InFlight {
+				r1.Preemptions != r2.Preemptions || r1.InFlight != r2.InFlight || r1.End != r2.End {
 				t.Fatalf("counters differ: %+v vs %+v", r1, r2)
 			}
 			if r1.Events >= r2.Events {

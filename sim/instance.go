@@ -12,10 +12,17 @@ import (
 // instance is one serving engine: a scheduler that forms batches and a step
 // model that prices them. It runs forward passes back to back while it has
 // work and sleeps otherwise.
+//
+// Each evStepDone event ends one step event of an instance, which covers
+// either one forward pass (the general case) or a decode run: the pending
+// pure-decode pass and the passes that follow it before anything else could
+// happen (see planDecodeRun). finishStep accounts both the same way, pass by
+// pass, so a decode run changes nothing a user can see; only per-pass events,
+// Schedule calls and step pricing are skipped.
 type instance struct {
 	id          int
 	sched       *scheduler.Scheduler
-	busy        bool // a forward pass is in progress
+	busy        bool // a step event is in progress
 	wakePending bool // an evWake is queued
 	batch       *scheduler.Batch
 	stepStart   Time
@@ -25,21 +32,31 @@ type instance struct {
 	in          roofline.StepInput
 	finished    []*scheduler.Request
 	outstanding int // requests routed here and not yet finished
-	// scratch for fastForward
-	durs         []Time
+
+	// durs are the durations of the passes the pending step event covers, the
+	// pending batch first; more than one only for a decode run.
+	durs []Time
+	// committed is true when the scheduler has already committed the passes
+	// (a decode run); otherwise finishStep commits the pending batch.
+	committed bool
+	// doneBy[j] is the number of finished (in finishing order) that finish by
+	// the end of pass j of a decode run.
+	doneBy []int
+	// Decode-run scratch: items' remaining outputs, the items ordered by it,
+	// the live decodes' KV lengths, and live decodes per client.
 	rem          []int
 	byRem        []int32
 	live         []int
 	clientCounts []int
 }
 
-// startStep forms the next batch and schedules its completion; with nothing
-// runnable the instance goes idle until the next arrival.
-func (e *engine) startStep(in *instance) {
+// startStep forms the next batch and schedules the end of its step event;
+// with nothing runnable the instance goes idle until the next arrival.
+func (e *engine) startStep(in *instance) error {
 	b := in.sched.Schedule()
 	if b == nil || len(b.Items) == 0 {
 		in.busy = false
-		return
+		return nil
 	}
 	in.batch = b
 	in.in.Prefills = in.in.Prefills[:0]
@@ -58,16 +75,23 @@ func (e *engine) startStep(in *instance) {
 		}
 	}
 	in.cost = e.cfg.StepModel.Cost(&in.in)
-	d := stepDuration(in.cost)
 	in.busy = true
 	in.stepStart = e.now
+	in.durs = append(in.durs[:0], stepDuration(in.cost))
+	in.committed = false
 	if !e.cfg.StepTrace && !e.cfg.NoFastForward {
-		if m := in.sched.FastForwardLimit(); m >= 2 || m == 1 && !e.followUps {
-			e.fastForward(in, b, m, d)
-			return
+		if m := in.sched.DecodeRunLimit(); m >= 2 || m == 1 && !e.followUps {
+			if err := e.planDecodeRun(in, b, m); err != nil {
+				return err
+			}
 		}
 	}
-	e.q.push(event{at: e.now + d, kind: evStepDone, replica: int32(in.id)})
+	end := e.now
+	for _, d := range in.durs {
+		end += d
+	}
+	e.q.push(event{at: end, kind: evStepDone, replica: int32(in.id)})
+	return nil
 }
 
 // stepDuration rounds a step's cost to whole nanoseconds; time always moves
@@ -76,63 +100,109 @@ func stepDuration(c roofline.StepCost) Time {
 	return max(FromSeconds(c.Seconds), 1)
 }
 
-// finishStep applies a completed forward pass: output tokens, ITL samples,
-// finished requests, the step record; then wakes the instance again.
+// finishStep applies the forward passes of a completed step event, in order:
+// output tokens, ITL samples and finished requests at each pass's own end,
+// the step record; then wakes the instance again.
 func (e *engine) finishStep(in *instance) error {
 	b := in.batch
-	e.res.Steps++
-	in.finished = in.sched.Commit(b, in.finished[:0])
+	e.res.Steps += int64(len(in.durs))
+	if !in.committed {
+		in.finished = in.sched.Commit(b, in.finished[:0])
+		e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, in.sched.Stats().KVBlocksUsed)
+	}
 	if e.cfg.CheckInvariants {
 		if err := in.sched.CheckInvariants(); err != nil {
 			return fmt.Errorf("replica %d after step %d at %v s: %w", in.id, e.res.Steps, e.now.Seconds(), err)
 		}
 	}
-	e.emitTokens(in, b, e.now)
-	st := in.sched.Stats()
-	if st.KVBlocksUsed > e.res.KVBlocksPeak {
-		e.res.KVBlocksPeak = st.KVBlocksUsed
-	}
 	if e.cfg.StepTrace {
-		e.step.Replica = in.id
-		e.step.TimeS = in.stepStart.Seconds()
-		e.step.DurationS = (e.now - in.stepStart).Seconds()
-		e.step.PrefillTokens = b.NumPrefillTokens
-		e.step.DecodeRequests = b.NumDecodes
-		e.step.BatchSize = len(b.Items)
-		e.step.KVBlocksUsed = st.KVBlocksUsed
-		e.step.KVBlocksTotal = st.KVBlocksTotal
-		e.step.ComputeS = in.cost.ComputeS
-		e.step.MemoryS = in.cost.MemoryS
-		e.step.CommS = in.cost.CommS
-		e.step.OverheadS = in.cost.OverheadS
-		e.step.Preempted = len(b.Preempted)
-		if err := e.sink.Step(&e.step); err != nil {
-			return fmt.Errorf("writing step record: %w", err)
-		}
-	}
-	in.lastStepEnd = e.now
-	in.hadStep = true
-	in.busy = false
-	for _, sr := range in.finished {
-		i := int32(sr.Index)
-		e.res.Completed++
-		e.res.OutputTokensCompleted += int64(sr.OutputTokens)
-		in.outstanding--
-		if err := e.finish(i, "ok", e.now); err != nil {
+		if err := e.traceStep(in, b); err != nil {
 			return err
 		}
 	}
+	fin := in.finished
+	run := len(in.durs) > 1
+	start, next := in.stepStart, 0
+	for j, d := range in.durs {
+		end := start + d
+		if j == 0 {
+			e.emitTokens(in, b, end)
+			if run {
+				e.countLiveDecodes(in, b)
+			}
+		} else {
+			e.emitRunTokens(in, d)
+		}
+		in.lastStepEnd, in.hadStep = end, true
+		done := len(fin)
+		if in.committed {
+			done = in.doneBy[j]
+		}
+		for ; next < done; next++ {
+			sr := fin[next]
+			if run {
+				r := e.table[sr.Index]
+				r.lastTok = end
+				in.clientCounts[r.client]--
+			}
+			if err := e.complete(in, sr, end); err != nil {
+				return err
+			}
+		}
+		start = end
+	}
+	if run {
+		// The survivors' last token came with the run's last pass.
+		for _, k := range in.byRem[next:] {
+			e.table[b.Items[k].Req.Index].lastTok = start
+		}
+	}
+	in.busy = false
 	if in.sched.HasWork() && !in.wakePending {
-		if e.q.len() == 0 || e.q.h[0].at > e.now {
+		if next, ok := e.q.nextAt(); !ok || next > e.now {
 			// Nothing else happens at this instant: the wake would be the next
 			// event popped, so start the next step now.
-			e.startStep(in)
-			return e.err
+			return e.startStep(in)
 		}
 		in.wakePending = true
 		e.q.push(event{at: e.now, kind: evWake, replica: int32(in.id)})
 	}
 	return nil
+}
+
+// traceStep sends the step record of the single forward pass b.
+func (e *engine) traceStep(in *instance, b *scheduler.Batch) error {
+	st := in.sched.Stats()
+	e.step.Replica = in.id
+	e.step.TimeS = in.stepStart.Seconds()
+	e.step.DurationS = (e.now - in.stepStart).Seconds()
+	e.step.PrefillTokens = b.NumPrefillTokens
+	e.step.DecodeRequests = b.NumDecodes
+	e.step.BatchSize = len(b.Items)
+	e.step.KVBlocksUsed = st.KVBlocksUsed
+	e.step.KVBlocksTotal = st.KVBlocksTotal
+	e.step.ComputeS = in.cost.ComputeS
+	e.step.MemoryS = in.cost.MemoryS
+	e.step.CommS = in.cost.CommS
+	e.step.OverheadS = in.cost.OverheadS
+	e.step.Preempted = len(b.Preempted)
+	if err := e.sink.Step(&e.step); err != nil {
+		return fmt.Errorf("writing step record: %w", err)
+	}
+	return nil
+}
+
+// complete accounts a request of in that produced its last token at time at
+// (at most the engine's clock: a decode run is accounted at its end).
+func (e *engine) complete(in *instance, sr *scheduler.Request, at Time) error {
+	e.res.Completed++
+	e.res.OutputTokensCompleted += int64(sr.OutputTokens)
+	in.outstanding--
+	if at < e.now {
+		// The event loop counted it in the system up to the clock; it left at at.
+		e.res.InSystemSeconds -= (e.now - at).Seconds()
+	}
+	return e.finish(int32(sr.Index), "ok", at)
 }
 
 func (e *engine) clientIndex(c int) int {
@@ -146,10 +216,7 @@ func (e *engine) clientIndex(c int) int {
 // tokens, inter-token gaps (pooled per client when a request also had a
 // token in the instance's previous step, the common case), token counts.
 func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
-	gap := float64(t-in.lastStepEnd) / 1e9
-	for c := range e.itlCounts {
-		e.itlCounts[c] = 0
-	}
+	clear(e.itlCounts)
 	for k := range b.Items {
 		it := &b.Items[k]
 		if !it.Sampled {
@@ -167,40 +234,64 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 		}
 		r.lastTok = t
 	}
-	for c, n := range e.itlCounts {
+	e.addPooledITL(e.itlCounts, t-in.lastStepEnd)
+}
+
+// addPooledITL records counts[c] inter-token gaps of length gap for each
+// client c.
+func (e *engine) addPooledITL(counts []int, gap Time) {
+	g := float64(gap) / 1e9
+	for c, n := range counts {
 		if n > 0 {
-			e.col.AddITLN(c, gap, n)
+			e.col.AddITLN(c, g, n)
 		}
 	}
 }
 
-// fastForward runs a stretch of pure decode steps (the pending one, whose
-// duration is d1, first) in one go: as many as end before the next queued
-// event and the horizon, so nothing could have interleaved with them.
-// Requests that finish along the way are completed at their own step's end.
-// When finishing could create work (closed-loop or session follow-ups), the
-// run stops at the first completion (m steps), so any follow-up is queued
-// exactly as stepping would queue it. Results are identical to stepping one
-// forward pass at a time; only per-step bookkeeping is skipped.
-func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
+// countLiveDecodes counts the decode run's requests per client.
+func (e *engine) countLiveDecodes(in *instance, b *scheduler.Batch) {
+	in.clientCounts = slices.Grow(in.clientCounts[:0], len(e.itlCounts))[:len(e.itlCounts)]
+	clear(in.clientCounts)
+	for k := range b.Items {
+		in.clientCounts[e.table[b.Items[k].Req.Index].client]++
+	}
+}
+
+// emitRunTokens records a pass of a decode run after its first, of duration
+// d: every live decode got a token in the previous pass, so each adds one
+// token and one gap of d, pooled per client. O(clients).
+func (e *engine) emitRunTokens(in *instance, d Time) {
+	for _, n := range in.clientCounts {
+		e.res.OutputTokensGenerated += int64(n)
+	}
+	e.addPooledITL(in.clientCounts, d)
+}
+
+// planDecodeRun extends the pending pure-decode step b (m steps before its
+// first request finishes) into a decode run: as many passes as end before the
+// next queued event and the horizon, so nothing could have interleaved with
+// them. When finishing could create work (closed-loop or session follow-ups),
+// the run stops at the first completion (m passes), so any follow-up is queued
+// exactly as stepping would queue it. It prices the passes, has the scheduler
+// commit them, and leaves in.durs and in.doneBy for finishStep.
+func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	limit := Time(math.MaxInt64)
-	if e.q.len() > 0 {
-		limit = e.q.h[0].at - 1
+	if next, ok := e.q.nextAt(); ok {
+		limit = next - 1
 	}
 	if e.cfg.Horizon > 0 {
 		limit = min(limit, e.cfg.Horizon)
 	}
-	t := e.now + d1
+	t := e.now + in.durs[0]
 	if t > limit {
-		e.q.push(event{at: t, kind: evStepDone, replica: int32(in.id)})
-		return
+		return nil
 	}
 	kmax := m
 	if !e.followUps {
-		kmax = int(^uint(0) >> 1)
+		kmax = math.MaxInt
 	}
-	// Each item finishes in step rem; byRem lists the items in order of
-	// finishing step, ties in running order (the order Commit finishes them).
+	// Each item finishes in pass rem; byRem lists the items in order of
+	// finishing pass, ties in running order (the order Commit finishes them).
 	in.rem = in.rem[:0]
 	in.byRem = in.byRem[:0]
 	for k := range b.Items {
@@ -209,18 +300,17 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		in.byRem = append(in.byRem, int32(k))
 	}
 	slices.SortStableFunc(in.byRem, func(x, y int32) int { return in.rem[x] - in.rem[y] })
-	// Price steps 2.. from the count and KV-length sum of the live decodes
-	// (O(1) a step) when the step model allows it, else from their lengths.
+	// Price passes 2.. from the count and KV-length sum of the live decodes
+	// (O(1) a pass) when the step model allows it, else from their lengths.
 	dc, fast := e.cfg.StepModel.(decodeCoster)
 	dec := in.in.Decodes
-	var base int64 // sum of step-1 KV lengths of the live decodes
+	var base int64 // sum of pass-1 KV lengths of the live decodes
 	for _, l := range dec {
 		base += int64(l)
 	}
 	n, next := len(dec), 0
-	in.durs = append(in.durs[:0], d1)
 	for j := 2; j <= kmax; j++ {
-		// Drop the requests that finished in step j-1.
+		// Drop the requests that finished in pass j-1.
 		for next < len(in.byRem) && in.rem[in.byRem[next]] == j-1 {
 			base -= int64(dec[in.byRem[next]])
 			n--
@@ -253,74 +343,29 @@ func (e *engine) fastForward(in *instance, b *scheduler.Batch, m int, d1 Time) {
 		in.durs = append(in.durs, d)
 	}
 	in.in.Decodes = dec
-	k := len(in.durs)
-	if k == 1 {
-		e.q.push(event{at: e.now + d1, kind: evStepDone, replica: int32(in.id)})
-		return
+	if len(in.durs) == 1 {
+		return nil
 	}
-	steps, peak, fin := in.sched.FastForward(k, in.finished[:0])
-	in.finished = fin
+	steps, peak, fin := in.sched.AdvanceDecodes(len(in.durs), in.finished[:0])
+	in.finished, in.committed = fin, true
+	in.durs = in.durs[:steps]
 	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
-
-	// Account the committed steps at their own end times: tokens and
-	// inter-token gaps pooled per client, completions in finishing order.
-	clear(in.clientCounts)
-	for len(in.clientCounts) < len(e.itlCounts) {
-		in.clientCounts = append(in.clientCounts, 0)
-	}
-	start := e.now
+	// doneBy[j]: items finishing by the end of pass j+1.
+	in.doneBy = in.doneBy[:0]
 	next = 0
 	for j := 1; j <= steps; j++ {
-		end := start + in.durs[j-1]
-		if j == 1 {
-			e.emitTokens(in, b, end)
-			for i := range b.Items {
-				in.clientCounts[e.table[b.Items[i].Req.Index].client]++
-			}
-		} else {
-			gap := in.durs[j-1].Seconds()
-			for c, cnt := range in.clientCounts {
-				if cnt > 0 {
-					e.res.OutputTokensGenerated += int64(cnt)
-					e.col.AddITLN(c, gap, cnt)
-				}
-			}
-		}
-		e.res.Steps++
-		in.lastStepEnd, in.hadStep = end, true
 		for next < len(in.byRem) && in.rem[in.byRem[next]] == j {
-			sr := b.Items[in.byRem[next]].Req
-			if next >= len(fin) || fin[next] != sr {
-				panic("sim: fast-forward completions out of step with the scheduler")
+			if next >= len(fin) || fin[next] != b.Items[in.byRem[next]].Req {
+				return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished requests out of the expected order", in.id, e.now.Seconds())
 			}
 			next++
-			idx := int32(sr.Index)
-			r := e.table[idx]
-			r.lastTok = end
-			in.clientCounts[r.client]--
-			e.res.Completed++
-			e.res.OutputTokensCompleted += int64(sr.OutputTokens)
-			in.outstanding--
-			// It stayed in the system until end, after the engine's clock.
-			e.res.InSystemSeconds += (end - e.now).Seconds()
-			if err := e.finish(idx, "ok", end); err != nil {
-				e.err = err
-				return
-			}
 		}
-		start = end
+		in.doneBy = append(in.doneBy, next)
 	}
 	if next != len(fin) {
-		panic("sim: fast-forward completed requests the engine did not expect")
+		return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished %d requests, %d expected", in.id, e.now.Seconds(), len(fin), next)
 	}
-	for _, k := range in.byRem[next:] {
-		e.table[b.Items[k].Req.Index].lastTok = start
-	}
-	in.busy = false
-	if in.sched.HasWork() && !in.wakePending {
-		in.wakePending = true
-		e.q.push(event{at: start, kind: evWake, replica: int32(in.id)})
-	}
+	return nil
 }
 
 // decodeCoster prices a pure decode step from its request count and the

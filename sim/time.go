@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/roofsim/roofsim/internal/heapq"
+
 // Time is virtual time in integer nanoseconds since the start of the run.
 type Time int64
 
@@ -25,70 +27,46 @@ const (
 	evWake                      // an idle instance forms its next batch
 )
 
+// event is something that happens at a point in virtual time.
 type event struct {
 	at      Time
 	kind    eventKind
-	seq     uint64 // insertion order: the final tie-break
 	replica int32
 	req     int32 // index into the engine's request table (arrivals)
 }
 
-// queue is a binary min-heap of events ordered by (at, kind, seq): a total
-// order, so simultaneous events never depend on heap layout. It is written
-// out (rather than container/heap) to avoid boxing each event in an
-// interface: push and pop are O(log n) with no allocation once grown.
+// queue orders events by (at, kind, insertion sequence): a total order, so
+// simultaneous events never depend on heap layout. Push and pop are
+// O(log n) with no allocation once grown; the engine reads the queue only
+// through these methods.
 type queue struct {
-	h   []event
+	h   heapq.Heap[eventRef]
 	seq uint64
 }
 
-func (e *event) less(o *event) bool {
-	if e.at != o.at {
-		return e.at < o.at
-	}
-	if e.kind != o.kind {
-		return e.kind < o.kind
-	}
-	return e.seq < o.seq
-}
+// eventRef is an event's payload in the heap; its time and kind are the key.
+type eventRef struct{ replica, req int32 }
 
-func (q *queue) push(e event) {
-	e.seq = q.seq
+// push queues ev after every event already queued with the same time and kind.
+func (q *queue) push(ev event) {
+	q.h.Push(heapq.Key{Major: int64(ev.at), Minor: uint64(ev.kind), Tie: q.seq}, eventRef{ev.replica, ev.req})
 	q.seq++
-	q.h = append(q.h, e)
-	i := len(q.h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.h[i].less(&q.h[p]) {
-			break
-		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
-		i = p
-	}
 }
 
+// pop removes and returns the next event (len() > 0).
 func (q *queue) pop() event {
-	top := q.h[0]
-	n := len(q.h) - 1
-	q.h[0] = q.h[n]
-	q.h = q.h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && q.h[r].less(&q.h[l]) {
-			m = r
-		}
-		if !q.h[m].less(&q.h[i]) {
-			break
-		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
-		i = m
-	}
-	return top
+	k, r := q.h.Pop()
+	return event{at: Time(k.Major), kind: eventKind(k.Minor), replica: r.replica, req: r.req}
 }
 
-func (q *queue) len() int { return len(q.h) }
+// len is the number of queued events.
+func (q *queue) len() int { return q.h.Len() }
+
+// nextAt returns the time of the next event; false when the queue is empty.
+func (q *queue) nextAt() (Time, bool) {
+	if q.h.Len() == 0 {
+		return 0, false
+	}
+	k, _ := q.h.Peek()
+	return Time(k.Major), true
+}

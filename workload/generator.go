@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/roofsim/roofsim/internal/heapq"
 )
 
 // Generator produces the request stream of a workload deterministically from a seed.
@@ -19,7 +21,7 @@ import (
 type Generator struct {
 	seed        uint64
 	clients     []clientGen
-	heap        []int // indices of clients with a pending arrival, min-heap on (nextNS, index)
+	heap        heapq.Heap[struct{}] // clients with a pending arrival, keyed (nextNS, index)
 	nextID      uint64
 	nextSession uint64
 	sessions    map[uint64]sessionState
@@ -100,7 +102,6 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 	g := &Generator{
 		seed:        seed,
 		clients:     make([]clientGen, len(s.Clients)),
-		heap:        make([]int, 0, len(s.Clients)),
 		nextSession: 1,
 		sessions:    make(map[uint64]sessionState),
 		cutoffNS:    cutoff,
@@ -165,7 +166,7 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 			}
 		}
 		if g.advance(cg) {
-			g.push(i)
+			g.heap.Push(clientKey(cg), struct{}{})
 		}
 	}
 	return g, nil
@@ -220,17 +221,17 @@ func (g *Generator) NextArrival() (Request, bool) {
 	if g.trace != nil {
 		return g.nextTraceArrival()
 	}
-	if len(g.heap) == 0 {
+	if g.heap.Len() == 0 {
 		return Request{}, false
 	}
-	ci := g.heap[0]
-	cg := &g.clients[ci]
+	k, _ := g.heap.Peek()
+	cg := &g.clients[k.Minor]
 	t := cg.nextNS
 	r := g.newRequest(cg, t)
 	if g.advance(cg) {
-		g.down(0)
+		g.heap.ReplaceTop(clientKey(cg), struct{}{})
 	} else {
-		g.pop()
+		g.heap.Pop()
 	}
 	return r, true
 }
@@ -347,52 +348,7 @@ func (g *Generator) sessionSegments(cg *clientGen, session uint64, group, n int)
 	return append(segs, Segment{Key: contentKey(g.seed, cg.index, keyKindSession, session), Tokens: n})
 }
 
-// Heap of client indices ordered by (nextNS, index); hand-written to avoid the interface
-// boxing of container/heap.
-
-func (g *Generator) less(i, j int) bool {
-	a, b := g.heap[i], g.heap[j]
-	ta, tb := g.clients[a].nextNS, g.clients[b].nextNS
-	return ta < tb || (ta == tb && a < b)
-}
-
-func (g *Generator) push(ci int) {
-	g.heap = append(g.heap, ci)
-	j := len(g.heap) - 1
-	for j > 0 {
-		p := (j - 1) / 2
-		if !g.less(j, p) {
-			break
-		}
-		g.heap[j], g.heap[p] = g.heap[p], g.heap[j]
-		j = p
-	}
-}
-
-func (g *Generator) pop() {
-	n := len(g.heap) - 1
-	g.heap[0] = g.heap[n]
-	g.heap = g.heap[:n]
-	if n > 0 {
-		g.down(0)
-	}
-}
-
-func (g *Generator) down(j int) {
-	n := len(g.heap)
-	for {
-		l := 2*j + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && g.less(r, l) {
-			m = r
-		}
-		if !g.less(m, j) {
-			return
-		}
-		g.heap[j], g.heap[m] = g.heap[m], g.heap[j]
-		j = m
-	}
+// clientKey orders clients with a pending arrival by (nextNS, index).
+func clientKey(cg *clientGen) heapq.Key {
+	return heapq.Key{Major: cg.nextNS, Minor: uint64(cg.index)}
 }

@@ -1,5 +1,7 @@
 package workload
 
+import "github.com/roofsim/roofsim/internal/mix"
+
 // Content keys and random streams are both derived from the run seed with bijective
 // 64-bit mixers, so that keys of different (client, kind, index) triples never collide
 // within one run and streams of different subsystems are independent.
@@ -18,23 +20,13 @@ const traceClient = 1<<16 - 1
 // the key encoding (the last value is reserved for traces).
 const maxClients = traceClient
 
-// mix64 is the SplitMix64 finalizer: a bijection on uint64 with good avalanche.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
 // contentKey returns the Segment key for (client, kind, index). The triple is packed
 // injectively into 64 bits (2 bits kind, 16 bits client, 46 bits index), xored with a
 // seed-derived constant and mixed; both steps are bijections, so distinct triples give
 // distinct keys for a given seed.
 func contentKey(seed uint64, client int, kind uint64, index uint64) uint64 {
 	packed := kind<<62 | uint64(client&0xffff)<<46 | index&(1<<46-1)
-	return mix64(packed ^ mix64(seed^0x9e3779b97f4a7c15))
+	return mix.SplitMix64(packed ^ mix.SplitMix64(seed^0x9e3779b97f4a7c15))
 }
 
 // Stream identifiers: one per subsystem and client.
@@ -49,7 +41,7 @@ const (
 
 // streamSeeds returns the two PCG seeds of the stream for (seed, client, subsystem).
 func streamSeeds(seed uint64, client int, subsystem uint64) (uint64, uint64) {
-	a := mix64(seed + 0x9e3779b97f4a7c15*subsystem)
-	b := mix64(uint64(client)<<8 ^ subsystem ^ mix64(seed))
+	a := mix.SplitMix64(seed + 0x9e3779b97f4a7c15*subsystem)
+	b := mix.SplitMix64(uint64(client)<<8 ^ subsystem ^ mix.SplitMix64(seed))
 	return a, b
 }

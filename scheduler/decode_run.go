@@ -1,0 +1,203 @@
+package scheduler
+
+import "github.com/roofsim/roofsim/internal/heapq"
+
+// Decode runs: in steady state most steps are pure decode steps over the running set,
+// and nothing happens between them that the scheduler could react to. AdvanceDecodes
+// commits such a run of steps in one call with exactly the state changes the
+// equivalent rounds of Commit and Schedule would make (the same block ids in the same
+// order, the same prefix-cache contents, the same completions in the same order),
+// through the same primitives: advance for tokens and completions, allocate for
+// blocks, registerFull for the prefix cache. The simulator uses it to skip per-step
+// bookkeeping without changing results.
+
+// DecodeRunLimit reports whether the pending batch can start a decode run and how
+// many steps, counting the pending one, run before the first request finishes (that
+// step included). The pending batch must be a pure decode step over every running
+// request, with nothing waiting and nothing preempted; otherwise it returns 0.
+// O(running).
+func (s *Scheduler) DecodeRunLimit() int {
+	b := &s.batch
+	if !s.pending || b.NumPrefillTokens > 0 || len(b.Preempted) > 0 || s.waiting.Len() > 0 ||
+		len(b.Items) != len(s.running) || len(b.Items) == 0 {
+		return 0
+	}
+	m := int(^uint(0) >> 1)
+	for i := range b.Items {
+		r := b.Items[i].Req
+		if r != s.running[i] {
+			return 0
+		}
+		m = min(m, r.OutputTokens-r.NumOutput)
+	}
+	return m
+}
+
+// AdvanceDecodes commits up to k decode steps, the pending batch first, exactly as k
+// rounds of Commit and Schedule would, and leaves nothing pending: call Schedule for
+// the next step as usual. Requests may finish along the way; they are appended to
+// finished in Commit's order (by step, then running order). It stops early after the
+// step that empties the running set, or before a step whose KV blocks do not fit
+// (that step needs a preemption, which Schedule must make). Nothing can join the
+// batch during the run: the caller guarantees that no request arrives before it
+// ends. It returns the steps committed (>= 1), the largest number of KV blocks in use
+// after any of their commits, and finished. It panics unless DecodeRunLimit() > 0
+// and k >= 1. O(running + events x log running), where events are the run's block
+// crossings and completions (about k x running / BlockSize), not O(k x running).
+func (s *Scheduler) AdvanceDecodes(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
+	if k < 1 || s.DecodeRunLimit() == 0 {
+		panic("scheduler: AdvanceDecodes without an eligible pending batch")
+	}
+	s.pending = false
+	for _, r := range s.running {
+		if s.fillsShared(r) {
+			// Shared content still being filled (a session's output): keep the
+			// per-step path, which registers blocks as they fill.
+			return s.advanceDecodeSteps(k, finished)
+		}
+	}
+	return s.advanceDecodeEvents(k, finished)
+}
+
+// fillsShared reports whether r has shared content beyond its registered blocks (a
+// session's output still to come), which the prefix cache registers as it fills.
+func (s *Scheduler) fillsShared(r *Request) bool {
+	return r.shared >= (r.numRegistered+1)*s.cfg.BlockSize
+}
+
+// Decode-run event phases within a step: completions in the step's commit come
+// before the block allocations that schedule the next step.
+const (
+	phaseFinish uint64 = iota
+	phaseGrow
+)
+
+// advanceDecodeEvents is AdvanceDecodes driven by the run's events: a request only
+// needs attention when it finishes or crosses into a new KV block (every BlockSize
+// tokens), so steps without events cost nothing. Events are keyed (step, phase,
+// running index).
+func (s *Scheduler) advanceDecodeEvents(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
+	bs := s.cfg.BlockSize
+	run := s.running
+	h := &s.runEvents
+	h.Clear()
+	event := func(step int, phase uint64, i int) heapq.Key {
+		return heapq.Key{Major: int64(step), Minor: phase, Tie: uint64(i)}
+	}
+	for i, r := range run {
+		rem := r.OutputTokens - r.NumOutput // finishes in step rem
+		if rem <= k {
+			h.Push(event(rem, phaseFinish, i), struct{}{})
+		}
+		// The next token needing a fresh block is at position len(blocks)*bs,
+		// computed in step len(blocks)*bs - NumComputed + 1; its block is allocated
+		// when that step is scheduled, right after the step before.
+		if j := len(r.blocks)*bs - r.NumComputed + 1; j <= min(k, rem) {
+			h.Push(event(j-1, phaseGrow, i), struct{}{})
+		}
+	}
+	used := s.pool.n - s.pool.numFree
+	alive := len(run)
+	steps = k
+	recorded := 0 // commits up to this step have their block use in peakUsed
+	grow := s.runGrow[:0]
+	for h.Len() > 0 {
+		key, _ := h.Peek()
+		step := int(key.Major)
+		if recorded < step-1 {
+			// Commits recorded+1 .. step-1 had no event: same block use.
+			peakUsed, recorded = max(peakUsed, used), step-1
+		}
+		// Every event of this step and phase, in running order.
+		grow = grow[:0]
+		for h.Len() > 0 {
+			if next, _ := h.Peek(); next.Major != key.Major || next.Minor != key.Minor {
+				break
+			}
+			e, _ := h.Pop()
+			grow = append(grow, int(e.Tie))
+		}
+		if key.Minor == phaseFinish {
+			// Completions in the commit of step: the request computed and
+			// sampled one token in each of the steps so far.
+			for _, i := range grow {
+				finished, _ = s.advance(run[i], step, step, finished)
+			}
+			alive -= len(grow)
+			used = s.pool.n - s.pool.numFree
+			peakUsed, recorded = max(peakUsed, used), step
+			if alive == 0 {
+				steps = step
+				break
+			}
+			continue
+		}
+		// The commit of step is complete; allocate for step+1, in running order,
+		// if every block fits.
+		if recorded < step {
+			peakUsed, recorded = max(peakUsed, used), step
+		}
+		if len(grow) > s.pool.numFree {
+			steps = step // step+1 needs a preemption: leave it to Schedule
+			break
+		}
+		for _, i := range grow {
+			r := run[i]
+			s.allocate(r, 1)
+			if j := step + 1 + bs; j <= min(k, r.OutputTokens-r.NumOutput) {
+				h.Push(event(j-1, phaseGrow, i), struct{}{})
+			}
+		}
+		used = s.pool.n - s.pool.numFree
+	}
+	if recorded < steps {
+		peakUsed = max(peakUsed, used)
+	}
+	h.Clear()
+	s.runGrow = grow[:0]
+	// Survivors advanced by every committed step.
+	for _, r := range run {
+		if r.state == stateRunning {
+			s.advance(r, steps, steps, nil)
+		}
+	}
+	if alive < len(run) {
+		s.dropFinished()
+	}
+	return steps, peakUsed, finished
+}
+
+// advanceDecodeSteps is AdvanceDecodes one step at a time: Commit's accounting, then
+// Schedule's block allocation and prefix registration for the next decode.
+// O(k x running).
+func (s *Scheduler) advanceDecodeSteps(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
+	for j := 1; ; j++ {
+		// Commit step j: every running request computed and sampled one token.
+		done := false
+		for _, r := range s.running {
+			var fin bool
+			finished, fin = s.advance(r, 1, 1, finished)
+			done = done || fin
+		}
+		if done {
+			s.dropFinished()
+		}
+		steps = j
+		peakUsed = max(peakUsed, s.pool.n-s.pool.numFree)
+		if j == k || len(s.running) == 0 {
+			return steps, peakUsed, finished
+		}
+		// Schedule step j+1 the way Schedule would, unless a block is short.
+		need := 0
+		for _, r := range s.running {
+			need += s.blocksFor(r.NumComputed+1) - len(r.blocks)
+		}
+		if need > s.pool.numFree {
+			return steps, peakUsed, finished
+		}
+		for _, r := range s.running {
+			s.allocate(r, s.blocksFor(r.NumComputed+1)-len(r.blocks))
+			s.registerFull(r, r.NumComputed+1)
+		}
+	}
+}
