@@ -69,6 +69,9 @@ type Options struct {
 	Known []string
 	// Comment, when non-zero, starts a comment line (for example '#').
 	Comment rune
+	// TrimLeadingSpace ignores spaces before a field, so that a quoted
+	// field may follow ", " (encoding/csv's option of that name).
+	TrimLeadingSpace bool
 	// Ragged accepts rows whose field count differs from the header's; a
 	// column missing from a short row reads as empty. By default such a
 	// row is an error.
@@ -93,12 +96,17 @@ type Reader struct {
 func Open(r io.Reader, file string, o Options) (*Reader, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = o.Comment
+	cr.TrimLeadingSpace = o.TrimLeadingSpace
 	if o.Ragged {
 		cr.FieldsPerRecord = -1
 	}
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, &Error{File: file, Line: 1, Msg: "empty file (no header row)"}
+		msg := "empty file (no header row)"
+		if len(o.Required) > 0 {
+			msg = "empty file (want a header row with " + strings.Join(o.Required, ", ") + ")"
+		}
+		return nil, &Error{File: file, Line: 1, Msg: msg}
 	}
 	if err != nil {
 		return nil, parseError(file, err)
@@ -120,7 +128,7 @@ func Open(r io.Reader, file string, o Options) (*Reader, error) {
 	}
 	for _, c := range o.Required {
 		if _, ok := t.cols[c]; !ok {
-			return nil, &Error{File: file, Line: hline, Msg: fmt.Sprintf("missing column %q", c)}
+			return nil, &Error{File: file, Line: hline, Msg: fmt.Sprintf("missing required column %q", c)}
 		}
 	}
 	return t, nil

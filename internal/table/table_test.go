@@ -56,11 +56,11 @@ func TestErrorsNameFileLineColumn(t *testing.T) {
 		{"not a number", h + "1,bf16,fast\n", req, `g.csv:2:8: latency: want a finite number, got "fast"`},
 		{"infinite", h + "1,bf16,Inf\n", req, `g.csv:2:8: latency: want a finite number, got "Inf"`},
 		{"not positive", h + "1,bf16,-2\n", req, `g.csv:2:8: latency: must be > 0, got -2`},
-		{"missing column", "m,latency\n", req, `g.csv:1: missing column "dtype"`},
+		{"missing column", "m,latency\n", req, `g.csv:1: missing required column "dtype"`},
 		{"duplicate column", "m,dtype,latency,m\n", req, `g.csv:1:17: duplicate column "m"`},
 		{"unknown column", "m,dtype,latency,color\n", Options{Required: req.Required, Known: []string{"note"}},
 			`g.csv:1:17: unknown column "color" (known: m, dtype, latency, note)`},
-		{"empty", "", req, "g.csv:1: empty file (no header row)"},
+		{"empty", "", req, "g.csv:1: empty file (want a header row with m, dtype, latency)"},
 		{"field count", h + "1,bf16\n", req, "g.csv:2:1: wrong number of fields"},
 		{"bare quote", h + "1,b\"f,1\n", req, `g.csv:2:4: bare " in non-quoted-field`},
 	}
