@@ -2,35 +2,57 @@ package calibrate
 
 import (
 	"math"
-	"sort"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
-// APE is the absolute percentage error |pred - meas| / meas * 100.
+// APE is the absolute percentage error of a prediction against a
+// measurement, |pred - meas| / meas x 100. It is the one error measure of
+// every calibration report (kernels, serving, throughput); meas must be > 0.
 func APE(pred, meas float64) float64 { return math.Abs(pred-meas) / meas * 100 }
 
-// APEStats summarises kernel-fit absolute percentage errors.
+// APEStats summarises absolute percentage errors.
 type APEStats struct {
 	N         int     `json:"n"`
 	MedianAPE float64 `json:"median_ape_pct"`
 	P90APE    float64 `json:"p90_ape_pct"`
 }
 
-// summarizeAPE returns the median and 90th percentile of apes (percent) with
-// the nearest-rank definition (the ceil(q n)-th smallest value). NaN when
-// empty. It sorts a copy.
-func summarizeAPE(apes []float64) APEStats {
-	st := APEStats{N: len(apes), MedianAPE: math.NaN(), P90APE: math.NaN()}
-	if len(apes) == 0 {
-		return st
-	}
-	s := append([]float64(nil), apes...)
-	sort.Float64s(s)
-	st.MedianAPE = nearestRank(s, 0.5)
-	st.P90APE = nearestRank(s, 0.9)
-	return st
+// SummarizeAPE returns the count, median and 90th percentile of apes
+// (Quantile); the quantiles are NaN when apes is empty.
+func SummarizeAPE(apes []float64) APEStats {
+	s := sorted(apes)
+	return APEStats{N: len(apes), MedianAPE: quantile(0.5, s), P90APE: quantile(0.9, s)}
 }
 
-func nearestRank(sorted []float64, q float64) float64 {
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+// Quantile is the p-quantile of x by the nearest-rank definition: the
+// ceil(p n)-th smallest of the n values, which is always one of them
+// (gonum's stat.Quantile with stat.Empirical). The median of an even count
+// is therefore the lower of the two middle values. NaN when x is empty. x
+// is not modified. Cost: O(n log n).
+func Quantile(p float64, x []float64) float64 { return quantile(p, sorted(x)) }
+
+// Median is Quantile(0.5, x).
+func Median(x []float64) float64 { return Quantile(0.5, x) }
+
+// Max is the largest value of x, NaN when x is empty.
+func Max(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(x)
+}
+
+func sorted(x []float64) []float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s
+}
+
+func quantile(p float64, sorted []float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return stat.Quantile(p, stat.Empirical, sorted, nil)
 }

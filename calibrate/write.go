@@ -20,6 +20,12 @@ func MarshalGPU(g *hardware.GPU) ([]byte, error) {
 	return marshal(g, "# GPU description with a calibrated profile, written by `sim calibrate`.\n")
 }
 
+// MarshalProfileWithHeader writes p as a profile YAML file preceded by
+// header, which must be YAML comment lines ending in a newline.
+func MarshalProfileWithHeader(p *hardware.Profile, header string) ([]byte, error) {
+	return marshal(p, header)
+}
+
 func marshal(v any, header string) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(header)

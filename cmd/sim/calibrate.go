@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
+	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/calibrate/llamacpp"
+	"github.com/roofsim/roofsim/calibrate/throughput"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
 )
@@ -44,7 +46,7 @@ CUDA-graph launch share) to end-to-end serving measurements.`,
   sim calibrate --gpu gb10 --throughput ../shared/data/gb10/measurements.csv --out gb10.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runCalibrate(s, opts, "sim "+strings.Join(os.Args[1:], " "))
+			return runCalibrate(s, opts, s.commandLine())
 		},
 	}
 	f := cmd.Flags()
@@ -56,7 +58,7 @@ CUDA-graph launch share) to end-to-end serving measurements.`,
 	f.Float64Var(&opts.Holdout, "holdout", 0.2, "fraction of each table held out to measure prediction error, in [0, 0.5]")
 	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
-	cmd.AddCommand(newCalibrateServingCmd(s))
+	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s))
 	return cmd
 }
 
@@ -76,9 +78,9 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	if opts.Throughput != "" {
 		return runCalibrateThroughput(s, opts, g)
 	}
-	co := calibrate.DefaultOptions()
-	co.GPU, co.KernelsDir, co.Seed, co.HoldoutFraction, co.Command = g, opts.Kernels, opts.Seed, opts.Holdout, command
-	res, err := calibrate.Calibrate(co)
+	co := kernels.DefaultOptions()
+	co.GPU, co.Seed, co.HoldoutFraction, co.Command = g, opts.Seed, opts.Holdout, command
+	res, err := kernels.Calibrate(aiconfigurator.Dir(opts.Kernels), co)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
@@ -87,11 +89,11 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	}
 	if opts.JSON {
 		return writeJSON(s.out, struct {
-			GPU      string                  `json:"gpu"`
-			Out      string                  `json:"out"`
-			Files    []calibrate.FileCount   `json:"files"`
-			Families []calibrate.FamilyError `json:"families"`
-			Warnings []string                `json:"warnings"`
+			GPU      string                `json:"gpu"`
+			Out      string                `json:"out"`
+			Files    []kernels.FileCount   `json:"files"`
+			Families []kernels.FamilyError `json:"families"`
+			Warnings []string              `json:"warnings"`
 		}{g.Name, opts.Out, res.Files, res.Families, res.Warnings})
 	}
 	tw := newTable(s.out)
@@ -112,7 +114,11 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 
 // runCalibrateThroughput fits a profile to model-level throughput rows.
 func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU) error {
-	res, err := calibrate.RunThroughputCalibration(g, opts.Throughput, opts.Seed)
+	bench, err := llamacpp.Load(opts.Throughput)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	res, err := throughput.Calibrate(throughput.Options{GPU: g, Source: bench, Seed: opts.Seed})
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}

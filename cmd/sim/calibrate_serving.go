@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
+	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
 )
@@ -36,7 +37,7 @@ example hardware/profiles/h100.yaml), recording the command in their source.`,
     --update hardware/profiles/h100.yaml,hardware/profiles/h200.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runCalibrateServing(s, o, "sim "+strings.Join(os.Args[1:], " "))
+			return runCalibrateServing(s, o, s.commandLine())
 		},
 	}
 	f := cmd.Flags()
@@ -68,11 +69,11 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		}
 		profiles[i] = p
 	}
-	rows, err := calibrate.LoadServingRows(o.File)
+	rows, err := aiconfigurator.ReadServing(o.File)
 	if err != nil {
 		return err
 	}
-	fit, err := calibrate.FitServingOverheads(rows, o.TrainGPUs, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
+	fit, err := serving.FitOverheads(rows, o.TrainGPUs, serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
 	if err != nil {
 		return err
 	}
@@ -99,8 +100,8 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	ov := fit.Overheads
 	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us, GEMM input fused %.3f\n",
 		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
-	fmt.Fprintf(s.out, "fitted benchmark requests per client: %.2f (calibrate.DefaultBenchRequestsPerClient, used by sim validate serving, is %g)\n\n",
-		fit.BenchRequestsPerClient, float64(calibrate.DefaultBenchRequestsPerClient))
+	fmt.Fprintf(s.out, "fitted benchmark requests per client: %.2f (serving.DefaultBenchRequestsPerClient, used by sim validate serving, is %g)\n\n",
+		fit.BenchRequestsPerClient, float64(serving.DefaultBenchRequestsPerClient))
 	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(o.TrainGPUs, ", "))
 	if err := fit.Train.WriteText(s.out); err != nil {
 		return err

@@ -84,6 +84,7 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newSweepCmd(s),
 		newCalibrateCmd(s),
 		newValidateCmd(s),
+		newServeCmd(s, nil),
 	)
 	return root
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
+	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/calibrate/vidur"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +26,7 @@ func newValidateCmd(s streams) *cobra.Command {
 			return usageError{fmt.Errorf("validate: missing subcommand (kernels)")}
 		},
 	}
-	cmd.AddCommand(newValidateKernelsCmd(s), newValidateServingCmd(s), newValidateThroughputCmd(s))
+	cmd.AddCommand(newValidateKernelsCmd(s), newValidateServingCmd(s), newValidateThroughputCmd(s), newValidateStepsCmd(s))
 	return cmd
 }
 
@@ -58,9 +60,16 @@ func runValidateKernels(s streams, opts *validateKernelsOptions) error {
 	if err != nil {
 		return fmt.Errorf("validate kernels: %w", err)
 	}
-	rep, err := calibrate.ValidateKernels(g, opts.Kernels, opts.Vidur...)
+	rep, err := kernels.Validate(g, aiconfigurator.Dir(opts.Kernels))
 	if err != nil {
 		return fmt.Errorf("validate kernels: %w", err)
+	}
+	for _, vf := range opts.Vidur {
+		fr, err := vidur.Validate(g, vf)
+		if err != nil {
+			return fmt.Errorf("validate kernels: %w", err)
+		}
+		rep.Vidur = append(rep.Vidur, fr...)
 	}
 	if opts.JSON {
 		return writeJSON(s.out, rep)

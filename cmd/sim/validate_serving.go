@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
+	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/spf13/cobra"
 )
 
@@ -48,11 +49,11 @@ the h100_sxm rows; --json shows both phases per row.`,
 			if !(o.BenchRequests >= 1) {
 				return fmt.Errorf("--bench-requests-per-client: must be >= 1, got %g", o.BenchRequests)
 			}
-			rows, err := calibrate.LoadServingRows(o.File)
+			rows, err := aiconfigurator.ReadServing(o.File)
 			if err != nil {
 				return err
 			}
-			rep := calibrate.ValidateServing(rows, calibrate.ServingOptions{RequestsPerClient: o.RequestsPerClient,
+			rep := serving.Validate(rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
 				BenchRequestsPerClient: o.BenchRequests, Seed: o.Seed, KVDType: o.KVDType})
 			if o.JSON {
 				return writeJSON(s.out, rep)
@@ -63,7 +64,7 @@ the h100_sxm rows; --json shows both phases per row.`,
 	f := cmd.Flags()
 	f.StringVar(&o.File, "file", "", "closed-loop benchmark table (CSV)")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each client sends in the steady-state simulation")
-	f.Float64Var(&o.BenchRequests, "bench-requests-per-client", calibrate.DefaultBenchRequestsPerClient, "requests per client of the measured benchmark (the t = 0 burst weighs 1/k)")
+	f.Float64Var(&o.BenchRequests, "bench-requests-per-client", serving.DefaultBenchRequestsPerClient, "requests per client of the measured benchmark (the t = 0 burst weighs 1/k)")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/llamacpp"
+	"github.com/roofsim/roofsim/calibrate/throughput"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
 )
@@ -37,11 +38,15 @@ profile is refitted on every other model's rows and that model is predicted
 			if err != nil {
 				return fmt.Errorf("--gpu: %w", err)
 			}
-			var rep *calibrate.ThroughputReport
+			bench, err := llamacpp.Load(o.File)
+			if err != nil {
+				return err
+			}
+			var rep *throughput.Report
 			if o.LOMO {
-				rep, err = calibrate.LeaveOneModelOut(g, o.File)
+				rep, err = throughput.LeaveOneModelOut(g, bench, 0)
 			} else {
-				rep, err = calibrate.ValidateThroughput(g, o.File)
+				rep, err = throughput.Validate(g, bench)
 			}
 			if err != nil {
 				return err

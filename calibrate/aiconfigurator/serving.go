@@ -1,0 +1,46 @@
+package aiconfigurator
+
+import (
+	"io"
+	"os"
+
+	"github.com/roofsim/roofsim/calibrate/serving"
+	"github.com/roofsim/roofsim/internal/table"
+)
+
+// ReadServing reads an end-to-end closed-loop serving table such as
+// e2e/closed_loop_vllm.csv (columns model_path, system, isl, osl,
+// batch_size = concurrency, tp_size, silicon_ttft_ms, silicon_tpot_ms;
+// optional id, and the weight precision as gemm_quant_mode or precision).
+func ReadServing(path string) ([]serving.Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseServing(f, path)
+}
+
+// ParseServing is ReadServing over a reader; name labels errors.
+func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
+	t, err := table.Open(r, name, table.Options{Ragged: true,
+		Required: []string{"model_path", "system", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"}})
+	if err != nil {
+		return nil, err
+	}
+	var rows []serving.Row
+	for t.Next() {
+		row := serving.Row{ID: t.Str("id"), Line: t.Line(), Model: t.Str("model_path"), GPU: t.Str("system"),
+			Precision: t.Str("gemm_quant_mode"),
+			ISL:       t.IntMin("isl", 1), OSL: t.IntMin("osl", 1), Concurrency: t.IntMin("batch_size", 1), TP: t.IntMin("tp_size", 1),
+			TTFTms: t.Positive("silicon_ttft_ms"), TPOTms: t.Positive("silicon_tpot_ms")}
+		if row.Precision == "" {
+			row.Precision = t.Str("precision")
+		}
+		if t.Err() != nil {
+			break
+		}
+		rows = append(rows, row)
+	}
+	return rows, t.Err()
+}

@@ -1,0 +1,36 @@
+package aiconfigurator
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/calibrate/serving"
+)
+
+func TestParseServing(t *testing.T) {
+	const in = `id,model_path,system,gemm_quant_mode,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms
+a,meta-llama/Llama-3.1-8B,h100_sxm,,bf16,512,32,1,1,20,5
+b,meta-llama/Llama-3.1-70B,h200_sxm,fp8,bf16,1024,64,8.0,2,40.5,6
+`
+	rows, err := ParseServing(strings.NewReader(in), "e2e.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []serving.Row{
+		{ID: "a", Line: 2, Model: "meta-llama/Llama-3.1-8B", GPU: "h100_sxm", Precision: "bf16", ISL: 512, OSL: 32, Concurrency: 1, TP: 1, TTFTms: 20, TPOTms: 5},
+		{ID: "b", Line: 3, Model: "meta-llama/Llama-3.1-70B", GPU: "h200_sxm", Precision: "fp8", ISL: 1024, OSL: 64, Concurrency: 8, TP: 2, TTFTms: 40.5, TPOTms: 6},
+	}
+	if len(rows) != len(want) || rows[0] != want[0] || rows[1] != want[1] {
+		t.Errorf("rows\n%+v\nwant\n%+v", rows, want)
+	}
+	const h = "model_path,system,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+	for _, tc := range []struct{ name, in, want string }{
+		{"missing column", "model_path,system,isl\n", `e2e.csv:1: missing required column "osl"`},
+		{"zero ttft", h + "m,g,1,1,1,1,0,5\n", "e2e.csv:2:13: silicon_ttft_ms: must be > 0, got 0"},
+		{"fractional concurrency", h + "m,g,1,1,1.5,1,3,5\n", `e2e.csv:2:9: batch_size: want an integer, got "1.5"`},
+	} {
+		if _, err := ParseServing(strings.NewReader(tc.in), "e2e.csv"); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

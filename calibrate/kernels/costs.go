@@ -1,0 +1,111 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/roofline"
+)
+
+// GEMMPrecisions maps a gemm_dtype to the weight and activation formats the
+// step model uses: bfloat16 is W16A16, fp8 is W8A8 E4M3 (per-tensor scales),
+// fp8_block is W8A8 with DeepSeek-style 128x128 block-scaled weights. All
+// three of the fp8 kinds compute at the "fp8" peak. nvfp4 is W4A4 at the
+// "fp4" peak.
+func GEMMPrecisions(dtype string) (w, act roofline.Precision, ok bool) {
+	var wn, an string
+	switch dtype {
+	case "bfloat16", "bf16":
+		wn, an = "bf16", "bf16"
+	case "fp8":
+		wn, an = "fp8_e4m3", "fp8_e4m3"
+	case "fp8_block":
+		wn, an = "fp8_block", "fp8_e4m3"
+	case "nvfp4":
+		wn, an = "nvfp4", "nvfp4" // W4A4: activations quantised to nvfp4 too
+	default:
+		return w, act, false
+	}
+	w, _ = roofline.LookupPrecision(wn)
+	act, _ = roofline.LookupPrecision(an)
+	return w, act, true
+}
+
+// MoEPrecisions maps a moe_dtype to weight and activation formats; int4_wo
+// is weight-only int4 computed at the bf16 peak.
+func MoEPrecisions(dtype string) (w, act roofline.Precision, ok bool) {
+	if dtype == "int4_wo" {
+		w, _ = roofline.LookupPrecision("int4")
+		act, _ = roofline.LookupPrecision("bf16")
+		return w, act, true
+	}
+	return GEMMPrecisions(dtype)
+}
+
+// KVPrecision resolves an attention or KV-cache dtype ("bfloat16", "fp8").
+func KVPrecision(name string) (roofline.Precision, error) {
+	p, err := roofline.LookupPrecision(name)
+	if err != nil {
+		return p, fmt.Errorf("unknown dtype %q", name)
+	}
+	if p.Compute == "" {
+		return p, fmt.Errorf("dtype %q is weight-only, not an activation or KV format", name)
+	}
+	return p, nil
+}
+
+// GEMMCost is the roofline cost of a measured GEMM row
+// (roofline.GEMM with the row's weight and activation formats).
+func GEMMCost(r GEMMRow) roofline.Cost {
+	w, act, _ := GEMMPrecisions(r.Dtype)
+	return roofline.GEMM(r.M, r.N, r.K, w, act)
+}
+
+// ContextAttentionCost is the cost of a prefill attention row: causal,
+// nothing cached, no window (roofline.AttentionPrefill), at the attention
+// dtype's compute peak.
+func ContextAttentionCost(r ContextAttentionRow) roofline.Cost {
+	act, _ := KVPrecision(r.AttnDtype)
+	kv, _ := KVPrecision(r.KVDtype)
+	return roofline.AttentionPrefill(r.Batch, r.Heads, r.KVHeads, r.HeadDim, r.ISL, 0, kv, act, 0)
+}
+
+// GenerationAttentionCost is the cost of a decode attention row: Batch
+// requests each of KV length ISL+Step (roofline.AttentionDecode), bf16
+// queries.
+func GenerationAttentionCost(r GenerationAttentionRow) roofline.Cost {
+	act, _ := roofline.LookupPrecision("bf16")
+	kv, _ := KVPrecision(r.KVDtype)
+	lens := make([]int, r.Batch)
+	for i := range lens {
+		lens[i] = r.KVLen()
+	}
+	return roofline.AttentionDecode(lens, r.Heads, r.KVHeads, r.HeadDim, kv, act, 0)
+}
+
+// MoECost is the cost of one GPU's share of a fused, gated MoE expert
+// kernel, with the formula of the step model's routed-experts operator:
+//
+//	pairs       = tokens topk / ep                       (balanced routing)
+//	FLOPs       = pairs 3 2 hidden inter/tp
+//	WeightBytes = touched/ep 3 hidden inter/tp w/8     (touched = roofline.ExpectedExpertsTouched)
+//	ActBytes    = pairs (2 hidden + 2 3 inter/tp) act/8
+//
+// The router GEMM is not part of the measured kernel (the step model prices
+// it separately with the GEMM curve) and is not included.
+func MoECost(r MoERow) roofline.Cost {
+	w, act, _ := MoEPrecisions(r.Dtype)
+	const g = 3.0 // gated: gate, up and down matrices
+	h := float64(r.Hidden)
+	in := float64(r.Inter) / float64(r.TPSize)
+	ep := float64(r.EPSize)
+	pairs := float64(r.Tokens) * float64(r.TopK) / ep
+	touched := roofline.ExpectedExpertsTouched(r.Experts, r.TopK, r.Tokens) / ep
+	return roofline.Cost{
+		Name:             "experts",
+		Kind:             roofline.KindMoE,
+		FLOPs:            pairs * g * 2 * h * in,
+		WeightBytes:      touched * g * h * in * w.Bits / 8,
+		ActBytes:         pairs * (2*h + 2*g*in) * act.Bits / 8,
+		ComputePrecision: roofline.ComputePrecision(w, act, nil),
+	}
+}

@@ -1,0 +1,410 @@
+package kernels
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+
+	"github.com/roofsim/roofsim/calibrate/internal/fit"
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+)
+
+// Sample is one measured operator run reduced to what the efficiency model
+// sees: its work, the GPU rates it runs against, and the measured time.
+type Sample struct {
+	// FLOPs and Bytes are the operator's roofline work (roofline.Cost).
+	FLOPs, Bytes float64
+	// PeakFLOPS is the compute peak for the operator's precision (FLOP/s).
+	PeakFLOPS float64
+	// BandwidthBytesPerSec is the nominal DRAM bandwidth (bytes/s).
+	BandwidthBytesPerSec float64
+	// Seconds is the measured time.
+	Seconds float64
+	// SeqHeads is the number of (request, KV head) pairs a batched kernel
+	// (attention) serves in this run: batch x KV heads; 0 for kernels
+	// without that structure.
+	SeqHeads int
+	// M and N are a GEMM's output shape and K its depth (roofline.Cost.M,
+	// N, K); 0 for other operators. A tiled efficiency indexes its compute
+	// curve by M and N and scales it by K (hardware.OpEfficiency.ComputeAt).
+	M, N, K int
+	// L2Bytes is the GPU's L2 capacity in bytes; operators that fit in it
+	// were timed from L2 (hardware.OpEfficiency.BenchBandwidth). 0: unknown.
+	L2Bytes float64
+}
+
+// Predict is the model time of s under e: roofline.BatchedOpSeconds (which
+// is roofline.OpSeconds when s.SeqHeads is 0).
+func (s Sample) Predict(e hardware.OpEfficiency) float64 {
+	bw := e.BenchBandwidth(s.BandwidthBytesPerSec, s.Bytes, s.L2Bytes)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, bw)
+}
+
+// MaxFitRows is the most rows the optimizer sees per fit; larger families
+// are fitted on a seeded random subset of this size.
+const MaxFitRows = 3000
+
+// Exponent bounds of a fitted curve.
+const (
+	minExp = 0.25
+	maxExp = 4.0
+)
+
+// Parameter vector layout (transformed coordinates, so every point is a
+// valid profile):
+//
+//	x[0..2] compute curve: Max = sigmoid(x0), Half = exp(x1), Exp = 0.25 + 3.75 sigmoid(x2)
+//	x[3..5] memory curve, same transform
+//	x[6]    LaunchUS = exp(x6)
+//	x[7]    PerSeqHeadUS = exp(x7), fitted only when some sample has
+//	        SeqHeads > 0 (0 otherwise)
+//	x[8]    KHalf = exp(x8), fitted only when the efficiency is tiled and
+//	        some sample has K > 0 (0 otherwise)
+//	x[9]    InputElementNS = exp(x9), fitted under the same condition
+//	x[10]   OutputElementNS = exp(x10), fitted under the same condition
+//	x[11]   InputSpillNS = exp(x11), fitted under the same condition
+//	x[12]   InputSpillElements = exp(x12), fitted under the same condition
+//	x[13]   L2Speedup = exp(x13), fitted when some sample has L2Bytes > 0
+const nParams = 14
+
+// KernelLossScale is the log error (about 10%) beyond which a kernel row's
+// loss grows linearly rather than quadratically (softL1). Repeated runs and
+// neighbouring shapes of one kernel agree to a few percent; a row off by
+// much more is a different kernel configuration chosen by the library's
+// heuristics (a split-k or tile switch at one shape band), which a smooth
+// per-family model cannot follow and should not be pulled toward.
+const KernelLossScale = 0.1
+
+func curveFrom(a, b, e float64) hardware.Curve {
+	return hardware.Curve{Max: fit.Sigmoid(a), Half: math.Exp(b), Exp: minExp + (maxExp-minExp)*fit.Sigmoid(e)}
+}
+
+func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
+	a = fit.Logit(c.Max)
+	b = logX
+	if c.Half > 0 {
+		b = math.Log(c.Half)
+	}
+	ex := c.Exp
+	if ex == 0 {
+		ex = 1
+	}
+	e = fit.Logit((math.Min(math.Max(ex, minExp), maxExp) - minExp) / (maxExp - minExp))
+	return a, b, e
+}
+
+// effFrom is the efficiency at parameter vector x, with tm x tn output
+// tiles (0 x 0: compute curve indexed by FLOPs).
+func effFrom(x []float64, perSeq, depth, l2 bool, tm, tn int) hardware.OpEfficiency {
+	e := hardware.OpEfficiency{
+		Compute:  curveFrom(x[0], x[1], x[2]),
+		Memory:   curveFrom(x[3], x[4], x[5]),
+		LaunchUS: math.Exp(x[6]),
+		TileM:    tm,
+		TileN:    tn,
+	}
+	if perSeq {
+		e.PerSeqHeadUS = math.Exp(x[7])
+	}
+	if l2 {
+		e.L2Speedup = math.Exp(x[13])
+	}
+	if depth && e.Tiled() {
+		e.KHalf = math.Exp(x[8])
+		e.InputElementNS = math.Exp(x[9])
+		e.OutputElementNS = math.Exp(x[10])
+		e.InputSpillNS = math.Exp(x[11])
+		e.InputSpillElements = math.Exp(x[12])
+	}
+	return e
+}
+
+// prepared holds per-sample constants of the objective.
+type prepared struct {
+	tc, tm     []float64 // roofline compute and memory times (s); 0 when no work
+	logF, logB []float64
+	logT       []float64
+	seqs       []float64 // (request, KV head) pairs per run (Sample.SeqHeads)
+	perSeq     bool      // some sample has SeqHeads > 0
+	k          []float64 // GEMM depth (Sample.K); 0 when unknown
+	mk         []float64 // input elements M*K times 1e-9 (s per InputElementNS)
+	mn         []float64 // output elements M*N times 1e-9 (s per OutputElementNS)
+	mkElems    []float64 // input elements M*K (unscaled: the spill share reads it)
+	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
+	l2res      []float64 // share of the operator resident in L2 (BenchBandwidth)
+	l2         bool      // some sample has L2Bytes > 0: L2Speedup is fitted
+}
+
+// prepare computes the objective's constants; the compute curve's index
+// (logF) is the FLOPs, or the output tile count when e is tiled
+// (hardware.OpEfficiency.ComputeIndex).
+func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
+	n := len(samples)
+	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n)}
+	for i, s := range samples {
+		p.seqs[i] = float64(s.SeqHeads)
+		if e.Tiled() && s.K > 0 {
+			p.k[i] = float64(s.K)
+			p.mk[i] = float64(s.M) * float64(s.K) * 1e-9
+			p.mn[i] = float64(s.M) * float64(s.N) * 1e-9
+			p.mkElems[i] = float64(s.M) * float64(s.K)
+			p.depth = true
+		}
+		if s.SeqHeads > 0 {
+			p.perSeq = true
+		}
+		if s.L2Bytes > 0 && s.Bytes > 0 {
+			p.l2res[i] = hardware.Crossover(s.L2Bytes, s.Bytes)
+			p.l2 = true
+		}
+		if s.FLOPs > 0 {
+			p.tc[i] = s.FLOPs / s.PeakFLOPS
+			p.logF[i] = math.Log(e.ComputeIndex(s.FLOPs, s.M, s.N))
+		}
+		if s.Bytes > 0 {
+			p.tm[i] = s.Bytes / s.BandwidthBytesPerSec
+			p.logB[i] = math.Log(s.Bytes)
+		}
+		p.logT[i] = math.Log(s.Seconds)
+	}
+	return p
+}
+
+// loss is the mean robust loss (softL1 at KernelLossScale) of the model's
+// log errors at x: squared log error for rows within about 10%, growing
+// linearly beyond. With
+// eff = Max/(1+(Half/x)^Exp), time/eff = t (1 + exp(Exp (log Half - log x)))/Max,
+// which equals hardware.Curve.At exactly.
+func (p *prepared) loss(x []float64) float64 { return p.eval(x, true) }
+
+// rmsLogError is sqrt(mean squared log error) of the model at x.
+func (p *prepared) rmsLogError(x []float64) float64 { return math.Sqrt(p.eval(x, false)) }
+
+// eval is the mean softL1 (robust) or squared log error of the model at x.
+func (p *prepared) eval(x []float64, robust bool) float64 {
+	mc, ec := fit.Sigmoid(x[0]), minExp+(maxExp-minExp)*fit.Sigmoid(x[2])
+	mm, em := fit.Sigmoid(x[3]), minExp+(maxExp-minExp)*fit.Sigmoid(x[5])
+	bc, bm := x[1], x[4]
+	launch := math.Exp(x[6]) * 1e-6
+	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s float64
+	if p.l2 {
+		l2s = math.Exp(x[13])
+	}
+	if p.perSeq {
+		perSeq = math.Exp(x[7]) * 1e-6
+	}
+	if p.depth {
+		kHalf, inNS, outNS = math.Exp(x[8]), math.Exp(x[9]), math.Exp(x[10])
+		spillNS, spillH = math.Exp(x[11]), math.Exp(x[12])
+	}
+	var sum float64
+	for i := range p.logT {
+		var t float64
+		if p.tc[i] > 0 {
+			t = p.tc[i] * (1 + math.Exp(ec*(bc-p.logF[i]))) / mc
+			if p.k[i] > 0 {
+				// 1/DepthFactor = (K+KHalf)/K.
+				t *= 1 + kHalf/p.k[i]
+			}
+		}
+		if p.tm[i] > 0 {
+			if v := p.tm[i] * (1 + math.Exp(em*(bm-p.logB[i]))) / (mm * (1 + l2s*p.l2res[i])); v > t {
+				t = v
+			}
+		}
+		in := inNS
+		if p.mkElems[i] > 0 {
+			in += spillNS * hardware.Crossover(p.mkElems[i], spillH)
+		}
+		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
+		if robust {
+			sum += fit.SoftL1(d, KernelLossScale)
+		} else {
+			sum += d * d
+		}
+	}
+	return sum / float64(len(p.logT))
+}
+
+// FitResult is one fitted operator family.
+type FitResult struct {
+	Efficiency hardware.OpEfficiency
+	// Loss is the fit's objective at the optimum over every sample: the
+	// mean softL1 of the log errors (prepared.loss).
+	Loss float64
+	// RMSLogError is sqrt(mean (log t_pred - log t_meas)^2) at the optimum.
+	RMSLogError float64
+}
+
+// errNoSamples is returned when a fit has nothing to fit.
+var errNoSamples = errors.New("no samples to fit")
+
+// FitOpEfficiency fits the compute curve, memory curve and launch cost of
+// one operator family to samples by robust least squares on log time
+// (softL1 at KernelLossScale: rows within about 10% weigh as in least
+// squares, rows far off weigh linearly), with
+// Nelder-Mead started from init and from restarts-1 further points drawn
+// from a PCG source seeded with seed (deterministic: the same inputs and
+// seed give the same result). The best start is polished by one more
+// Nelder-Mead run. Max stays in (0, 1], Half > 0 and Exp in [0.25, 4] by
+// construction. init's TileM and TileN are kept, not fitted: when set, the
+// compute curve is indexed by the output tile count (Sample.M, N).
+// Cost: O(restarts * evaluations * len(samples)).
+func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, restarts int) (FitResult, error) {
+	if len(samples) == 0 {
+		return FitResult{}, errNoSamples
+	}
+	restarts = max(restarts, 1)
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	fitSet := samples
+	if len(samples) > MaxFitRows {
+		// A seeded random subset keeps the optimizer's cost bounded; the
+		// reported errors are still computed on every row.
+		idx := rng.Perm(len(samples))[:MaxFitRows]
+		sort.Ints(idx)
+		fitSet = pick(samples, idx)
+	}
+	p := prepare(fitSet, init)
+	medF, medB := medianLog(p.logF), medianLog(p.logB)
+	// A tiny pull toward the start point keeps parameters that the data
+	// cannot identify (e.g. the compute curve of a memory-bound family)
+	// finite and deterministic; it is far below the data term.
+	x0 := make([]float64, nParams)
+	cInit := init.Compute
+	if init.Tiled() {
+		// A FLOP-scale Half means nothing as a tile count: start at the
+		// median tile count.
+		cInit.Half = 0
+	}
+	x0[0], x0[1], x0[2] = curveTo(cInit, medF)
+	x0[3], x0[4], x0[5] = curveTo(init.Memory, medB)
+	// Launch starts at 90% of the fastest measured run: small kernels are
+	// launch-bound, and a start far from it leaves Nelder-Mead stranded.
+	minT := math.Inf(1)
+	for _, s := range samples {
+		minT = math.Min(minT, s.Seconds)
+	}
+	x0[6] = math.Log(math.Max(0.9*minT*1e6, 0.01))
+	// The per-pair cost starts at init's value, or 0.1 us (a few hundred
+	// cycles per request and KV head) when init has none.
+	x0[7] = math.Log(0.1)
+	if init.PerSeqHeadUS > 0 {
+		x0[7] = math.Log(init.PerSeqHeadUS)
+	}
+	// The depth term starts at one 128-deep k tile of fixed cost per
+	// output tile, or init's value.
+	x0[8] = math.Log(128)
+	if init.KHalf > 0 {
+		x0[8] = math.Log(init.KHalf)
+	}
+	// The input term starts small (1 ps per element, well under a
+	// bandwidth-bound pass over a bf16 input) unless init has one.
+	x0[9] = math.Log(1e-3)
+	if init.InputElementNS > 0 {
+		x0[9] = math.Log(init.InputElementNS)
+	}
+	// The output term starts at the same small value.
+	x0[10] = math.Log(1e-3)
+	if init.OutputElementNS > 0 {
+		x0[10] = math.Log(init.OutputElementNS)
+	}
+	// The spill term starts negligible, phasing in at 16M input elements
+	// (32 MB of bf16 activations, a large share of a data-centre GPU's L2).
+	x0[11], x0[12] = math.Log(1e-4), math.Log(16e6)
+	if init.InputSpillNS > 0 && init.InputSpillElements > 0 {
+		x0[11], x0[12] = math.Log(init.InputSpillNS), math.Log(init.InputSpillElements)
+	}
+	// The warm-L2 speedup starts at 1 (L2 twice as fast as DRAM).
+	x0[13] = 0
+	if init.L2Speedup > 0 {
+		x0[13] = math.Log(init.L2Speedup)
+	}
+	prior := append([]float64(nil), x0...)
+	obj := func(x []float64) float64 {
+		var pen float64
+		for i := range x {
+			d := x[i] - prior[i]
+			pen += d * d
+		}
+		return p.loss(x) + 1e-8*pen
+	}
+	starts := [][]float64{x0}
+	for r := 1; r < restarts; r++ {
+		s := make([]float64, nParams)
+		s[0] = fit.Logit(0.3 + 0.69*rng.Float64())
+		s[1] = medF + 4*(rng.Float64()-0.5)*2
+		s[2] = 4 * (rng.Float64() - 0.5)
+		s[3] = fit.Logit(0.3 + 0.69*rng.Float64())
+		s[4] = medB + 4*(rng.Float64()-0.5)*2
+		s[5] = 4 * (rng.Float64() - 0.5)
+		s[6] = x0[6] + (rng.Float64()-0.5)*2
+		s[7] = x0[7]
+		if p.perSeq {
+			s[7] += (rng.Float64() - 0.5) * 4
+		}
+		s[8], s[9], s[10], s[11], s[12] = x0[8], x0[9], x0[10], x0[11], x0[12]
+		if p.depth {
+			s[8] += (rng.Float64() - 0.5) * 4
+			s[9] += rng.Float64() * 4
+			s[10] += rng.Float64() * 4
+			s[11] += rng.Float64() * 6
+			s[12] += (rng.Float64() - 0.5) * 4
+		}
+		s[13] = x0[13]
+		if p.l2 {
+			s[13] += (rng.Float64() - 0.5) * 3
+		}
+		starts = append(starts, s)
+	}
+	results := make([][]float64, len(starts))
+	vals := make([]float64, len(starts))
+	// Two workers: starts are independent problems; results are collected
+	// by index, so the outcome does not depend on scheduling.
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], vals[i] = fit.NelderMead(obj, starts[i], 4000)
+			}
+		}()
+	}
+	for i := range starts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	best := 0
+	for i := range vals {
+		if vals[i] < vals[best] {
+			best = i
+		}
+	}
+	x, _ := fit.NelderMead(obj, results[best], 4000)
+	all := prepare(samples, init)
+	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}, nil
+}
+
+// medianLog is the fit's starting index of a curve's Half: the middle of
+// the sorted non-zero values of v (the upper of the two middle ones for an
+// even count), or 20 when v has none. It only places the start; the
+// reported statistics use calibrate.Quantile.
+func medianLog(v []float64) float64 {
+	var nz []float64
+	for _, x := range v {
+		if x != 0 {
+			nz = append(nz, x)
+		}
+	}
+	if len(nz) == 0 {
+		return 20
+	}
+	sort.Float64s(nz)
+	return nz[len(nz)/2]
+}

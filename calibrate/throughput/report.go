@@ -1,0 +1,194 @@
+package throughput
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// ModelAccuracy is the prediction error of one (model, format) pair.
+type ModelAccuracy struct {
+	Model, Format string
+	// N is the number of rows; NPrefill and NDecode split it.
+	N, NPrefill, NDecode int
+	// Absolute % errors |pred - meas| / meas x 100 (calibrate.APE): the
+	// median (calibrate.Median) and the largest.
+	PrefillMedian, PrefillWorst float64
+	DecodeMedian, DecodeWorst   float64
+}
+
+// Report compares predicted with measured tok/s per model.
+type Report struct {
+	// Title says what was compared ("validate", "leave-one-model-out").
+	Title  string
+	Models []ModelAccuracy
+	// PrefillMedian and DecodeMedian are over all rows of all models.
+	PrefillMedian, DecodeMedian float64
+	// Rows is the number of rows compared; Excluded those left out.
+	Rows, Excluded int
+}
+
+// apes holds the absolute % errors of prefill and decode points.
+type apes struct{ p, d []float64 }
+
+func (e *apes) add(pt Point, pred float64) {
+	a := calibrate.APE(pred, pt.TokensPerS)
+	if pt.Decode {
+		e.d = append(e.d, a)
+	} else {
+		e.p = append(e.p, a)
+	}
+}
+
+// predict prices every point exactly (roofline.Phases) on g's profile and
+// returns the per-model report with the errors of every point.
+func predict(g *hardware.GPU, points []Point) (*Report, error) {
+	rep, _, err := predictErrors(g, points)
+	return rep, err
+}
+
+func predictErrors(g *hardware.GPU, points []Point) (*Report, *apes, error) {
+	fs := newFitSet(g, points)
+	ms, err := fs.models(g.EffectiveProfile())
+	if err != nil {
+		return nil, nil, err
+	}
+	per := map[string]*apes{}
+	all := &apes{}
+	for _, pt := range points {
+		pred, err := PredictTokensPerS(ms[pt.Mapping.Key()], pt.Phase)
+		if err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", pt.Line, err)
+		}
+		e := per[pt.Mapping.Key()]
+		if e == nil {
+			e = &apes{}
+			per[pt.Mapping.Key()] = e
+		}
+		e.add(pt, pred)
+		all.add(pt, pred)
+	}
+	rep := &Report{Rows: len(points), PrefillMedian: calibrate.Median(all.p), DecodeMedian: calibrate.Median(all.d)}
+	for _, k := range fs.keys {
+		e, mp := per[k], fs.maps[k]
+		rep.Models = append(rep.Models, ModelAccuracy{Model: mp.Model, Format: mp.Format, N: len(e.p) + len(e.d),
+			NPrefill: len(e.p), NDecode: len(e.d), PrefillMedian: calibrate.Median(e.p), PrefillWorst: calibrate.Max(e.p),
+			DecodeMedian: calibrate.Median(e.d), DecodeWorst: calibrate.Max(e.d)})
+	}
+	return rep, all, nil
+}
+
+// Validate predicts every point of src (the rows Calibrate would fit) with
+// gpu's current profile.
+func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
+	if gpu == nil {
+		return nil, fmt.Errorf("validate throughput: gpu: must be set")
+	}
+	if src == nil {
+		return nil, fmt.Errorf("validate throughput: source: must be set")
+	}
+	used, excl := src.Points()
+	pv := src.Provenance()
+	if len(used) == 0 {
+		return nil, fmt.Errorf("validate throughput: %s: no usable rows", pv.File)
+	}
+	rep, err := predict(gpu, used)
+	if err != nil {
+		return nil, fmt.Errorf("validate throughput: %w", err)
+	}
+	rep.Title = fmt.Sprintf("validate: %s profile (%s) vs %s", gpu.Name, gpu.EffectiveProfile().Engine, pv.File)
+	rep.Excluded = len(excl)
+	return rep, nil
+}
+
+// LeaveOneModelOut fits on all models but one and predicts every point of
+// the held-out model, for each model in turn; the report's per-model errors
+// are all out-of-sample. Each fold starts from the source's prior, never
+// sees the held-out model's points, and runs at most foldEvals loss
+// evaluations (0: 2500).
+func LeaveOneModelOut(gpu *hardware.GPU, src Source, foldEvals int) (*Report, error) {
+	if gpu == nil || src == nil {
+		return nil, fmt.Errorf("leave-one-model-out: gpu and source must be set")
+	}
+	if foldEvals == 0 {
+		foldEvals = 2500
+	}
+	used, excluded := src.Points()
+	var models []string
+	seen := map[string]bool{}
+	for _, u := range used {
+		if !seen[u.Mapping.Model] {
+			seen[u.Mapping.Model] = true
+			models = append(models, u.Mapping.Model)
+		}
+	}
+	sort.Strings(models)
+	rep := &Report{Title: fmt.Sprintf("leave-one-model-out: %s, %s", gpu.Name, src.Provenance().Engine), Excluded: len(excluded)}
+	all := &apes{}
+	for _, held := range models {
+		fold, err := Calibrate(Options{GPU: gpu, Source: src, ExcludeModels: []string{held}, MaxEvals: foldEvals})
+		if err != nil {
+			return nil, fmt.Errorf("fold %s: %w", held, err)
+		}
+		var test []Point
+		for _, u := range used {
+			if u.Mapping.Model == held {
+				test = append(test, u)
+			}
+		}
+		g := gpu.Clone()
+		g.Profile = fold.Profile
+		r, e, err := predictErrors(g, test)
+		if err != nil {
+			return nil, err
+		}
+		all.p, all.d = append(all.p, e.p...), append(all.d, e.d...)
+		rep.Models = append(rep.Models, r.Models...)
+		rep.Rows += len(test)
+	}
+	rep.PrefillMedian, rep.DecodeMedian = calibrate.Median(all.p), calibrate.Median(all.d)
+	return rep, nil
+}
+
+// WriteText prints the report as an aligned table with percentages to one
+// decimal.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	if r.Title != "" {
+		if _, err := fmt.Fprintln(w, r.Title); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(tw, "model\tformat\tn\tprefill med %\tprefill worst %\tdecode med %\tdecode worst %\t")
+	for _, m := range r.Models {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", m.Model, m.Format, m.N, f(m.PrefillMedian), f(m.PrefillWorst), f(m.DecodeMedian), f(m.DecodeWorst))
+	}
+	fmt.Fprintf(tw, "all\t\t%d\t%s\t\t%s\t\t\n", r.Rows, f(r.PrefillMedian), f(r.DecodeMedian))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(%d rows excluded: other engines, builds, SECONDARY/DERIVED, unmapped models)\n", r.Excluded)
+	return err
+}
+
+// ProfileYAML renders the fitted profile in the hardware/profiles/<gpu>.yaml
+// schema, preceded by a comment with the profile's source and training
+// error. hardware.ParseProfile reads it back.
+func (r *Result) ProfileYAML() ([]byte, error) {
+	header := fmt.Sprintf("# %s efficiency profile fitted to model-level llama.cpp throughput.\n", r.GPU) +
+		fmt.Sprintf("# Training median abs error: prefill %.1f%%, decode %.1f%% over %d rows.\n",
+			r.TrainPrefillMedianAPE, r.TrainDecodeMedianAPE, len(r.Used)) +
+		fmt.Sprintf("# Regenerate: sim calibrate --gpu %s --throughput ../shared/data/%s/measurements.csv --out hardware/profiles/%s.yaml --profile-only\n", r.GPU, r.GPU, r.GPU)
+	return calibrate.MarshalProfileWithHeader(r.Profile, header)
+}

@@ -1,0 +1,646 @@
+// roofsim web view. Plain JavaScript, no build step; charts are uPlot
+// (vendored). Every number shown comes from the server's JSON API.
+"use strict";
+
+const PREC_COLORS = {
+  fp16: "#f28e2b",  // orange
+  bf16: "#c0392b",  // brick red
+  fp8: "#2ca02c",   // green
+  nvfp4: "#8e44ad", // purple
+  mxfp4: "#d4a017", // gold
+  int8: "#17becf",  // cyan
+  int4: "#1f5fd1",  // blue
+};
+const PRECISIONS = ["fp16", "bf16", "fp8", "nvfp4", "mxfp4", "int8", "int4"];
+const RUN_COLORS = ["#2b6cb0", "#e4572e", "#2ca02c", "#8e44ad", "#d4a017", "#17becf"];
+const CEIL_COLORS = { fp64: "#777", fp32: "#999", tf32: "#8c8c8c", fp16: "#f28e2b", bf16: "#c0392b", fp8: "#2ca02c", int8: "#17becf", fp4: "#8e44ad", fp6: "#b07aa1" };
+
+const $ = (id) => document.getElementById(id);
+const state = { info: null, gpus: [], models: [], roof: null, spot: [], runs: [], sweep: null, charts: {} };
+
+// ---------- helpers ----------
+async function api(method, path, body, raw) {
+  const opt = { method, headers: {} };
+  if (body !== undefined) {
+    if (raw) { opt.body = body; opt.headers["Content-Type"] = "application/octet-stream"; }
+    else { opt.body = JSON.stringify(body); opt.headers["Content-Type"] = "application/json"; }
+  }
+  const r = await fetch(path, opt);
+  const txt = await r.text();
+  let js;
+  try { js = JSON.parse(txt); } catch (e) { throw new Error(`${r.status}: ${txt.slice(0, 200)}`); }
+  if (!r.ok) throw new Error(js.error || `${r.status}`);
+  return js;
+}
+function setStatus(msg, isErr) {
+  const s = $("status");
+  s.textContent = msg || "";
+  s.className = "status" + (isErr ? " error" : "");
+}
+function showError(el, err) {
+  el.innerHTML = "";
+  const d = document.createElement("div");
+  d.className = "error";
+  d.textContent = String(err.message || err);
+  el.appendChild(d);
+}
+function esc(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+function si(v, unit, digits = 3) {
+  if (v === null || v === undefined || !isFinite(v)) return "–";
+  const a = Math.abs(v);
+  const pre = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""], [1e-3, "m"], [1e-6, "µ"], [1e-9, "n"]];
+  for (const [f, p] of pre) if (a >= f) return (v / f).toPrecision(digits) + " " + p + unit;
+  return v.toPrecision(digits) + " " + unit;
+}
+function fmtTime(s) { return si(s, "s"); }
+function fmtNum(v, d = 3) {
+  if (v === null || v === undefined || !isFinite(v)) return "–";
+  if (Number.isInteger(v) && Math.abs(v) < 1e7) return String(v);
+  const a = Math.abs(v);
+  if (a >= 1e-3 && a < 1e7) return String(Number(Number(v).toPrecision(d)));
+  return Number(v).toPrecision(d);
+}
+function readFile(input, asBuffer) {
+  return new Promise((res, rej) => {
+    const f = input.files && input.files[0];
+    if (!f) return res(null);
+    const rd = new FileReader();
+    rd.onload = () => res({ name: f.name, data: rd.result });
+    rd.onerror = () => rej(rd.error);
+    if (asBuffer) rd.readAsArrayBuffer(f); else rd.readAsText(f);
+  });
+}
+function fillSelect(sel, items, keep) {
+  const first = keep ? Array.from(sel.options).slice(0, keep) : [];
+  sel.innerHTML = "";
+  first.forEach((o) => sel.appendChild(o));
+  for (const it of items) {
+    const o = document.createElement("option");
+    o.value = it.value; o.textContent = it.label;
+    sel.appendChild(o);
+  }
+}
+
+// ---------- generic chart: uPlot lines + canvas-drawn points ----------
+// spec: {xlog, ylog, xlabel, ylabel, lines:[{label,color,x,y,dash,width}],
+//        points:[{x,y,color,hollow,shape,size,tip}], xrange, yrange, height}
+function chart(el, spec) {
+  if (state.charts[el.id]) { state.charts[el.id].destroy(); delete state.charts[el.id]; }
+  el.innerHTML = "";
+  const width = Math.max(300, el.clientWidth || el.parentElement.clientWidth || 600);
+  const height = spec.height || 300;
+  const lines = spec.lines || [];
+  const pts = (spec.points || []).filter((p) => isFinite(p.x) && isFinite(p.y) && (!spec.xlog || p.x > 0) && (!spec.ylog || p.y > 0));
+  // Aligned data for the lines; a dummy series when there are none.
+  let xs = new Set();
+  lines.forEach((l) => l.x.forEach((v) => { if (isFinite(v) && (!spec.xlog || v > 0)) xs.add(v); }));
+  pts.forEach((p) => xs.add(p.x));
+  xs = Array.from(xs).sort((a, b) => a - b);
+  if (xs.length === 0) xs = [1, 10];
+  const idx = new Map(xs.map((v, i) => [v, i]));
+  const data = [xs];
+  const series = [{ label: spec.xlabel || "x" }];
+  for (const l of lines) {
+    const ys = new Array(xs.length).fill(null);
+    l.x.forEach((v, i) => { const j = idx.get(v); const y = l.y[i]; if (j !== undefined && y !== null && isFinite(y) && (!spec.ylog || y > 0)) ys[j] = y; });
+    data.push(ys);
+    series.push({ label: l.label, stroke: l.color, width: l.width || 1.5, dash: l.dash, spanGaps: true, points: { show: false } });
+  }
+  if (lines.length === 0) { data.push(new Array(xs.length).fill(null)); series.push({ label: "", show: false }); }
+  const range = (r, log) => r ? () => r : (log ? undefined : undefined);
+  const drawn = { n: 0 };
+  const opts = {
+    width, height,
+    legend: { show: lines.length > 0 && spec.legend !== false, live: false },
+    cursor: { drag: { x: spec.zoom !== false, y: spec.zoom !== false, uni: 20 }, points: { show: false } },
+    scales: {
+      x: { time: false, distr: spec.xlog ? 3 : 1, range: range(spec.xrange, spec.xlog) },
+      y: { distr: spec.ylog ? 3 : 1, range: range(spec.yrange, spec.ylog) },
+    },
+    axes: [
+      { label: spec.xlabel, stroke: "#444", grid: { stroke: "#eceff4" }, values: spec.xfmt || (spec.xlog ? logAxisFmt("") : undefined) },
+      { label: spec.ylabel, stroke: "#444", grid: { stroke: "#eceff4" }, values: spec.yfmt || (spec.ylog ? logAxisFmt("") : undefined), size: 60 },
+    ],
+    series,
+    hooks: {
+      draw: [(u) => {
+        const ctx = u.ctx;
+        drawn.n = 0;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+        ctx.clip();
+        for (const p of pts) {
+          const cx = u.valToPos(p.x, "x", true), cy = u.valToPos(p.y, "y", true);
+          if (!isFinite(cx) || !isFinite(cy)) continue;
+          const r = (p.size || 6) * devicePixelRatio;
+          ctx.beginPath();
+          if (p.shape === "diamond") { ctx.moveTo(cx, cy - r); ctx.lineTo(cx + r, cy); ctx.lineTo(cx, cy + r); ctx.lineTo(cx - r, cy); ctx.closePath(); }
+          else if (p.shape === "square") ctx.rect(cx - r * 0.8, cy - r * 0.8, r * 1.6, r * 1.6);
+          else if (p.shape === "star") { for (let i = 0; i < 10; i++) { const a = Math.PI / 5 * i - Math.PI / 2, rr = i % 2 ? r * 0.45 : r * 1.3; ctx.lineTo(cx + rr * Math.cos(a), cy + rr * Math.sin(a)); } ctx.closePath(); }
+          else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+          ctx.lineWidth = 2 * devicePixelRatio;
+          ctx.strokeStyle = p.color;
+          ctx.fillStyle = p.hollow ? "#ffffff" : p.color;
+          ctx.fill();
+          ctx.stroke();
+          if (p.text) { ctx.fillStyle = "#333"; ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.fillText(p.text, cx + r + 3, cy - r); }
+          if (cx >= u.bbox.left && cx <= u.bbox.left + u.bbox.width && cy >= u.bbox.top && cy <= u.bbox.top + u.bbox.height) drawn.n++;
+        }
+        ctx.restore();
+        el.dataset.drawnPoints = String(drawn.n);
+      }],
+      setCursor: [(u) => {
+        if (!spec.tip) return;
+        const tip = spec.tip;
+        const { left, top } = u.cursor;
+        if (left === undefined || left < 0) { tip.hidden = true; return; }
+        let best = null, bd = 14;
+        for (const p of pts) {
+          if (!p.tip) continue;
+          const cx = u.valToPos(p.x, "x"), cy = u.valToPos(p.y, "y");
+          const d = Math.hypot(cx - left, cy - top);
+          if (d < bd) { bd = d; best = p; }
+        }
+        if (!best) { tip.hidden = true; return; }
+        tip.innerHTML = best.tip;
+        tip.hidden = false;
+        const ox = u.over.offsetLeft + u.over.parentElement.offsetLeft, oy = u.over.offsetTop + u.over.parentElement.offsetTop;
+        const host = el.getBoundingClientRect(), par = tip.offsetParent ? tip.offsetParent.getBoundingClientRect() : host;
+        let x = host.left - par.left + ox + u.valToPos(best.x, "x") + 14;
+        const y = host.top - par.top + oy + u.valToPos(best.y, "y") - 10;
+        if (x + tip.offsetWidth > par.width) x -= tip.offsetWidth + 28;
+        tip.style.left = x + "px"; tip.style.top = y + "px";
+      }],
+    },
+  };
+  const u = new uPlot(opts, data, el);
+  state.charts[el.id] = u;
+  el.dataset.drawnPoints = String(drawn.n);
+  return u;
+}
+// logAxisFmt labels the ticks of a log axis whose mantissa is 1, 2 or 5,
+// with an SI prefix ("200 T", "0.5", "10 k").
+function logAxisFmt(unit) {
+  return (u, vals) => vals.map((v) => {
+    if (v == null || !(v > 0)) return "";
+    const m = Math.round(v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9)));
+    if (m !== 1 && m !== 2 && m !== 5) return "";
+    if (v < 1000) return String(Number(v.toPrecision(2)));
+    const pre = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+    for (const [f, p] of pre) if (v >= f) return String(Number((v / f).toPrecision(2))) + " " + p + unit;
+    return String(v);
+  });
+}
+function padRange(vals, log, frac = 0.08) {
+  const v = vals.filter((x) => isFinite(x) && (!log || x > 0));
+  if (!v.length) return undefined;
+  let lo = Math.min(...v), hi = Math.max(...v);
+  if (log) { const r = Math.pow(hi / lo || 10, frac) * 1.2; return [lo / r, hi * r]; }
+  const d = (hi - lo) || Math.abs(hi) || 1;
+  return [lo - d * frac, hi + d * frac];
+}
+function logspace(a, b, n) {
+  const out = [], la = Math.log10(a), lb = Math.log10(b);
+  for (let i = 0; i < n; i++) out.push(Math.pow(10, la + (lb - la) * i / (n - 1)));
+  return out;
+}
+
+// ---------- pages ----------
+function showPage() {
+  const page = (location.hash || "#roofline").slice(1);
+  document.querySelectorAll(".page").forEach((p) => { p.hidden = p.id !== "page-" + page; });
+  document.querySelectorAll("nav a").forEach((a) => a.classList.toggle("active", a.dataset.page === page));
+  for (const u of Object.values(state.charts)) {
+    const el = u.root.parentElement;
+    if (el && el.offsetParent && el.clientWidth && Math.abs(el.clientWidth - u.width) > 20) u.setSize({ width: el.clientWidth, height: u.height });
+  }
+}
+
+// ---------- roofline ----------
+async function gpuRequest() {
+  const up = await readFile($("rf-gpu-file"));
+  if (up) return { gpu_yaml: up.data };
+  return { gpu: $("rf-gpu").value };
+}
+
+async function drawRoofline() {
+  const info = $("rf-gpu-info");
+  try {
+    const req = await gpuRequest();
+    const model = $("rf-model").value;
+    if (model) {
+      Object.assign(req, { model, tp: +$("rf-tp").value || 1, batch: +$("rf-batch").value || 1, prompt: +$("rf-prompt").value || 0,
+        gen: +$("rf-gen").value || 0, depth: +$("rf-depth").value || 0, weights: $("rf-weights").value.trim() });
+    }
+    state.roof = await api("POST", "/api/roofline", req);
+    const g = state.roof.gpu;
+    info.textContent = `${g.description || g.name}: ${si(g.bandwidth_bytes_per_s, "B/s")} memory; profile ${g.calibrated ? "calibrated" : "default (uncalibrated)"}.`;
+    renderRoofline();
+  } catch (e) { showError(info, e); }
+}
+
+function spotTip(p, meas) {
+  const lines = [`<b>${esc(p.precision)}</b> ${p.m}×${p.n}×${p.k}${meas ? " (measured)" : " (predicted)"}`,
+    `AI ${fmtNum(p.ai)} FLOP/B · ${esc(p.bound)}`,
+    `attainable ${si(p.attainable_flops, "FLOP/s")}`,
+    `predicted ${si(p.predicted_flops, "FLOP/s")} in ${fmtTime(p.predicted_time_s)}`,
+    `bandwidth ${si(p.predicted_bandwidth, "B/s")} (predicted)`];
+  if (p.measured && p.measured.status === "ok") {
+    lines.push(`measured ${si(p.measured.achieved_flops, "FLOP/s")} in ${fmtTime(p.measured.time_s)}`);
+    lines.push(`measured bandwidth ${si(p.measured.achieved_bandwidth, "B/s")}`);
+    if (p.measured.error_pct !== null && p.measured.error_pct !== undefined) lines.push(`error ${p.measured.error_pct > 0 ? "+" : ""}${p.measured.error_pct.toFixed(1)} % (predicted vs measured)`);
+    if (p.measured.device) lines.push(`on ${esc(p.measured.device)}`);
+  }
+  return lines.join("<br>");
+}
+
+function renderRoofline() {
+  const r = state.roof;
+  if (!r) return;
+  const cal = $("rf-calibrated").checked;
+  const bw = cal ? r.memory.calibrated_bytes_per_s : r.memory.peak_bytes_per_s;
+  const x = logspace(0.01, 1e5, 160);
+  const lines = [];
+  const legend = [];
+  const pts = [];
+  for (const c of r.ceilings) {
+    const peak = cal ? c.calibrated_flops : c.peak_flops;
+    const ridge = peak / bw;
+    const col = CEIL_COLORS[c.precision] || "#666";
+    const xx = x.filter((v) => v > ridge * 1.0001).concat([ridge]).sort((a, b) => a - b);
+    lines.push({ label: `${c.precision} ${si(peak, "FLOP/s")}`, color: col, x: xx, y: xx.map(() => peak), width: 1.5 });
+    pts.push({ x: ridge, y: peak, color: col, hollow: false, shape: "square", size: 3,
+      tip: `<b>ridge ${esc(c.precision)}</b><br>AI ${fmtNum(ridge)} FLOP/B<br>${si(peak, "FLOP/s")} at ${si(bw, "B/s")}` });
+  }
+  const topPeak = Math.max(...r.ceilings.map((c) => (cal ? c.calibrated_flops : c.peak_flops)));
+  const mx = x.filter((v) => v * bw <= topPeak * 1.0001).concat([topPeak / bw]).sort((a, b) => a - b);
+  lines.unshift({ label: `memory ${si(bw, "B/s")}`, color: "#1d2430", x: mx, y: mx.map((v) => v * bw), width: 2 });
+  // Model phases.
+  for (const ph of r.phases || []) {
+    pts.push({ x: ph.ai, y: ph.achieved_flops, color: ph.phase === "prefill" ? "#444" : "#888", shape: "diamond", size: 7,
+      text: `${ph.phase} ${ph.name}`,
+      tip: `<b>${esc(r.model)} ${esc(ph.phase)} (${esc(ph.name)})</b><br>AI ${fmtNum(ph.ai)} FLOP/B · ${esc(ph.bound)}<br>predicted ${si(ph.achieved_flops, "FLOP/s")}, attainable ${si(ph.attainable_flops, "FLOP/s")}<br>time ${fmtTime(ph.time_s)} · ${fmtNum(ph.tokens_per_s)} tok/s` });
+  }
+  // Spot-check points: hollow predicted, filled measured.
+  // Precisions that land on one spot (fp16 and bf16 share a peak and a
+  // profile curve) show as concentric rings: earlier ones draw larger.
+  const spotKey = (p) => `${Math.round(Math.log10(p.ai) * 100)},${Math.round(Math.log10(p.predicted_flops) * 100)}`;
+  const groups = new Map();
+  for (const p of state.spot) if (p.status === "ok") groups.set(spotKey(p), (groups.get(spotKey(p)) || 0) + 1);
+  const seenIn = new Map();
+  for (const p of state.spot) {
+    if (p.status !== "ok") continue;
+    const col = PREC_COLORS[p.precision] || "#333";
+    const k = spotKey(p), rank = seenIn.get(k) || 0;
+    seenIn.set(k, rank + 1);
+    const ring = 6.5 + 2.5 * (groups.get(k) - 1 - rank);
+    pts.push({ x: p.ai, y: p.predicted_flops, color: col, hollow: true, size: ring, tip: spotTip(p, false), spot: true });
+    if (p.measured && p.measured.status === "ok") pts.push({ x: p.ai, y: p.measured.achieved_flops, color: col, hollow: false, size: 4.5, tip: spotTip(p, true), spot: true });
+  }
+  const el = $("rf-chart");
+  const ymin = Math.pow(10, Math.floor(Math.log10(Math.min(topPeak / 1e4, ...pts.map((p) => p.y).filter((v) => v > 0).map((v) => v / 2)))));
+  const ymax = Math.pow(10, Math.ceil(Math.log10(topPeak * 1.5)));
+  chart(el, {
+    xlog: true, ylog: true, xlabel: "arithmetic intensity (FLOP/byte)", ylabel: "FLOP/s", height: 420,
+    xfmt: logAxisFmt(""), yfmt: logAxisFmt(""), lines, points: pts, tip: $("rf-tip"),
+    xrange: [0.01, 1e5], yrange: [ymin, ymax],
+  });
+  el.dataset.spotPoints = String(pts.filter((p) => p.spot).length);
+  // Legend of spot-check precisions.
+  const seen = PRECISIONS.filter((p) => state.spot.some((s) => s.precision === p && s.status === "ok"));
+  const lg = $("rf-legend");
+  lg.innerHTML = seen.map((p) => `<span><span class="sw" style="border-color:${PREC_COLORS[p]}"></span>${p.toUpperCase()}</span>`).join("") +
+    (state.spot.some((s) => s.measured && s.measured.status === "ok") ? `<span><span class="sw filled" style="border-color:#555;background:#555"></span>measured</span><span><span class="sw" style="border-color:#555"></span>predicted</span>` : "") +
+    ((r.phases || []).length ? `<span>◆ model phases (predicted)</span>` : "") + `<span>■ ridge points</span>` +
+    `<span class="hint">${cal ? "calibrated (attainable) roofs: peak × the profile's asymptotic efficiency" : "nominal peak roofs"}</span>`;
+}
+
+function renderSpotTable() {
+  const tb = $("sc-table").querySelector("tbody");
+  tb.innerHTML = "";
+  for (const p of state.spot) {
+    const tr = document.createElement("tr");
+    const m = p.measured;
+    const ok = p.status === "ok";
+    const mm = m ? (m.status === "ok" ? [fmtTime(m.time_s), si(m.achieved_flops, "FLOP/s"), m.error_pct == null ? "–" : (m.error_pct > 0 ? "+" : "") + m.error_pct.toFixed(1) + " %"] : [esc(m.status) + ": " + esc(m.reason || ""), "", ""]) : ["", "", ""];
+    tr.innerHTML = `<td><span class="sw-dot" style="color:${PREC_COLORS[p.precision]}">●</span> ${esc(p.precision)}</td><td>${p.m}×${p.n}×${p.k}</td>` +
+      (ok ? `<td>${fmtNum(p.ai)}</td><td>${si(p.attainable_flops, "FLOP/s")}</td><td>${si(p.predicted_flops, "FLOP/s")}</td><td>${fmtTime(p.predicted_time_s)}</td><td>${si(p.predicted_bandwidth, "B/s")}</td><td>${esc(p.bound)}</td>`
+        : `<td colspan="6" class="hint">unsupported: ${esc(p.reason || "")}</td>`) +
+      `<td>${mm[0]}</td><td>${mm[1]}</td><td>${mm[2]}</td>`;
+    tr.dataset.status = p.status;
+    tb.appendChild(tr);
+  }
+}
+
+async function runSpot() {
+  const note = $("sc-note");
+  note.textContent = "";
+  try {
+    if (!state.roof) await drawRoofline();
+    const precs = $("sc-all").checked ? PRECISIONS.slice() : [$("sc-prec").value];
+    const req = await gpuRequest();
+    Object.assign(req, { m: +$("sc-m").value, n: +$("sc-n").value, k: +$("sc-k").value, precisions: precs, measure: $("sc-measure").checked });
+    $("sc-run").disabled = true;
+    note.textContent = req.measure ? "measuring on the agent…" : "";
+    const res = await api("POST", "/api/spotcheck", req);
+    state.spot = state.spot.concat(res.points);
+    const uns = res.points.filter((p) => p.status !== "ok").map((p) => p.precision);
+    note.textContent = `${res.points.length - uns.length} predicted on ${res.gpu.name}` + (uns.length ? `; unsupported here: ${uns.join(", ")}` : "") +
+      (res.agent ? `; measured on ${res.agent.device} (torch ${res.agent.torch})` : "");
+    renderSpotTable();
+    renderRoofline();
+  } catch (e) { showError(note, e); } finally { $("sc-run").disabled = false; }
+}
+
+async function showExample() {
+  const note = $("sc-note");
+  try {
+    const ex = await api("GET", "/api/measured-example");
+    $("rf-gpu").value = ex.gpu.name;
+    $("rf-gpu-file").value = "";
+    await drawRoofline();
+    state.spot = ex.points.filter((p) => p.measured && p.measured.status === "ok");
+    note.innerHTML = `Measured on ${esc(ex.device)} (torch ${esc(ex.torch)}) with <code>${esc(ex.command)}</code>: ${state.spot.length} measured points (filled) beside the ${esc(ex.gpu.name)} profile's predictions (hollow). Shapes: ${ex.shapes.map(esc).join(", ")}. Rows the agent could not run (fp4 on Hopper, int8 at m = 1) are in docs/h200_spotcheck.csv.`;
+    renderSpotTable();
+    renderRoofline();
+  } catch (e) { showError(note, e); }
+}
+
+// ---------- simulate ----------
+function simChartsRender() {
+  const shown = state.runs.filter((r) => r.show && r.result);
+  const cur = shown[shown.length - 1];
+  const sumEl = $("sim-summary");
+  if (!cur) { sumEl.innerHTML = ""; return; }
+  const kpi = (k, v) => `<div class="kpi"><div class="v">${v}</div><div class="k">${esc(k)}</div></div>`;
+  let html = "";
+  for (const r of shown) {
+    const s = r.result.summary, c = r.result.counters;
+    html += `<h3 style="color:${r.color}">${esc(r.label)}${r.result.capped ? ` <span class="hint">(capped at ${r.result.max_requests} requests)</span>` : ""}</h3><div class="summary">` +
+      kpi("completed / arrived", `${c.completed} / ${c.arrived}`) + kpi("output tok/s", fmtNum(s.output_tokens_per_s, 4)) +
+      kpi("requests/s", fmtNum(s.throughput_rps, 4)) + kpi("preemptions", c.preemptions) +
+      kpi("TTFT p50 / p99 (ms)", `${fmtNum(s.ttft_ms.p50)} / ${fmtNum(s.ttft_ms.p99)}`) +
+      kpi("TPOT p50 / p99 (ms)", `${fmtNum(s.tpot_ms.p50)} / ${fmtNum(s.tpot_ms.p99)}`) +
+      kpi("E2E p50 / p99 (ms)", `${fmtNum(s.e2e_ms.p50)} / ${fmtNum(s.e2e_ms.p99)}`) +
+      kpi("simulated / wall", `${fmtNum(c.simulated_s)} s / ${fmtNum(r.wall_s, 2)} s`) + `</div>`;
+  }
+  sumEl.innerHTML = html;
+  const cdfChart = (id, key, label) => chart($(id), {
+    xlog: true, xlabel: label, ylabel: "fraction of requests", height: 220, yrange: [0, 1], legend: false,
+    lines: shown.map((r) => ({ label: r.label, color: r.color, x: r.result.cdf[key].x, y: r.result.cdf[key].p, width: 2 })),
+  });
+  cdfChart("sim-cdf-ttft", "ttft_ms", "TTFT (ms)");
+  cdfChart("sim-cdf-tpot", "tpot_ms", "TPOT (ms)");
+  cdfChart("sim-cdf-e2e", "e2e_ms", "E2E (ms)");
+  const tl = (r) => r.result.timeline;
+  chart($("sim-tput"), { xlabel: "simulated time (s)", ylabel: "tokens/s", height: 220,
+    lines: shown.flatMap((r) => [{ label: "decode" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).decode_tok_s, width: 1.5 },
+      { label: "prefill" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).prefill_tok_s, dash: [4, 3], width: 1 }]) });
+  chart($("sim-queue"), { xlabel: "simulated time (s)", ylabel: "requests", height: 220,
+    lines: shown.flatMap((r) => [{ label: "running" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).running, width: 1.5 },
+      { label: "waiting" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).waiting, dash: [4, 3], width: 1.5 }]) });
+  chart($("sim-kv"), { xlabel: "simulated time (s)", ylabel: "KV blocks", height: 220,
+    lines: shown.flatMap((r) => [{ label: "used" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).kv_used, width: 1.5 },
+      { label: "capacity" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).t.map(() => tl(r).kv_total), dash: [2, 4], width: 1 }]) });
+  const sp = cur.result.split;
+  const parts = [["compute", sp.compute_ms, "#2b6cb0", sp.compute_s], ["memory", sp.memory_ms, "#e4572e", sp.memory_s], ["comm", sp.comm_ms, "#8e44ad", sp.comm_s], ["overhead", sp.overhead_ms, "#7f8c8d", sp.overhead_s]];
+  chart($("sim-split"), { xlabel: "simulated time (s)", ylabel: "ms per step", height: 200,
+    lines: parts.map(([n, ys, col]) => ({ label: n, color: col, x: sp.t, y: ys, width: 1.5 })) });
+  const tot = parts.reduce((a, p) => a + p[3], 0) || 1;
+  $("sim-split-bar").innerHTML = parts.filter((p) => p[3] > 0).map(([n, , col, v]) => `<div style="background:${col};width:${(100 * v / tot).toFixed(2)}%" title="${n}: ${fmtNum(v)} s">${(100 * v / tot).toFixed(0)}% ${n}</div>`).join("");
+}
+
+function runTag(r) { return state.runs.filter((x) => x.show && x.result).length > 1 ? ` #${state.runs.indexOf(r) + 1}` : ""; }
+
+function renderRuns() {
+  const el = $("sim-runs");
+  if (!state.runs.length) { el.textContent = "No runs yet."; return; }
+  el.className = "runs";
+  el.innerHTML = "";
+  state.runs.forEach((r) => {
+    const d = document.createElement("div");
+    d.className = "run";
+    const links = r.state === "done" ? ["csv", "jsonl", "parquet"].map((f) => `<a href="/api/jobs/${r.id}/download/run-${f}.zip">${f}</a>`).join(" ") +
+      ` <a href="/api/jobs/${r.id}/download/run.json">run.json</a>` : esc(r.state) + (r.error ? ": " + esc(r.error) : "");
+    d.innerHTML = `<input type="checkbox" ${r.show ? "checked" : ""} ${r.result ? "" : "disabled"} title="overlay"><span class="dot" style="background:${r.color}"></span><span>${esc(r.label)}<br>${links}</span>`;
+    d.querySelector("input").addEventListener("change", (ev) => { r.show = ev.target.checked; simChartsRender(); });
+    el.appendChild(d);
+  });
+}
+
+async function runSim() {
+  const btn = $("sim-run"), prog = $("sim-progress");
+  const bar = prog.querySelector(".bar"), txt = prog.querySelector("span");
+  const req = {};
+  try {
+    const up = await readFile($("sim-file"));
+    if (up) req.workload_yaml = up.data; else req.example = $("sim-example").value;
+    if ($("sim-gpu").value) req.gpu = $("sim-gpu").value;
+    if ($("sim-model").value) req.model = $("sim-model").value;
+    for (const [k, id] of [["tp", "sim-tp"], ["replicas", "sim-replicas"], ["rate", "sim-rate"], ["max_requests", "sim-max"]]) {
+      const v = $(id).value.trim();
+      if (v !== "") req[k] = Number(v);
+    }
+    if ($("sim-label").value.trim()) req.label = $("sim-label").value.trim();
+    btn.disabled = true;
+    prog.hidden = false; bar.style.width = "0"; txt.textContent = "starting…";
+    const { id } = await api("POST", "/api/simulate", req);
+    const run = { id, color: RUN_COLORS[state.runs.length % RUN_COLORS.length], show: true, state: "queued", label: "…" };
+    state.runs.push(run);
+    // Overlay at most two runs: the new one and the previous shown one.
+    let shown = state.runs.filter((r) => r.show);
+    while (shown.length > 2) { shown[0].show = false; shown = state.runs.filter((r) => r.show); }
+    for (;;) {
+      const j = await api("GET", `/api/jobs/${id}`);
+      Object.assign(run, { state: j.state, label: j.label, error: j.error, wall_s: j.wall_s });
+      const frac = j.total ? Math.min(1, j.done / j.total) : 0;
+      bar.style.width = (100 * frac).toFixed(1) + "%";
+      txt.textContent = `${j.state}: ${j.done} / ${j.total} requests, ${j.wall_s.toFixed(1)} s`;
+      if (j.state === "done") { run.result = j.result; break; }
+      if (j.state === "failed") { run.show = false; throw new Error(j.error); }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    renderRuns();
+    simChartsRender();
+  } catch (e) { showError($("sim-summary"), e); renderRuns(); } finally { btn.disabled = false; }
+}
+
+// ---------- sweep ----------
+const SWEEP_COLS = ["index", "gpu", "tp", "max_num_seqs", "max_num_batched_tokens", "status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
+  "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "replicas", "gpus_total", "cost_per_hour", "cost_per_mtok", "pareto", "recommended"];
+
+async function loadSweep() {
+  const note = $("sw-note");
+  try {
+    let res;
+    const up = await readFile($("sw-file"), true);
+    if (up) res = await api("POST", "/api/sweep", up.data, true);
+    else if ($("sw-data").value) res = await api("POST", "/api/sweep?file=" + encodeURIComponent($("sw-data").value));
+    else throw new Error("choose a file to upload or one under --data");
+    state.sweep = { res, sortKey: "index", asc: true };
+    note.textContent = `${res.rows.length} configurations from ${res.source}.`;
+    renderSweep();
+  } catch (e) { showError(note, e); }
+}
+
+function renderSweep() {
+  const { res, sortKey, asc } = state.sweep;
+  const rows = res.rows.slice();
+  const rec = rows.find((r) => r.recommended);
+  const ok = rows.filter((r) => r.status === "ok" && r.output_tokens_per_s_per_gpu > 0 && r.tokens_per_s_per_user > 0);
+  const tip = (r) => `<b>#${r.index} ${esc(r.gpu)} tp${r.tp}</b><br>max_num_seqs ${r.max_num_seqs}, batched tokens ${r.max_num_batched_tokens}<br>` +
+    `${fmtNum(r.output_tokens_per_s_per_gpu)} tok/s/GPU · ${fmtNum(r.tokens_per_s_per_user)} tok/s/user<br>max rate ${fmtNum(r.max_rate_rps)} req/s · TTFT p99 ${fmtNum(r.ttft_p99_ms)} ms · TPOT p99 ${fmtNum(r.tpot_p99_ms)} ms` +
+    (r.cost_per_mtok != null ? `<br>$${fmtNum(r.cost_per_mtok)} per M tokens` : "") + (r.recommended ? "<br><b>recommended</b>" : r.pareto ? "<br>Pareto-optimal" : "");
+  const front = ok.filter((r) => r.pareto).sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user);
+  const pts = ok.map((r) => ({ x: r.tokens_per_s_per_user, y: r.output_tokens_per_s_per_gpu, color: r.pareto ? "#2b6cb0" : "#a8b3c4", hollow: !r.pareto, size: r.pareto ? 5 : 4, tip: tip(r) }));
+  if (rec && ok.includes(rec)) pts.push({ x: rec.tokens_per_s_per_user, y: rec.output_tokens_per_s_per_gpu, color: "#e4572e", shape: "star", size: 8, tip: tip(rec), text: "recommended" });
+  chart($("sw-chart"), { xlabel: "tokens/s per user", ylabel: "output tokens/s per GPU", height: 380, tip: $("sw-tip"), legend: false,
+    xrange: padRange(pts.map((p) => p.x)), yrange: padRange(pts.map((p) => p.y)),
+    lines: front.length ? [{ label: "Pareto front", color: "#2b6cb0", x: front.map((r) => r.tokens_per_s_per_user), y: front.map((r) => r.output_tokens_per_s_per_gpu), width: 1.5 }] : [],
+    points: pts });
+  $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, max_num_seqs ${rec.max_num_seqs}: ${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
+    (rec.cost_per_mtok != null ? `, $${fmtNum(rec.cost_per_mtok)} per M output tokens` : "") : "No configuration is recommended (none met the SLO).";
+  rows.sort((a, b) => {
+    const x = a[sortKey], y = b[sortKey];
+    if (x === y) return 0;
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    return (x < y ? -1 : 1) * (asc ? 1 : -1);
+  });
+  const t = $("sw-table");
+  t.innerHTML = "<thead><tr>" + SWEEP_COLS.map((c) => `<th data-k="${c}">${c}${c === sortKey ? (asc ? " ▲" : " ▼") : ""}</th>`).join("") + "</tr></thead><tbody>" +
+    rows.map((r) => `<tr class="${r.recommended ? "rec" : ""} ${r.pareto ? "pareto" : ""}">` + SWEEP_COLS.map((c) => `<td>${r[c] === null || r[c] === undefined ? "–" : typeof r[c] === "number" ? (Number.isInteger(r[c]) ? r[c] : fmtNum(r[c], 4)) : esc(r[c])}</td>`).join("") + "</tr>").join("") + "</tbody>";
+  t.querySelectorAll("th").forEach((th) => th.addEventListener("click", () => {
+    const k = th.dataset.k;
+    state.sweep.asc = state.sweep.sortKey === k ? !state.sweep.asc : true;
+    state.sweep.sortKey = k;
+    renderSweep();
+  }));
+}
+
+// ---------- validation ----------
+async function loadValidation() {
+  const out = $("va-out");
+  try {
+    let res;
+    const up = await readFile($("va-file"));
+    if (up) res = await api("POST", "/api/validate", up.data, true);
+    else if ($("va-data").value) res = await api("POST", "/api/validate?file=" + encodeURIComponent($("va-data").value));
+    else throw new Error("choose a report to upload or one under --data");
+    renderValidation(res);
+  } catch (e) { showError(out, e); }
+}
+
+function renderValidation(res) {
+  const out = $("va-out");
+  out.innerHTML = "";
+  const rep = res.report;
+  const head = document.createElement("div");
+  head.className = "panel";
+  const scalars = Object.entries(rep).filter(([, v]) => v === null || typeof v !== "object");
+  head.innerHTML = `<h2>${esc(res.source)}</h2>` + scalars.map(([k, v]) => `<span class="hint">${esc(k)}: <b>${esc(typeof v === "number" ? fmtNum(v, 4) : v)}</b></span>`).join(" · ");
+  // Error summaries given as objects ({median_ape_pct, ...}).
+  for (const [k, v] of Object.entries(rep)) {
+    if (v && typeof v === "object" && !Array.isArray(v) && Object.values(v).every((x) => typeof x !== "object")) {
+      head.innerHTML += `<div class="hint"><b>${esc(k)}</b>: ` + Object.entries(v).map(([a, b]) => `${esc(a)} ${typeof b === "number" ? fmtNum(b, 4) : esc(b)}`).join(", ") + "</div>";
+    }
+  }
+  out.appendChild(head);
+  for (const [key, arr] of Object.entries(rep)) {
+    if (!Array.isArray(arr) || !arr.length || typeof arr[0] !== "object") continue;
+    const panel = document.createElement("div");
+    panel.className = "panel";
+    panel.innerHTML = `<h3>${esc(key)} (${arr.length})</h3>`;
+    out.appendChild(panel);
+    // Scatter: every measured_X with a predicted_X.
+    const metrics = Object.keys(arr[0]).filter((c) => c.startsWith("measured_") && ("predicted_" + c.slice(9)) in arr[0]).map((c) => c.slice(9));
+    if (metrics.length) {
+      const grid = document.createElement("div");
+      grid.className = "grid2";
+      panel.appendChild(grid);
+      metrics.forEach((m, mi) => {
+        const box = document.createElement("div");
+        box.style.position = "relative";
+        box.innerHTML = `<h3>predicted vs measured ${esc(m)}</h3>`;
+        const ch = document.createElement("div");
+        ch.id = `va-chart-${key}-${mi}`;
+        ch.className = "chart small";
+        const tip = document.createElement("div");
+        tip.className = "tip"; tip.hidden = true;
+        box.appendChild(ch); box.appendChild(tip);
+        grid.appendChild(box);
+        const groupKey = "gpu" in arr[0] ? "gpu" : null;
+        const groups = [...new Set(arr.map((r) => (groupKey ? r[groupKey] : "")))];
+        const pts = arr.filter((r) => r["measured_" + m] > 0 && r["predicted_" + m] > 0).map((r) => ({
+          x: r["measured_" + m], y: r["predicted_" + m], color: RUN_COLORS[groups.indexOf(groupKey ? r[groupKey] : "") % RUN_COLORS.length], size: 4,
+          tip: Object.entries(r).filter(([, v]) => typeof v !== "object").slice(0, 12).map(([a, b]) => `${esc(a)}: ${typeof b === "number" ? fmtNum(b, 4) : esc(b)}`).join("<br>"),
+        }));
+        const vals = pts.flatMap((p) => [p.x, p.y]);
+        const lo = Math.min(...vals) / 1.5, hi = Math.max(...vals) * 1.5;
+        chart(ch, { xlog: true, ylog: true, xlabel: "measured " + m, ylabel: "predicted " + m, height: 300, tip, legend: false, xrange: [lo, hi], yrange: [lo, hi],
+          lines: [{ label: "y = x", color: "#999", x: [lo, hi], y: [lo, hi], dash: [4, 4] }], points: pts });
+        if (groupKey) {
+          const lg = document.createElement("div");
+          lg.className = "legend";
+          lg.innerHTML = groups.map((g, i) => `<span><span class="sw filled" style="border-color:${RUN_COLORS[i % RUN_COLORS.length]};background:${RUN_COLORS[i % RUN_COLORS.length]}"></span>${esc(g)}</span>`).join("");
+          box.appendChild(lg);
+        }
+      });
+    }
+    // Table.
+    const cols = Object.keys(arr[0]).filter((c) => arr.some((r) => r[c] === null || typeof r[c] !== "object" || isFlat(r[c])));
+    const flat = (v) => v === null || v === undefined ? "–" : typeof v === "number" ? fmtNum(v, 4) : typeof v === "object" ? Object.entries(v).map(([a, b]) => `${a} ${typeof b === "number" ? fmtNum(b, 3) : b}`).join(", ") : esc(v);
+    const wrap = document.createElement("div");
+    wrap.className = "scroll";
+    wrap.innerHTML = `<table class="data"><thead><tr>${cols.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead><tbody>` +
+      arr.slice(0, 500).map((r) => `<tr>${cols.map((c) => `<td>${flat(r[c])}</td>`).join("")}</tr>`).join("") + "</tbody></table>";
+    panel.appendChild(wrap);
+  }
+}
+function isFlat(o) { return o && typeof o === "object" && !Array.isArray(o) && Object.values(o).every((v) => v === null || typeof v !== "object"); }
+
+// ---------- start ----------
+async function init() {
+  window.addEventListener("hashchange", showPage);
+  showPage();
+  try {
+    const [info, gpus, models, examples, data] = await Promise.all([api("GET", "/api/info"), api("GET", "/api/gpus"), api("GET", "/api/models"), api("GET", "/api/examples"), api("GET", "/api/data")]);
+    state.info = info;
+    fillSelect($("rf-gpu"), gpus.map((g) => ({ value: g.name, label: `${g.name}${g.calibrated ? " (calibrated)" : ""}` })));
+    $("rf-gpu").value = gpus.some((g) => g.name === "h100") ? "h100" : gpus[0].name;
+    fillSelect($("sim-gpu"), gpus.map((g) => ({ value: g.name, label: g.name })), 1);
+    fillSelect($("rf-model"), models.map((m) => ({ value: m.name, label: m.name })), 1);
+    fillSelect($("sim-model"), models.map((m) => ({ value: m.name, label: m.name })), 1);
+    $("rf-model").value = models.some((m) => m.name === "llama-3.1-8b") ? "llama-3.1-8b" : "";
+    fillSelect($("sim-example"), examples.map((e) => ({ value: e.name, label: e.name })));
+    const desc = () => { const e = examples.find((x) => x.name === $("sim-example").value); $("sim-example-desc").textContent = e ? e.description : ""; };
+    $("sim-example").addEventListener("change", desc); desc();
+    fillSelect($("sc-prec"), PRECISIONS.map((p) => ({ value: p, label: p.toUpperCase() })));
+    const files = data.filter((d) => !d.dir);
+    fillSelect($("sw-data"), files.filter((f) => /\.(parquet|csv)$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
+    fillSelect($("va-data"), files.filter((f) => /\.json$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
+    if (info.measure_url) { $("sc-measure").disabled = false; $("sc-measure-wrap").title = "measurement agent: " + info.measure_url; }
+    $("sim-max").max = info.max_requests;
+    setStatus(`${info.measure_url ? "agent " + info.measure_url + " · " : ""}${info.data_dir ? "data: " + info.data_dir + " · " : ""}simulations capped at ${info.max_requests} requests, ${info.sim_timeout_s} s`);
+  } catch (e) { setStatus(String(e.message || e), true); return; }
+  $("rf-draw").addEventListener("click", drawRoofline);
+  $("rf-calibrated").addEventListener("change", renderRoofline);
+  $("rf-gpu").addEventListener("change", () => { $("rf-gpu-file").value = ""; state.spot = []; renderSpotTable(); drawRoofline(); });
+  $("rf-gpu-file").addEventListener("change", () => { state.spot = []; renderSpotTable(); drawRoofline(); });
+  document.querySelectorAll(".preset").forEach((b) => b.addEventListener("click", () => { $("sc-m").value = b.dataset.m; $("sc-n").value = b.dataset.n; $("sc-k").value = b.dataset.k; }));
+  $("sc-run").addEventListener("click", runSpot);
+  $("sc-example").addEventListener("click", showExample);
+  $("sc-clear").addEventListener("click", () => { state.spot = []; renderSpotTable(); renderRoofline(); $("sc-note").textContent = ""; });
+  $("sim-run").addEventListener("click", runSim);
+  $("sim-file").addEventListener("change", () => { const f = $("sim-file").files[0]; $("sim-file-name").textContent = f ? `using ${f.name} instead of the example` : ""; });
+  $("sw-load").addEventListener("click", loadSweep);
+  $("sw-file").addEventListener("change", loadSweep);
+  $("va-load").addEventListener("click", loadValidation);
+  $("va-file").addEventListener("change", loadValidation);
+  window.addEventListener("resize", () => { if (state.roof) renderRoofline(); if (state.sweep) renderSweep(); simChartsRender(); });
+  await drawRoofline();
+}
+init();

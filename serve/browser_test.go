@@ -1,0 +1,189 @@
+package serve
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium returns a Chromium binary, or "" when none is installed.
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+// TestBrowser drives the page in headless Chromium: every page loads
+// without console errors, a spot check over all precisions draws a point
+// per supported precision, a small simulation draws its CDFs, and the
+// sweep and validation pages render files from --data. Screenshots go to
+// $ROOFSIM_SCREENSHOTS (default: a temporary directory).
+func TestBrowser(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chromium installed; CI must have it (apt-get install chromium)")
+		}
+		t.Skip("no Chromium installed (apt-get install chromium); skipping the browser test")
+	}
+	shots := os.Getenv("ROOFSIM_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	data := t.TempDir()
+	writeSweepFiles(t, data)
+	report := `{"bench_requests_per_client": 8, "rows": [` +
+		`{"model": "llama-3.1-70b", "gpu": "h100_sxm", "tp": 2, "measured_ttft_ms": 120, "predicted_ttft_ms": 131, "measured_tpot_ms": 20, "predicted_tpot_ms": 19},` +
+		`{"model": "llama-3.1-70b", "gpu": "h200_sxm", "tp": 4, "measured_ttft_ms": 80, "predicted_ttft_ms": 75, "measured_tpot_ms": 12, "predicted_tpot_ms": 13}],` +
+		`"ttft": {"n": 2, "median_ape_pct": 8.2, "p90_ape_pct": 9.2}}`
+	if err := os.WriteFile(filepath.Join(data, "serving.json"), []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := newTestServer(t, Options{DataDir: data, MaxRequests: 2000})
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// The first action starts the browser; it runs without a timeout (a
+	// timeout there would bound the browser's life), the rest with one.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var consoleErrs []string
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				consoleErrs = append(consoleErrs, m.String()+" "+m.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+	tctx, tcancel := context.WithTimeout(ctx, 50*time.Second)
+	defer tcancel()
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	wait := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+	}
+	eval := func(expr string) int {
+		t.Helper()
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[int](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	shot := func(name string) {
+		t.Helper()
+		buf, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		p := filepath.Join(shots, name)
+		if err := os.WriteFile(p, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s", p)
+	}
+	start := time.Now()
+	step("roofline page",
+		chromedp.Navigate(ts.URL+"/#roofline"),
+		wait(`state.roof !== null && document.querySelector("#rf-chart canvas") !== null`))
+	// Kernel Spot Check over every precision.
+	step("spot check",
+		chromedp.Click(chromedp.CSS(`.preset[data-m="2048"]`)),
+		chromedp.Click(chromedp.CSS(`#sc-all`)),
+		chromedp.Click(chromedp.CSS(`#sc-run`)),
+		wait(`+document.getElementById("rf-chart").dataset.spotPoints >= 5`))
+	spotPoints := eval(`+document.getElementById("rf-chart").dataset.spotPoints`)
+	okRows := eval(`document.querySelectorAll('#sc-table tbody tr[data-status="ok"]').length`)
+	shot("web-roofline.png")
+	step("measured example",
+		chromedp.Click(chromedp.CSS(`#sc-example`)),
+		wait(`state.spot.some(p => p.measured && p.measured.status === "ok")`))
+	shot("web-spotcheck-h200-measured.png")
+	// A small simulation.
+	step("simulation",
+		chromedp.Navigate(ts.URL+"/#simulate"),
+		wait(`document.querySelectorAll("#sim-example option").length > 0`),
+		chromedp.SetValue(chromedp.CSS(`#sim-max`), "300"),
+		chromedp.Click(chromedp.CSS(`#sim-run`)),
+		wait(`state.charts["sim-cdf-ttft"] !== undefined && state.runs.length > 0 && state.runs[0].state === "done"`))
+	cdfPoints := eval(`state.charts["sim-cdf-ttft"].data[1].filter(v => v !== null).length`)
+	shot("web-simulate.png")
+	// Sweep and validation from --data.
+	step("sweep",
+		chromedp.Navigate(ts.URL+"/#sweep"),
+		wait(`document.querySelectorAll("#sw-data option").length > 1`),
+		chromedp.SetValue(chromedp.CSS(`#sw-data`), "sweep.parquet"),
+		chromedp.Click(chromedp.CSS(`#sw-load`)),
+		wait(`document.querySelectorAll("#sw-table tbody tr").length > 0`))
+	sweepRows := eval(`document.querySelectorAll("#sw-table tbody tr").length`)
+	recRows := eval(`document.querySelectorAll("#sw-table tbody tr.rec").length`)
+	shot("web-sweep.png")
+	step("validation",
+		chromedp.Navigate(ts.URL+"/#validation"),
+		wait(`document.querySelectorAll("#va-data option").length > 1`),
+		chromedp.SetValue(chromedp.CSS(`#va-data`), "serving.json"),
+		chromedp.Click(chromedp.CSS(`#va-load`)),
+		wait(`document.querySelectorAll("#va-out table").length > 0`))
+	vaTables := eval(`document.querySelectorAll("#va-out table").length`)
+	shot("web-validation.png")
+	t.Logf("browser run took %s", time.Since(start).Round(time.Millisecond))
+	// h100 has no fp4 peak: 5 of the 7 precisions draw a hollow circle.
+	if spotPoints < 5 || okRows < 5 {
+		t.Errorf("spot check drew %d points with %d supported rows, want >= 5", spotPoints, okRows)
+	}
+	if cdfPoints < 10 {
+		t.Errorf("TTFT CDF has %d points", cdfPoints)
+	}
+	if sweepRows != 3 || recRows != 1 {
+		t.Errorf("sweep table: %d rows, %d recommended; want 3 and 1", sweepRows, recRows)
+	}
+	if vaTables < 1 {
+		t.Error("validation page drew no table")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(consoleErrs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(consoleErrs, "\n"))
+	}
+}

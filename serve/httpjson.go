@@ -1,0 +1,155 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+)
+
+// httpError is an error with the HTTP status it answers.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// errorf is a client error (4xx) or a server error with a status.
+func errorf(status int, format string, args ...any) error {
+	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// badRequest wraps a library's input error as a 400.
+func badRequest(err error) error {
+	var he *httpError
+	if errors.As(err, &he) {
+		return err
+	}
+	return &httpError{status: http.StatusBadRequest, msg: err.Error()}
+}
+
+// errorBody is every error answer: {"error": "field: reason"}.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// apiHandler adapts h: the request body is capped at MaxUploadBytes, a
+// result is written as JSON, an error as {"error": ...} with its status
+// (500 when it has none), and a panic in h answers 500 instead of killing
+// the server.
+func (s *Server) apiHandler(h func(*http.Request) (any, error)) http.Handler {
+	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, err := h(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}))
+}
+
+// guard caps the body and turns a panic into a 500 JSON error.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return securityHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				writeJSON(w, http.StatusInternalServerError, errorBody{fmt.Sprintf("internal error: %v", p)})
+			}
+		}()
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUploadBytes)
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// securityHeaders keeps the page self-contained: no framing, no sniffing,
+// and scripts, styles and fetches from this origin only.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var he *httpError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		status = he.status
+	case errors.As(err, &mb):
+		status = http.StatusRequestEntityTooLarge
+		err = fmt.Errorf("body: larger than the %d-byte limit", mb.Limit)
+	}
+	writeJSON(w, status, errorBody{err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{"encoding the answer: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// decodeJSON reads one JSON object into dst, strictly: unknown fields,
+// trailing data and an oversized body are errors.
+func decodeJSON(r *http.Request, dst any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return errorf(http.StatusRequestEntityTooLarge, "body: larger than the %d-byte limit", mb.Limit)
+		}
+		return errorf(http.StatusBadRequest, "body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errorf(http.StatusBadRequest, "body: want a JSON object, got nothing")
+		}
+		return errorf(http.StatusBadRequest, "body: %v", err)
+	}
+	if dec.More() {
+		return errorf(http.StatusBadRequest, "body: trailing data after the JSON object")
+	}
+	return nil
+}
+
+// readBody reads the whole (capped) body.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "body: larger than the %d-byte limit", mb.Limit)
+		}
+		return nil, errorf(http.StatusBadRequest, "body: %v", err)
+	}
+	return b, nil
+}
+
+// num is a float that encodes NaN and ±Inf as JSON null.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}

@@ -1,0 +1,501 @@
+package serve
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/roofsim/roofsim/examples"
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/traces"
+	"github.com/roofsim/roofsim/workload"
+)
+
+// simulateRequest starts a bounded simulation: an example workload or an
+// uploaded workload YAML, with optional overrides of its deployment.
+type simulateRequest struct {
+	Example      string `json:"example"`
+	WorkloadYAML string `json:"workload_yaml"`
+	gpuRef
+	Model    string  `json:"model"`
+	TP       int     `json:"tp"`
+	Replicas int     `json:"replicas"`
+	Rate     float64 `json:"rate"`
+	// MaxRequests caps the requests generated (<= the server's cap;
+	// 0 means the server's cap).
+	MaxRequests int     `json:"max_requests"`
+	Seed        *uint64 `json:"seed"`
+	Label       string  `json:"label"`
+}
+
+type exampleEntry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	YAML        string `json:"yaml"`
+}
+
+// handleExamples lists the example workloads (those that need no other
+// file: a replayed trace is not offered).
+func (s *Server) handleExamples(*http.Request) (any, error) {
+	names, err := fs.Glob(examples.FS, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []exampleEntry
+	for _, n := range names {
+		data, err := examples.FS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		if referencesFiles(data) != "" {
+			continue
+		}
+		desc := ""
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.HasPrefix(line, "#") {
+				break
+			}
+			desc += strings.TrimSpace(strings.TrimPrefix(line, "#")) + " "
+		}
+		out = append(out, exampleEntry{Name: strings.TrimSuffix(n, ".yaml"), Description: strings.TrimSpace(desc), YAML: string(data)})
+	}
+	return out, nil
+}
+
+// referencesFiles returns the first key of a workload YAML that names
+// another file (trace, file); such workloads are refused, since the
+// server reads no file outside --data. "" when none.
+func referencesFiles(data []byte) string {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return ""
+	}
+	var walk func(n *yaml.Node) string
+	walk = func(n *yaml.Node) string {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if k := n.Content[i].Value; k == "trace" || k == "file" {
+					return k
+				}
+			}
+		}
+		for _, c := range n.Content {
+			if k := walk(c); k != "" {
+				return k
+			}
+		}
+		return ""
+	}
+	return walk(&root)
+}
+
+// parseWorkload returns the example or uploaded workload.
+func parseWorkload(req *simulateRequest) (*workload.Spec, string, error) {
+	var data []byte
+	var name string
+	switch {
+	case strings.TrimSpace(req.WorkloadYAML) != "":
+		data, name = []byte(req.WorkloadYAML), "uploaded.yaml"
+	case req.Example != "":
+		if strings.ContainsAny(req.Example, "/\\.") {
+			return nil, "", errorf(http.StatusBadRequest, "example: unknown %q", req.Example)
+		}
+		var err error
+		name = req.Example + ".yaml"
+		if data, err = examples.FS.ReadFile(name); err != nil {
+			return nil, "", errorf(http.StatusBadRequest, "example: unknown %q", req.Example)
+		}
+	default:
+		return nil, "", errorf(http.StatusBadRequest, "workload: give an example name or workload_yaml")
+	}
+	if k := referencesFiles(data); k != "" {
+		return nil, "", errorf(http.StatusBadRequest, "workload: %q names another file; the web view runs self-contained workloads only (use sim run for traces and length tables)", k)
+	}
+	sp, err := workload.Parse(data, name)
+	if err != nil {
+		return nil, "", badRequest(err)
+	}
+	return sp, name, nil
+}
+
+// plan is a resolved simulation.
+type plan struct {
+	spec     *workload.Spec
+	prepared *sim.Prepared
+	cfg      sim.Config
+	gen      *workload.Generator
+	total    int
+	capped   bool
+	run      runJSON
+}
+
+// runJSON is run.json in a download: the resolved settings, the KV sizing,
+// the summary and the counters, as `sim run --out` records them.
+type runJSON struct {
+	Source   string              `json:"source"`
+	Config   workload.Deployment `json:"config"`
+	Seed     uint64              `json:"seed"`
+	Profile  string              `json:"gpu_profile"`
+	MaxReqs  int                 `json:"max_requests"`
+	KV       sim.Capacity        `json:"kv_capacity"`
+	Summary  traces.Summary      `json:"summary"`
+	Counters runCounters         `json:"counters"`
+}
+
+type runCounters struct {
+	Arrived               int64   `json:"arrived"`
+	Completed             int64   `json:"completed"`
+	Rejected              int64   `json:"rejected"`
+	InFlight              int64   `json:"in_flight"`
+	PromptTokens          int64   `json:"prompt_tokens"`
+	OutputTokensGenerated int64   `json:"output_tokens_generated"`
+	Steps                 int64   `json:"steps"`
+	Preemptions           int64   `json:"preemptions"`
+	SimulatedS            float64 `json:"simulated_s"`
+}
+
+func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
+	if req.MaxRequests < 0 || req.MaxRequests > s.opts.MaxRequests {
+		return nil, errorf(http.StatusBadRequest, "max_requests: must be in [1, %d], got %d", s.opts.MaxRequests, req.MaxRequests)
+	}
+	if req.MaxRequests == 0 {
+		req.MaxRequests = s.opts.MaxRequests
+	}
+	if req.TP < 0 || req.TP > 64 {
+		return nil, errorf(http.StatusBadRequest, "tp: must be in [1, 64], got %d", req.TP)
+	}
+	if req.Replicas < 0 || req.Replicas > 64 {
+		return nil, errorf(http.StatusBadRequest, "replicas: must be in [1, 64], got %d", req.Replicas)
+	}
+	if req.Rate < 0 || req.Rate != req.Rate {
+		return nil, errorf(http.StatusBadRequest, "rate: must be > 0, got %g", req.Rate)
+	}
+	sp, src, err := parseWorkload(req)
+	if err != nil {
+		return nil, err
+	}
+	dep := sp.Deployment
+	if req.Model != "" {
+		dep.Model = req.Model
+	}
+	if req.TP > 0 {
+		dep.TP = req.TP
+	}
+	if req.Replicas > 0 {
+		dep.Replicas = req.Replicas
+	}
+	ref := req.gpuRef
+	if ref.GPU == "" && strings.TrimSpace(ref.GPUYAML) == "" {
+		ref.GPU = dep.GPU
+	}
+	g, err := ref.resolve()
+	if err != nil {
+		return nil, err
+	}
+	dep.GPU = g.Name
+	m, err := lookupModel(dep.Model)
+	if err != nil {
+		return nil, err
+	}
+	dep.Model = m.Name
+	if err := dep.Validate(); err != nil {
+		return nil, badRequest(err)
+	}
+	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: dep})
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	if req.Seed != nil {
+		sp.Seed = *req.Seed
+	}
+	if sp.Trace != "" {
+		return nil, errorf(http.StatusBadRequest, "workload: trace replay is not offered in the web view")
+	}
+	if req.Rate > 0 {
+		sp = sp.WithRate(req.Rate)
+	}
+	sp.ApplyDefaults()
+	if err := sp.Validate(); err != nil {
+		return nil, badRequest(err)
+	}
+	gen, err := workload.NewGenerator(sp, sp.Seed)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	total, known := gen.Totals()
+	p := &plan{spec: sp, prepared: prep, gen: gen}
+	if !known || total > req.MaxRequests {
+		total, p.capped = req.MaxRequests, true
+	}
+	p.total = total
+	p.cfg = sim.Config{
+		Scheduler:     prep.Scheduler,
+		StepModel:     prep.Step,
+		Replicas:      dep.Replicas,
+		Router:        dep.Router,
+		Clients:       gen.ClientNames(),
+		Horizon:       sim.FromSeconds(sp.Duration.Seconds()),
+		StepTrace:     true,
+		FrontendDelay: prep.FrontendDelay,
+	}
+	if err := p.cfg.Validate(); err != nil {
+		return nil, badRequest(err)
+	}
+	dep.Serving.Config = prep.Scheduler
+	p.run = runJSON{Source: src, Config: dep, Seed: sp.Seed, Profile: g.EffectiveProfile().Source,
+		MaxReqs: req.MaxRequests, KV: prep.Capacity}
+	return p, nil
+}
+
+type simulateResponse struct {
+	ID    string `json:"id"`
+	Total int    `json:"total"`
+}
+
+func (s *Server) handleSimulate(r *http.Request) (any, error) {
+	var req simulateRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	p, err := s.resolvePlan(&req)
+	if err != nil {
+		return nil, err
+	}
+	label := req.Label
+	if label == "" {
+		label = fmt.Sprintf("%s · %s · %s tp%d×%d", strings.TrimSuffix(p.run.Source, ".yaml"), p.run.Config.Model,
+			p.run.Config.GPU, p.run.Config.TP, p.run.Config.Replicas)
+	}
+	if len(label) > 200 {
+		label = label[:200]
+	}
+	j, err := s.jobs.add(label)
+	if err != nil {
+		return nil, err
+	}
+	j.total.Store(int64(p.total))
+	s.jobs.run(s.ctx, j, s.opts.SimTimeout, func(ctx context.Context, j *job) error { return s.runPlan(ctx, j, p) })
+	return simulateResponse{ID: j.id, Total: p.total}, nil
+}
+
+// cappedSource stops generating after max requests (arrivals and
+// closed-loop follow-ups together).
+type cappedSource struct {
+	src  sim.Source
+	left int
+}
+
+func (c *cappedSource) NextArrival() (workload.Request, bool) {
+	if c.left <= 0 {
+		return workload.Request{}, false
+	}
+	r, ok := c.src.NextArrival()
+	if ok {
+		c.left--
+	}
+	return r, ok
+}
+
+func (c *cappedSource) OnComplete(r workload.Request, finishNS int64) (workload.Request, bool) {
+	nr, ok := c.src.OnComplete(r, finishNS)
+	if !ok || c.left <= 0 {
+		return workload.Request{}, false
+	}
+	c.left--
+	return nr, true
+}
+
+// memSink keeps the records and stops the run when ctx ends.
+type memSink struct {
+	ctx      context.Context
+	requests []traces.RequestRecord
+	steps    []traces.StepRecord
+	maxSteps int
+}
+
+var errTooManySteps = errors.New("simulate: the step trace exceeded its limit; lower max_requests")
+
+func (m *memSink) Request(r *traces.RequestRecord) error {
+	if err := m.ctx.Err(); err != nil {
+		return err
+	}
+	m.requests = append(m.requests, *r)
+	return nil
+}
+
+func (m *memSink) Step(r *traces.StepRecord) error {
+	if len(m.steps)&1023 == 0 {
+		if err := m.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if len(m.steps) >= m.maxSteps {
+		return errTooManySteps
+	}
+	m.steps = append(m.steps, *r)
+	return nil
+}
+
+func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
+	sink := &memSink{ctx: ctx, maxSteps: 200 * s.opts.MaxRequests}
+	cfg := p.cfg
+	cfg.OnProgress = func(done int64) { j.done.Store(done) }
+	res, err := sim.Run(cfg, &cappedSource{src: p.gen, left: p.total}, sink)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	run := p.run
+	run.Summary = res.Summary
+	run.Counters = runCounters{Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected,
+		InFlight: res.InFlight, PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
+		Steps: res.Steps, Preemptions: res.Preemptions, SimulatedS: res.End.Seconds()}
+	result := shapeResult(sink.requests, sink.steps, res, p)
+	j.mu.Lock()
+	j.requests, j.steps, j.run, j.result = sink.requests, sink.steps, &run, result
+	j.mu.Unlock()
+	j.done.Store(res.Completed + res.Rejected)
+	return nil
+}
+
+func (s *Server) handleJob(r *http.Request) (any, error) {
+	j, ok := s.jobs.get(r.PathValue("id"))
+	if !ok {
+		return nil, errorf(http.StatusNotFound, "job: unknown id %q (finished jobs are kept until %d newer ones exist)", r.PathValue("id"), s.opts.KeepJobs)
+	}
+	return j.view(), nil
+}
+
+// handleDownload serves a finished job's files in `sim run --out`'s
+// formats: requests.<fmt>, steps.<fmt>, run.json, or run-<fmt>.zip with
+// all three.
+func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.jobs.get(r.PathValue("id"))
+	if !ok {
+		writeError(w, errorf(http.StatusNotFound, "job: unknown id %q", r.PathValue("id")))
+		return
+	}
+	j.mu.Lock()
+	state, reqs, steps, run := j.state, j.requests, j.steps, j.run
+	j.mu.Unlock()
+	if state != jobDone {
+		writeError(w, errorf(http.StatusConflict, "job: %s, not done", state))
+		return
+	}
+	file := r.PathValue("file")
+	var buf bytes.Buffer
+	var err error
+	ctype := "application/octet-stream"
+	switch {
+	case file == "run.json":
+		ctype = "application/json"
+		err = writeRunJSON(&buf, run)
+	case strings.HasPrefix(file, "run-") && strings.HasSuffix(file, ".zip"):
+		var f traces.Format
+		if f, err = traces.ParseFormat(strings.TrimSuffix(strings.TrimPrefix(file, "run-"), ".zip")); err == nil {
+			ctype = "application/zip"
+			err = writeZip(&buf, f, reqs, steps, run)
+		}
+	default:
+		base, ext, _ := strings.Cut(file, ".")
+		var f traces.Format
+		if f, err = traces.ParseFormat(ext); err != nil || (base != "requests" && base != "steps") {
+			writeError(w, errorf(http.StatusNotFound, "file: unknown %q (want requests.<fmt>, steps.<fmt>, run.json or run-<fmt>.zip; fmt csv, jsonl or parquet)", file))
+			return
+		}
+		if base == "requests" {
+			err = writeRequests(&buf, f, reqs)
+		} else {
+			err = writeSteps(&buf, f, steps)
+		}
+	}
+	if err != nil {
+		writeError(w, errorf(http.StatusNotFound, "file: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", path.Base(file)))
+	w.Write(buf.Bytes())
+}
+
+func writeRunJSON(w *bytes.Buffer, run *runJSON) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(run)
+}
+
+func writeRequests(w *bytes.Buffer, f traces.Format, recs []traces.RequestRecord) error {
+	tw, err := traces.NewRequestWriter(w, f)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		if err := tw.Write(&recs[i]); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+func writeSteps(w *bytes.Buffer, f traces.Format, recs []traces.StepRecord) error {
+	tw, err := traces.NewStepWriter(w, f)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		if err := tw.Write(&recs[i]); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+func writeZip(w *bytes.Buffer, f traces.Format, reqs []traces.RequestRecord, steps []traces.StepRecord, run *runJSON) error {
+	zw := zip.NewWriter(w)
+	parts := []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"requests." + string(f), func(b *bytes.Buffer) error { return writeRequests(b, f, reqs) }},
+		{"steps." + string(f), func(b *bytes.Buffer) error { return writeSteps(b, f, steps) }},
+		{"run.json", func(b *bytes.Buffer) error { return writeRunJSON(b, run) }},
+	}
+	for _, p := range parts {
+		var b bytes.Buffer
+		if err := p.write(&b); err != nil {
+			return err
+		}
+		fw, err := zw.Create(p.name)
+		if err != nil {
+			return err
+		}
+		if _, err := fw.Write(b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
+// sortedFinite returns the finite values of xs, sorted.
+func sortedFinite(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x == x && x < 1e308 && x > -1e308 {
+			out = append(out, x)
+		}
+	}
+	sort.Float64s(out)
+	return out
+}

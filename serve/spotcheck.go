@@ -1,0 +1,329 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+)
+
+// spotPrecision is one Kernel Spot Check precision: the weight and
+// activation formats of roofline's precision catalog it stands for.
+type spotPrecision struct {
+	Name, Weight, Act string
+}
+
+// spotPrecisions are the panel's precisions in display order. Every one
+// but int4 is a native matmul (weights and activations in the format:
+// W8A8, W4A4); int4 is weight-only (W4A16), as the agent times it.
+func spotPrecisions(g *hardware.GPU) []spotPrecision {
+	act16 := "bf16"
+	if _, ok := g.PeakFLOPS("bf16"); !ok {
+		act16 = "fp16"
+	}
+	return []spotPrecision{
+		{"fp16", "fp16", "fp16"},
+		{"bf16", "bf16", "bf16"},
+		{"fp8", "fp8_e4m3", "fp8_e4m3"},
+		{"nvfp4", "nvfp4", "nvfp4"},
+		{"mxfp4", "mxfp4", "mxfp4"},
+		{"int8", "int8", "int8"},
+		{"int4", "int4", act16},
+	}
+}
+
+type spotRequest struct {
+	gpuRef
+	M          int      `json:"m"`
+	N          int      `json:"n"`
+	K          int      `json:"k"`
+	Precisions []string `json:"precisions"`
+	// Measure asks the measurement agent (--measure-url) to time each
+	// supported precision too.
+	Measure bool `json:"measure"`
+}
+
+// spotPoint is one precision's prediction, with the measurement when the
+// agent gave one. Rates are FLOP/s (integer ops for int8), bandwidths
+// bytes/s, times seconds.
+type spotPoint struct {
+	Precision        string  `json:"precision"`
+	Status           string  `json:"status"` // "ok" or "unsupported"
+	Reason           string  `json:"reason,omitempty"`
+	ComputePrecision string  `json:"compute_precision,omitempty"`
+	M                int     `json:"m"`
+	N                int     `json:"n"`
+	K                int     `json:"k"`
+	FLOPs            float64 `json:"flops,omitempty"`
+	Bytes            float64 `json:"bytes,omitempty"`
+	AI               float64 `json:"ai,omitempty"`
+	PeakFLOPS        float64 `json:"peak_flops,omitempty"`
+	// AttainableFLOPS is the roofline: min(peak, AI x bandwidth).
+	AttainableFLOPS float64 `json:"attainable_flops,omitempty"`
+	RidgePoint      float64 `json:"ridge_point,omitempty"`
+	Bound           string  `json:"bound,omitempty"`
+	RooflineTimeS   float64 `json:"roofline_time_s,omitempty"`
+	// Predicted* come from the GPU's profile (roofline.OpSeconds with the
+	// profile's GEMM efficiency for the compute precision).
+	PredictedTimeS     float64        `json:"predicted_time_s,omitempty"`
+	PredictedFLOPS     float64        `json:"predicted_flops,omitempty"`
+	PredictedBandwidth float64        `json:"predicted_bandwidth,omitempty"`
+	ProfileCalibrated  bool           `json:"profile_calibrated"`
+	Measured           *measuredPoint `json:"measured,omitempty"`
+}
+
+// measuredPoint is the agent's timing of the same GEMM. ErrorPct is
+// (predicted - measured) / measured x 100: positive means the model
+// predicts slower than measured.
+type measuredPoint struct {
+	Status            string  `json:"status"` // "ok", "unsupported" or "error"
+	Reason            string  `json:"reason,omitempty"`
+	TimeS             float64 `json:"time_s,omitempty"`
+	AchievedFLOPS     float64 `json:"achieved_flops,omitempty"`
+	AchievedBandwidth float64 `json:"achieved_bandwidth,omitempty"`
+	ErrorPct          num     `json:"error_pct,omitempty"`
+	Device            string  `json:"device,omitempty"`
+	Kernel            string  `json:"kernel,omitempty"`
+}
+
+// predictSpot prices C[m,n] = A[m,k] W[n,k]^T in precision p on g: the
+// roofline bound and the profile's predicted time. m == 1 is a GEMV, as
+// in `sim roofline op gemv`.
+func predictSpot(g *hardware.GPU, p spotPrecision, m, n, k int) spotPoint {
+	pt := spotPoint{Precision: p.Name, M: m, N: n, K: k, ProfileCalibrated: g.EffectiveProfile().Calibrated}
+	w, err := roofline.LookupPrecision(p.Weight)
+	if err != nil {
+		pt.Status, pt.Reason = "unsupported", err.Error()
+		return pt
+	}
+	act, err := roofline.LookupPrecision(p.Act)
+	if err != nil {
+		pt.Status, pt.Reason = "unsupported", err.Error()
+		return pt
+	}
+	var c roofline.Cost
+	if m == 1 {
+		c = roofline.GEMV(n, k, w, act)
+	} else {
+		c = roofline.GEMM(m, n, k, w, act)
+	}
+	c.ComputePrecision = roofline.ComputePrecision(w, act, g)
+	peak, ok := g.PeakFLOPS(c.ComputePrecision)
+	if !ok {
+		pt.Status = "unsupported"
+		pt.Reason = fmt.Sprintf("%s has no %s peak in the catalog (no native %s tensor cores)", g.Name, c.ComputePrecision, c.ComputePrecision)
+		return pt
+	}
+	bw := g.BandwidthBytesPerSec()
+	a := roofline.Analyze(c, peak, bw)
+	t := roofline.OpSeconds(c, g.EffectiveProfile().GEMMFor(c.ComputePrecision), peak, bw)
+	pt.Status = "ok"
+	pt.ComputePrecision = c.ComputePrecision
+	pt.FLOPs, pt.Bytes, pt.AI = a.FLOPs, a.Bytes, a.ArithmeticIntensity
+	pt.PeakFLOPS, pt.AttainableFLOPS, pt.RidgePoint, pt.Bound = peak, a.AttainableFLOPS, a.RidgePoint, a.Bound
+	pt.RooflineTimeS = a.TimeS
+	pt.PredictedTimeS = t
+	if t > 0 {
+		pt.PredictedFLOPS, pt.PredictedBandwidth = a.FLOPs/t, a.Bytes/t
+	}
+	return pt
+}
+
+// withMeasured attaches a measured time to a predicted point.
+func (pt *spotPoint) withMeasured(timeS float64, device, kernel string) {
+	mp := &measuredPoint{Status: "ok", TimeS: timeS, Device: device, Kernel: kernel}
+	mp.AchievedFLOPS = pt.FLOPs / timeS
+	mp.AchievedBandwidth = pt.Bytes / timeS
+	mp.ErrorPct = num((pt.PredictedTimeS - timeS) / timeS * 100)
+	pt.Measured = mp
+}
+
+const maxSpotDim = 1 << 20
+
+type spotResponse struct {
+	GPU    gpuInfo     `json:"gpu"`
+	Points []spotPoint `json:"points"`
+	Agent  *AgentInfo  `json:"agent,omitempty"`
+}
+
+func (s *Server) handleSpotCheck(r *http.Request) (any, error) {
+	var req spotRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"m", req.M}, {"n", req.N}, {"k", req.K}} {
+		if d.v < 1 || d.v > maxSpotDim {
+			return nil, errorf(http.StatusBadRequest, "%s: must be in [1, %d], got %d", d.name, maxSpotDim, d.v)
+		}
+	}
+	if len(req.Precisions) == 0 {
+		return nil, errorf(http.StatusBadRequest, "precisions: give at least one of fp16, bf16, fp8, nvfp4, mxfp4, int8, int4")
+	}
+	if req.Measure && s.agent == nil {
+		return nil, errorf(http.StatusBadRequest, "measure: the server was started without --measure-url")
+	}
+	g, err := req.resolve()
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]spotPrecision{}
+	var names []string
+	for _, p := range spotPrecisions(g) {
+		known[p.Name] = p
+		names = append(names, p.Name)
+	}
+	seen := map[string]bool{}
+	res := spotResponse{GPU: describeGPU(g)}
+	for i, name := range req.Precisions {
+		p, ok := known[strings.ToLower(name)]
+		if !ok {
+			return nil, errorf(http.StatusBadRequest, "precisions[%d]: unknown %q (known: %s)", i, name, strings.Join(names, ", "))
+		}
+		if seen[p.Name] {
+			return nil, errorf(http.StatusBadRequest, "precisions[%d]: %s given twice", i, p.Name)
+		}
+		seen[p.Name] = true
+		res.Points = append(res.Points, predictSpot(g, p, req.M, req.N, req.K))
+	}
+	if req.Measure {
+		ctx := r.Context()
+		info, err := s.agent.Info(ctx)
+		if err != nil {
+			return nil, errorf(http.StatusBadGateway, "measure: %v", err)
+		}
+		res.Agent = info
+		s.measure(ctx, res.Points)
+	}
+	return res, nil
+}
+
+// measure asks the agent to time each point, one at a time (the agent's
+// GPU runs one measurement at a time anyway). A failed measurement is
+// recorded on its point; the others go on.
+func (s *Server) measure(ctx context.Context, pts []spotPoint) {
+	for i := range pts {
+		pt := &pts[i]
+		res, err := s.agent.GEMM(ctx, GEMMRequest{M: pt.M, N: pt.N, K: pt.K, Precision: pt.Precision})
+		switch {
+		case err != nil:
+			pt.Measured = &measuredPoint{Status: "error", Reason: err.Error()}
+		case res.Status != "ok":
+			pt.Measured = &measuredPoint{Status: res.Status, Reason: res.Reason, Device: res.Device}
+		case pt.Status != "ok":
+			// Measured, but the catalog has no peak to predict it with.
+			pt.Measured = &measuredPoint{Status: "ok", TimeS: res.TimeS, Device: res.Device, Kernel: res.Kernel,
+				AchievedFLOPS: 2 * float64(pt.M) * float64(pt.N) * float64(pt.K) / res.TimeS, ErrorPct: num(math.NaN())}
+		default:
+			pt.withMeasured(res.TimeS, res.Device, res.Kernel)
+		}
+	}
+}
+
+// measuredExample is the committed agent run (docs/h200_spotcheck.csv,
+// embedded as assets/measured/h200_spotcheck.csv) with the catalog GPU's
+// predictions beside each measured point.
+type measuredExample struct {
+	GPU     gpuInfo     `json:"gpu"`
+	Device  string      `json:"device"`
+	Torch   string      `json:"torch"`
+	Command string      `json:"command"`
+	Points  []spotPoint `json:"points"`
+	Shapes  []string    `json:"shapes"`
+}
+
+const measuredExampleCommand = "python3 tools/gpu-agent/agent.py bench --out h200_spotcheck.csv"
+
+func (s *Server) handleMeasuredExample(*http.Request) (any, error) {
+	data, err := assets.ReadFile("assets/measured/h200_spotcheck.csv")
+	if err != nil {
+		return nil, err
+	}
+	g, err := hardware.Lookup("h200")
+	if err != nil {
+		return nil, err
+	}
+	return buildMeasuredExample(bytes.NewReader(data), g)
+}
+
+func buildMeasuredExample(rd io.Reader, g *hardware.GPU) (*measuredExample, error) {
+	cr := csv.NewReader(rd)
+	rows, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("measured example: %w", err)
+	}
+	if len(rows) < 2 {
+		return nil, fmt.Errorf("measured example: no rows")
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, need := range []string{"shape", "m", "n", "k", "precision", "status", "time_s", "device", "torch", "reason", "kernel"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("measured example: column %q missing", need)
+		}
+	}
+	byName := map[string]spotPrecision{}
+	for _, p := range spotPrecisions(g) {
+		byName[p.Name] = p
+	}
+	ex := &measuredExample{GPU: describeGPU(g), Command: measuredExampleCommand}
+	seenShape := map[string]bool{}
+	for li, row := range rows[1:] {
+		line := li + 2
+		atoi := func(c string) (int, error) {
+			v, err := strconv.Atoi(row[col[c]])
+			if err != nil {
+				return 0, fmt.Errorf("measured example line %d: %s: %v", line, c, err)
+			}
+			return v, nil
+		}
+		m, err := atoi("m")
+		if err != nil {
+			return nil, err
+		}
+		n, err := atoi("n")
+		if err != nil {
+			return nil, err
+		}
+		k, err := atoi("k")
+		if err != nil {
+			return nil, err
+		}
+		p, ok := byName[row[col["precision"]]]
+		if !ok {
+			return nil, fmt.Errorf("measured example line %d: precision %q unknown", line, row[col["precision"]])
+		}
+		ex.Device, ex.Torch = row[col["device"]], row[col["torch"]]
+		shape := fmt.Sprintf("%s %dx%dx%d", row[col["shape"]], m, n, k)
+		if !seenShape[shape] {
+			seenShape[shape] = true
+			ex.Shapes = append(ex.Shapes, shape)
+		}
+		pt := predictSpot(g, p, m, n, k)
+		if row[col["status"]] != "ok" {
+			pt.Measured = &measuredPoint{Status: row[col["status"]], Reason: row[col["reason"]], Device: ex.Device}
+		} else {
+			t, err := strconv.ParseFloat(row[col["time_s"]], 64)
+			if err != nil || !(t > 0) {
+				return nil, fmt.Errorf("measured example line %d: time_s: want > 0, got %q", line, row[col["time_s"]])
+			}
+			if pt.Status == "ok" {
+				pt.withMeasured(t, ex.Device, row[col["kernel"]])
+			}
+		}
+		ex.Points = append(ex.Points, pt)
+	}
+	return ex, nil
+}
