@@ -35,7 +35,9 @@ func TestServePrintsURLAndStopsOnCancel(t *testing.T) {
 	defer cancel()
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- execute(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), &out, &errOut) }()
+	go func() {
+		done <- execute(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), &out, &errOut)
+	}()
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
 	deadline := time.Now().Add(10 * time.Second)
 	for url.FindString(out.String()) == "" {
