@@ -1,16 +1,15 @@
 package hardware
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
 // requiredGPUKeys are the keys every GPU file must give.
@@ -126,62 +125,25 @@ func LoadProfile(path string) (*Profile, error) {
 	return ParseProfile(data, path)
 }
 
-// decodeStrict decodes exactly one YAML document of data into v, rejecting
-// unknown keys, and returns the document's top-level node for key lookups.
+// decodeStrict decodes exactly one YAML document of data into v strictly
+// (internal/yamlstrict: unknown or repeated keys and mistyped values are
+// errors with their line and key path) and returns the document's top-level
+// node for key lookups. Errors read "origin:line: reason".
 func decodeStrict(data []byte, origin string, v any) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty document", origin)
-		}
-		return nil, yamlError(origin, err)
+	root, err := yamlstrict.Decode(data, v)
+	var se *yamlstrict.Error
+	switch {
+	case errors.Is(err, yamlstrict.ErrEmpty):
+		return nil, fmt.Errorf("%s: empty document", origin)
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("%s:%d: %s", origin, se.Line, se.Reason())
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", origin, err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, yamlError(origin, err)
-		}
-		return nil, fmt.Errorf("%s:%d: more than one YAML document", origin, extra.Line)
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: top level must be a mapping of keys", origin, root.Line)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(origin, err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: top level must be a mapping of keys", origin)
-	}
-	return doc.Content[0], nil
-}
-
-var (
-	yamlLineRe     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	unknownFieldRe = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-)
-
-// yamlError rewrites a yaml.v3 error as "origin:line: reason" lines.
-func yamlError(origin string, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	out := make([]string, 0, len(msgs))
-	for _, m := range msgs {
-		sm := yamlLineRe.FindStringSubmatch(m)
-		if sm == nil {
-			out = append(out, fmt.Sprintf("%s: %s", origin, strings.TrimPrefix(m, "yaml: ")))
-			continue
-		}
-		reason := strings.ReplaceAll(sm[2], " into hardware.", " into ")
-		if fm := unknownFieldRe.FindStringSubmatch(reason); fm != nil {
-			reason = fmt.Sprintf("unknown key %q", fm[1])
-		}
-		out = append(out, fmt.Sprintf("%s:%s: %s", origin, sm[1], reason))
-	}
-	return errors.New(strings.Join(out, "; "))
+	return root, nil
 }
 
 // locate prefixes a validation error with origin and, when it is a

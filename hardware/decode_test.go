@@ -77,9 +77,9 @@ func TestLoadFileErrors(t *testing.T) {
 		want []string // substrings the error must contain
 	}{
 		{"unknown key", minimalGPU + "memory_bandwith_gbps: 5\n",
-			[]string{"my.yaml:6:", `unknown key "memory_bandwith_gbps"`}},
+			[]string{"my.yaml:6: memory_bandwith_gbps: unknown field (known: aliases, description, "}},
 		{"unknown nested key", minimalGPU + "profile:\n  gemm:\n    compute: {max: 0.5, halff: 3}\n",
-			[]string{"my.yaml:8:", `unknown key "halff"`}},
+			[]string{"my.yaml:8: profile.gemm.compute.halff: unknown field (known: exp, half, max)"}},
 		{"negative bandwidth", strings.Replace(minimalGPU, "1000", "-1000", 1),
 			[]string{"my.yaml:2:", `gpu "my-gpu": memory_bandwidth_gbps: must be > 0`}},
 		{"zero memory", strings.Replace(minimalGPU, "48", "0", 1),
@@ -101,7 +101,7 @@ func TestLoadFileErrors(t *testing.T) {
 		{"infinite bandwidth", strings.Replace(minimalGPU, "1000", ".inf", 1),
 			[]string{"memory_bandwidth_gbps: must be > 0"}},
 		{"wrong type", strings.Replace(minimalGPU, "1000", "fast", 1),
-			[]string{"my.yaml:2:", "cannot unmarshal"}},
+			[]string{`my.yaml:2: memory_bandwidth_gbps: want a number, got "fast"`}},
 		{"curve max above 1", minimalGPU + "profile:\n  gemm:\n    compute: {max: 1.2}\n    memory: {max: 0.8}\n",
 			[]string{"my.yaml:8:", `gpu "my-gpu": profile.gemm.compute.max: must be in (0, 1]`}},
 		{"partial section", minimalGPU + "profile:\n  moe:\n    compute: {max: 0.5}\n",
@@ -126,7 +126,7 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{"my.yaml:6:", "aliases[1]: must be non-empty"}},
 		{"empty file", "", []string{"my.yaml: empty document"}},
 		{"two documents", minimalGPU + "---\n" + minimalGPU, []string{"my.yaml:", "more than one YAML document"}},
-		{"not a mapping", "- a\n- b\n", []string{"my.yaml:1:", "cannot unmarshal"}},
+		{"not a mapping", "- a\n- b\n", []string{"my.yaml:1: want a mapping, got a sequence"}},
 		{"syntax error", "name: [unclosed\n", []string{"my.yaml:"}},
 		{"duplicate key", minimalGPU + "name: again\n", []string{"my.yaml:6:", `"name" already defined`}},
 	}
@@ -169,7 +169,7 @@ func TestYAMLAliasesAndMergeKeys(t *testing.T) {
 	body := minimalGPU + `base: &b
   step_overhead_us: 42
 `
-	if _, err := ParseGPU([]byte(body), "x.yaml"); err == nil || !strings.Contains(err.Error(), `unknown key "base"`) {
+	if _, err := ParseGPU([]byte(body), "x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml:6: base: unknown field") {
 		t.Fatalf("want unknown key error, got %v", err)
 	}
 	body = `name: a

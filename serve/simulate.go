@@ -251,6 +251,8 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	if err := p.cfg.Validate(); err != nil {
 		return nil, badRequest(err)
 	}
+	opts := prep.Step.Options()
+	dep.Weights, dep.KVCacheDType, dep.ActDType = opts.WeightDType, opts.KVDType, opts.ActDType
 	dep.Serving.Config = prep.Scheduler
 	p.run = runJSON{Source: src, Config: dep, Seed: sp.Seed, Profile: g.EffectiveProfile().Source,
 		MaxReqs: req.MaxRequests, KV: prep.Capacity}

@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/roofsim/roofsim/serve"
+	"github.com/roofsim/roofsim/traces"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the command writes.
@@ -84,4 +89,84 @@ func TestServeRejectsBadFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q: want one error line naming %q", c.args, code, errOut.String(), c.want)
 		}
 	}
+}
+
+// TestServeSimulationMatchesRun checks that the web view's Simulate page
+// and `sim run` give the same summary for the same workload and settings:
+// serve holds no model logic of its own.
+func TestServeSimulationMatchesRun(t *testing.T) {
+	for _, c := range []struct {
+		example string
+		args    []string
+		req     map[string]any
+	}{
+		{"closed_loop", []string{"--tp", "2"}, map[string]any{"tp": 2}},
+		{"chat", []string{"--gpu", "h200", "--rate", "15"}, map[string]any{"gpu": "h200", "rate": 15}},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"run", "--workload", "../../examples/" + c.example + ".yaml", "--json", "--quiet"}, c.args...)
+		if code := execute(context.Background(), args, strings.NewReader(""), &out, &errOut); code != exitOK {
+			t.Fatalf("sim run: %d %s", code, errOut.String())
+		}
+		var cli traces.Summary
+		if err := json.Unmarshal(out.Bytes(), &cli); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := serve.New(serve.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv.Handler())
+		c.req["example"] = c.example
+		web := runServeJob(t, ts.URL, c.req)
+		ts.Close()
+		srv.Close()
+		a, _ := json.Marshal(cli)
+		b, _ := json.Marshal(web)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: sim run and sim serve differ:\nrun:   %s\nserve: %s", c.example, a, b)
+		}
+	}
+}
+
+// runServeJob runs a simulation through the web API and returns its summary.
+func runServeJob(t *testing.T, base string, req map[string]any) traces.Summary {
+	t.Helper()
+	body, _ := json.Marshal(req)
+	resp, err := http.Post(base+"/api/simulate", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct {
+		ID    string `json:"id"`
+		Error string `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&started)
+	resp.Body.Close()
+	if started.ID == "" {
+		t.Fatalf("simulate: %s", started.Error)
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/jobs/" + started.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j struct {
+			State  string `json:"state"`
+			Error  string `json:"error"`
+			Result *struct {
+				Summary traces.Summary `json:"summary"`
+			} `json:"result"`
+		}
+		json.NewDecoder(resp.Body).Decode(&j)
+		resp.Body.Close()
+		switch j.State {
+		case "done":
+			return j.Result.Summary
+		case "failed":
+			t.Fatalf("job failed: %s", j.Error)
+		}
+	}
+	t.Fatal("job did not finish")
+	return traces.Summary{}
 }

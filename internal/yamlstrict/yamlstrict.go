@@ -48,11 +48,15 @@ type Error struct {
 	Msg string
 }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason()) }
+
+// Reason is the message without the line: "path: msg", or msg at the root.
+// Callers that print "file:line: reason" use it.
+func (e *Error) Reason() string {
 	if e.Path == "" {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+		return e.Msg
 	}
-	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Path, e.Msg)
+	return e.Path + ": " + e.Msg
 }
 
 // Decode decodes the single YAML document in data into v, a non-nil pointer,
