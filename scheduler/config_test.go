@@ -134,3 +134,29 @@ func TestAddTwiceIsAnError(t *testing.T) {
 		t.Fatalf("second Add = %v, want a plain error", err)
 	}
 }
+
+// ValidateSettings accepts what a caller derives later (no KV capacity, no
+// model length, a budget below the model length without chunking) and
+// holds the block size to vLLM's powers of two; errors are *FieldError.
+func TestValidateSettings(t *testing.T) {
+	c := DefaultConfig()
+	c.EnableChunkedPrefill, c.MaxModelLen = false, 100000
+	if err := c.ValidateSettings(); err != nil {
+		t.Errorf("ValidateSettings(defaults, no chunking) = %v", err)
+	}
+	if err := c.Validate(); err == nil {
+		t.Error("Validate must still want num_gpu_blocks")
+	}
+	for _, bs := range []int{3, 24, 256} {
+		c := DefaultConfig()
+		c.BlockSize = bs
+		var fe *FieldError
+		if err := c.ValidateSettings(); !errors.As(err, &fe) || fe.Field != "block_size" {
+			t.Errorf("block size %d: %v, want a block_size field error", bs, err)
+		}
+		c.NumGPUBlocks, c.MaxModelLen = 10, 10
+		if err := c.Validate(); err != nil {
+			t.Errorf("Validate keeps any positive block size, got %v for %d", err, bs)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/workload"
+)
+
+func deployment(t *testing.T, mutate func(s *workload.Deployment)) Deployment {
+	t.Helper()
+	m, err := model.Lookup("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := workload.DefaultDeployment()
+	mutate(&s)
+	return Deployment{Model: m, GPU: g, Settings: s}
+}
+
+// Prepare takes every setting from Settings: the memory share scales the KV
+// capacity, act_dtype reaches the step model, a pin is kept, and nothing
+// falls back to a default of its own.
+func TestPrepareUsesSettings(t *testing.T) {
+	base, err := Prepare(deployment(t, func(*workload.Deployment) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	less, err := Prepare(deployment(t, func(s *workload.Deployment) { s.Serving.GPUMemoryUtilization = 0.7 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(less.Scheduler.NumGPUBlocks < base.Scheduler.NumGPUBlocks) || less.Capacity.BudgetBytes >= base.Capacity.BudgetBytes {
+		t.Errorf("utilization 0.7: %d blocks, not fewer than 0.9's %d", less.Scheduler.NumGPUBlocks, base.Scheduler.NumGPUBlocks)
+	}
+	fp16, err := Prepare(deployment(t, func(s *workload.Deployment) { s.ActDType = "fp16" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fp16.Step.Options().ActDType; got != "fp16" {
+		t.Errorf("act_dtype fp16: step model uses %q", got)
+	}
+	pinned, err := Prepare(deployment(t, func(s *workload.Deployment) {
+		s.Serving.NumGPUBlocks, s.Serving.LongPrefillTokenThreshold = 1234, 512
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pinned.Pinned || pinned.Scheduler.NumGPUBlocks != 1234 || pinned.Scheduler.LongPrefillTokenThreshold != 512 {
+		t.Errorf("pinned: %+v", pinned.Scheduler)
+	}
+	if base.Scheduler.MaxModelLen != 131072 {
+		t.Errorf("max_model_len 0 should take the model's context, got %d", base.Scheduler.MaxModelLen)
+	}
+}
+
+// Bad settings are errors naming the key, also for a zero memory share that
+// used to mean 0.9.
+func TestPrepareRejectsBadSettings(t *testing.T) {
+	for _, tc := range []struct {
+		mutate func(s *workload.Deployment)
+		key    string
+	}{
+		{func(s *workload.Deployment) { s.Serving.GPUMemoryUtilization = 0 }, "serving.gpu_memory_utilization"},
+		{func(s *workload.Deployment) { s.TP = 0 }, "tp"},
+		{func(s *workload.Deployment) { s.Serving.MaxModelLen = 1 << 20 }, "serving.max_model_len"},
+	} {
+		_, err := Prepare(deployment(t, tc.mutate))
+		var fe *workload.FieldError
+		if !errors.As(err, &fe) || fe.Key != tc.key {
+			t.Errorf("Prepare = %v, want a field error for %s", err, tc.key)
+		}
+	}
+	_, err := Prepare(deployment(t, func(s *workload.Deployment) { s.TP = 3 }))
+	if err == nil || !strings.Contains(err.Error(), "tp") {
+		t.Errorf("tp 3 on 32 heads: %v", err)
+	}
+}
