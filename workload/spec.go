@@ -155,11 +155,16 @@ type Session struct {
 	ThinkTime Duration `yaml:"think_time,omitempty"`
 }
 
-// Load reads and parses a workload file (see Parse).
+// Load reads and parses a workload file (see Parse). An inference-perf
+// config (IsInferencePerf) is converted instead (FromInferencePerf).
 func Load(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading workload: %w", err)
+	}
+	if IsInferencePerf(data) {
+		s, _, err := FromInferencePerf(data, path)
+		return s, err
 	}
 	return Parse(data, path)
 }
