@@ -3,7 +3,6 @@ package workload
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/roofsim/roofsim/internal/table"
 )
 
 // Trace is a recorded request stream to replay. Its columns (CSV header, JSON Lines
@@ -220,9 +221,9 @@ func checkColumns(cols []string, where string) error {
 	return nil
 }
 
-// setField parses one textual cell into r. An empty value of an optional column means
-// "absent".
-func setField(r *rawRow, col, v string, where string) error {
+// setField parses one textual cell into r; its error is the reason alone (the caller
+// says where). An empty value of an optional column means "absent".
+func setField(r *rawRow, col, v string) error {
 	var err error
 	switch col {
 	case colArrival:
@@ -248,51 +249,34 @@ func setField(r *rawRow, col, v string, where string) error {
 		if col == colArrival {
 			kind = "a number"
 		}
-		return fmt.Errorf("%s: %s: want %s, got %q", where, col, kind, v)
+		return fmt.Errorf("want %s, got %q", kind, v)
 	}
 	return nil
 }
 
 // readTraceCSV reads a CSV trace with a header row; lines starting with '#' are skipped.
+// Cell errors name file:line:column (internal/table).
 func readTraceCSV(f io.Reader, b *traceBuilder) error {
-	cr := csv.NewReader(f)
-	cr.Comment = '#'
-	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		return fmt.Errorf("%s: empty file (want a header: %s)", b.tr.Path, strings.Join(traceColumns[:3], ","))
-	}
+	t, err := table.Open(f, b.tr.Path, table.Options{Comment: '#', TrimLeadingSpace: true,
+		Required: traceColumns[:3], Known: traceColumns[3:]})
 	if err != nil {
-		return fmt.Errorf("%s: %w", b.tr.Path, err)
-	}
-	header = slices.Clone(header)
-	for i := range header {
-		header[i] = strings.TrimSpace(header[i])
-	}
-	hline, _ := cr.FieldPos(0)
-	if err := checkColumns(header, fmt.Sprintf("%s:%d", b.tr.Path, hline)); err != nil {
 		return err
 	}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", b.tr.Path, err)
-		}
-		line, _ := cr.FieldPos(0)
-		where := fmt.Sprintf("%s:%d", b.tr.Path, line)
+	header := t.Header()
+	for t.Next() {
+		line := t.Line()
 		var r rawRow
-		for i, col := range header {
-			if err := setField(&r, col, strings.TrimSpace(rec[i]), where); err != nil {
-				return err
+		for _, col := range header {
+			if err := setField(&r, col, t.Str(col)); err != nil {
+				t.Failf(col, "%v", err)
+				return t.Err()
 			}
 		}
-		if err := b.add(r, line, where); err != nil {
+		if err := b.add(r, line, fmt.Sprintf("%s:%d", b.tr.Path, line)); err != nil {
 			return err
 		}
 	}
+	return t.Err()
 }
 
 // readTraceJSONL reads one JSON object per line; blank lines are skipped. Identifiers may
@@ -333,8 +317,8 @@ func readTraceJSONL(f io.Reader, b *traceBuilder) error {
 			if v == "" && slices.Index(traceColumns, col) < 3 {
 				return fmt.Errorf("%s: %s: must not be null or empty", where, col)
 			}
-			if err := setField(&r, col, v, where); err != nil {
-				return err
+			if err := setField(&r, col, v); err != nil {
+				return fmt.Errorf("%s: %s: %w", where, col, err)
 			}
 		}
 		if err := b.add(r, line, where); err != nil {
