@@ -81,7 +81,7 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newModelsCmd(s, nil),
 		newRooflineCmd(s),
 		newRunCmd(s, nil),
-		newSweepCmd(s),
+		newSweepCmd(s, nil),
 		newCalibrateCmd(s),
 		newValidateCmd(s),
 		newServeCmd(s, nil),

@@ -44,7 +44,9 @@ type sweepOptions struct {
 // instance per probe, no cut-off).
 var sweepSkippedFlags = []string{"tp", "max-num-seqs", "max-num-batched-tokens", "replicas", "router", "duration"}
 
-func newSweepCmd(s streams) *cobra.Command {
+// newSweepCmd builds `sim sweep`; runF, when not nil, replaces the run (for
+// tests of flag parsing and resolution).
+func newSweepCmd(s streams, runF func(*cobra.Command, *sweepOptions) error) *cobra.Command {
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep --workload FILE --gpus LIST --tp LIST --slo SLO [flags]",
@@ -66,7 +68,12 @@ join the shards with 'sim sweep merge'.`,
   sim sweep ... --shard 0/4 --out shard-0.parquet
   sim sweep merge shard-*.parquet --out sweep.parquet`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, s, opts) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd, opts)
+			}
+			return runSweep(cmd, s, opts)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (open-loop clients)")

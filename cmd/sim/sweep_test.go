@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/roofsim/roofsim/sweep"
+	"github.com/roofsim/roofsim/workload"
+	"github.com/spf13/cobra"
 )
 
 const sweepTestWorkload = `model: llama-3.1-8b
@@ -127,5 +132,61 @@ func TestSweepCLIInterrupted(t *testing.T) {
 	code, _, stderr := sweepCLI(t, dir, "sweep", "merge", path)
 	if code != 0 || !strings.Contains(stderr, "1 of 1 configurations missing") {
 		t.Errorf("reading the partial file: exit %d %s", code, stderr)
+	}
+}
+
+// resolveSweepArgs parses args and SIM_* like the CLI and resolves the sweep.
+func resolveSweepArgs(t *testing.T, args ...string) (*sweep.Options, error) {
+	t.Helper()
+	var so *sweep.Options
+	var rerr error
+	cmd := newSweepCmd(streams{}, func(cmd *cobra.Command, o *sweepOptions) error {
+		so, rerr = resolveSweep(cmd, o)
+		return nil
+	})
+	cmd.SetArgs(args)
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return applyEnv(c) }
+	if err := cmd.Execute(); err != nil {
+		return nil, err
+	}
+	return so, rerr
+}
+
+// Grid lists default to the settings (flag > SIM_* > file > defaults), and
+// the other settings reach the base deployment.
+func TestSweepGridFromSettings(t *testing.T) {
+	_, w := sweepWorkloadFile(t)
+	so, err := resolveSweepArgs(t, "--workload", w, "--slo", "ttft_p99=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := workload.DefaultDeployment()
+	g := so.Grid
+	if !slices.Equal(g.GPUs, []string{def.GPU}) || !slices.Equal(g.TP, []int{def.TP}) ||
+		!slices.Equal(g.MaxNumSeqs, []int{def.Serving.MaxNumSeqs}) || !slices.Equal(g.MaxNumBatchedTokens, []int{def.Serving.MaxNumBatchedTokens}) {
+		t.Errorf("default grid %+v, want the default deployment's values", g)
+	}
+	if so.Seed != 3 || so.Base.Model.Name != "llama-3.1-8b" {
+		t.Errorf("seed %d model %s, want the file's 3 and llama-3.1-8b", so.Seed, so.Base.Model.Name)
+	}
+	t.Setenv("SIM_TP", "1,2")
+	t.Setenv("SIM_GPU", "h200")
+	so, err = resolveSweepArgs(t, "--workload", w, "--slo", "ttft_p99=1s", "--max-num-seqs", "64,128", "--act-dtype", "fp16", "--block-size", "32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = so.Grid
+	if !slices.Equal(g.GPUs, []string{"h200"}) || !slices.Equal(g.TP, []int{1, 2}) || !slices.Equal(g.MaxNumSeqs, []int{64, 128}) {
+		t.Errorf("grid %+v, want gpus [h200] from SIM_GPU, tp [1 2] from SIM_TP, seqs [64 128] from the flag", g)
+	}
+	if so.Base.Settings.ActDType != "fp16" || so.Base.Settings.Serving.BlockSize != 32 {
+		t.Errorf("base settings %+v: want act_dtype fp16 and block_size 32", so.Base.Settings)
+	}
+	if _, err := resolveSweepArgs(t, "--workload", w, "--slo", "ttft_p99=1s", "--block-size", "3"); err == nil || !strings.Contains(err.Error(), "--block-size: must be one of") {
+		t.Errorf("--block-size 3: %v", err)
+	}
+	t.Setenv("SIM_TP", "1,x")
+	if _, err := resolveSweepArgs(t, "--workload", w, "--slo", "ttft_p99=1s"); err == nil || !strings.Contains(err.Error(), `SIM_TP: "x" is not an integer`) {
+		t.Errorf("SIM_TP=1,x: %v", err)
 	}
 }
