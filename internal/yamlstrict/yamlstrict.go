@@ -15,6 +15,8 @@
 //     element type; sequences element by element;
 //   - a type that implements yaml.Unmarshaler is decoded by itself, and its
 //     error is reported at the node's line and path;
+//   - an integer field takes only an integer scalar (not 2.0 or 1e3, which
+//     yaml.v3 would convert or truncate);
 //   - null is accepted anywhere (it decodes to the zero value);
 //   - merge keys (`<<: *base`) contribute the merged mapping's keys; an
 //     aliased node is checked once, at its first use, so the walk stays linear
@@ -26,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -285,20 +286,16 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// whole reports whether a float scalar n bound for an integer type t is a
-// whole number: yaml.v3 itself truncates 1.5 to 1.
+// whole reports whether scalar n fits integer type t as written: yaml.v3
+// itself would truncate 2.9 into 2 and accept 1e3 as 1000, so an integer
+// field takes only an !!int scalar. Other types always pass.
 func whole(n *yaml.Node, t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-	default:
-		return true
+		return n.ShortTag() == "!!int"
 	}
-	var f float64
-	if n.ShortTag() != "!!float" || n.Decode(&f) != nil {
-		return true
-	}
-	return f == math.Trunc(f)
+	return true
 }
 
 // kindName describes what a scalar of type t must look like.

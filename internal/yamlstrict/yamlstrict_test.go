@@ -101,6 +101,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate inline key", "tp: 1\ntp: 2\n", `line 2: tp: key "tp" already defined at line 1`},
 		{"wrong scalar", "tp: two\n", `line 1: tp: want an integer, got "two"`},
 		{"fraction for int", "tp: 1.5\n", `line 1: tp: want an integer, got "1.5"`},
+		{"whole float for int", "tp: 2.0\n", `line 1: tp: want an integer, got "2.0"`},
+		{"exponent for int", "tp: 1e3\n", `line 1: tp: want an integer, got "1e3"`},
 		{"mapping for scalar", "name: {a: 1}\n", "line 1: name: want a string, got a mapping"},
 		{"scalar for struct", "curves: [3]\n", `line 1: curves[0]: want a mapping, got "3"`},
 		{"scalar for sequence", "curves: 3\n", `line 1: curves: want a sequence, got "3"`},
