@@ -2,6 +2,8 @@
 // resulting request stream deterministically from a seed.
 //
 // Reading order:
+//   - deployment.go: the deployment settings every command shares ([Deployment],
+//     [DefaultDeployment], [Deployment.Validate]); a workload file embeds them.
 //   - spec.go: the workload file ([Spec], [Parse], [Load], [Spec.Validate]).
 //   - lengthdist.go: token-length distributions ([LengthDist]).
 //   - request.go: the [Request] the engine consumes and its prefix-cache identity ([Segment]).
