@@ -1,17 +1,15 @@
 package model
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
 //go:embed catalog.yaml
@@ -41,9 +39,7 @@ func parseCatalog(data []byte) (*Catalog, error) {
 	var doc struct {
 		Models []catalogEntry `yaml:"models"`
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := yamlstrict.Decode(data, &doc); err != nil && !errors.Is(err, yamlstrict.ErrEmpty) {
 		return nil, fmt.Errorf("model catalog: %w", err)
 	}
 	cat := &Catalog{index: make(map[string]int)}
