@@ -108,3 +108,33 @@ func TestProgressSilentOffTerminal(t *testing.T) {
 		t.Errorf("progress wrote %q to a buffer", buf.String())
 	}
 }
+
+// roofline phase takes its deployment settings like sim run: flags, SIM_*,
+// defaults, with the same checks.
+func TestPhaseUsesSettings(t *testing.T) {
+	rate := func(args ...string) float64 {
+		t.Helper()
+		code, out, errOut := cli(t, append([]string{"roofline", "phase", "--prompt", "0", "--gen", "16", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatal(errOut)
+		}
+		var rows []struct {
+			TokensPerS float64 `json:"tokens_per_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("%v: %v", rows, err)
+		}
+		return rows[0].TokensPerS
+	}
+	one := rate()
+	t.Setenv("SIM_TP", "2")
+	if two := rate(); !(two > one) {
+		t.Errorf("SIM_TP=2 decodes at %g tok/s, not faster than tp 1's %g", two, one)
+	}
+	if code, _, errOut := cli(t, "roofline", "phase", "--act-dtype", "q4_k"); code != 1 || !strings.Contains(errOut, "act_dtype") {
+		t.Errorf("--act-dtype q4_k: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := cli(t, "roofline", "phase", "--tp", "0"); code != 1 || !strings.Contains(errOut, "--tp: must be >= 1") {
+		t.Errorf("--tp 0: exit %d, %q", code, errOut)
+	}
+}

@@ -121,6 +121,18 @@ func addSettingFlags(cmd *cobra.Command, skip ...string) {
 	}
 }
 
+// addSettingFlagsOnly registers the flags of the settings named in only
+// (flag names), for commands that take a few deployment settings.
+func addSettingFlagsOnly(cmd *cobra.Command, only ...string) {
+	var skip []string
+	for _, s := range settings() {
+		if !slices.Contains(only, s.Flag) {
+			skip = append(skip, s.Flag)
+		}
+	}
+	addSettingFlags(cmd, skip...)
+}
+
 // applyEnv gives every flag of cmd that the command line did not set the
 // value of its SIM_<FLAG> variable, if set and not empty, and marks it as
 // coming from there. A value that does not parse is an error naming the variable.

@@ -46,7 +46,7 @@ the step model.`,
 	f.StringVar(&o.Out, "out", "", "output image (.svg or .png)")
 	f.StringVar(&o.DType, "dtype", "bf16", "precision whose ceiling the operator points sit under")
 	f.StringVar(&o.Model, "model", "", "add this model's prefill and decode phase points")
-	f.IntVar(&o.TP, "tp", 1, "tensor-parallel degree for phase points")
+	f.IntVar(&o.TP, "tp", workload.DefaultDeployment().TP, "tensor-parallel degree for phase points")
 	f.StringVar(&o.Weights, "weights", "", "weight precision for phase points")
 	f.IntVar(&o.Prompt, "prompt", 2048, "prompt tokens for the prefill point")
 	f.IntVar(&o.Depth, "depth", 0, "cached context for phase points")

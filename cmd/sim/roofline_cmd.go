@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
@@ -310,12 +311,11 @@ func runOps(s streams, o *opsOptions, _ bool) error {
 	return writeAnalyses(s.out, label, as)
 }
 
+// phaseSettings are the deployment settings `sim roofline phase` takes
+// (flags, SIM_* and defaults as for sim run).
+var phaseSettings = []string{"model", "gpu", "tp", "weights", "kv-cache-dtype", "act-dtype"}
+
 type phaseOptions struct {
-	Model      string
-	GPU        string
-	TP         int
-	Weights    string
-	KVDType    string
 	Prompt     int
 	Depth      int
 	Batch      int
@@ -337,14 +337,10 @@ cached ones (llama-bench pp<prompt> @ d<depth>); tokens_per_s counts all
 sequences. decode: each sequence generates --gen tokens after depth+prompt
 tokens of context (--prompt 0 --depth 4096 --gen 32 is llama-bench tg32 @ d4096).`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runPhase(s, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPhase(cmd, s, o) },
 	}
+	addSettingFlagsOnly(cmd, phaseSettings...)
 	f := cmd.Flags()
-	f.StringVar(&o.Model, "model", workload.DefaultDeployment().Model, "model: catalog name or config.json path")
-	f.StringVar(&o.GPU, "gpu", workload.DefaultDeployment().GPU, "GPU: catalog name or YAML file")
-	f.IntVar(&o.TP, "tp", 1, "tensor-parallel degree")
-	f.StringVar(&o.Weights, "weights", "", "weight precision (default: the model's)")
-	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision")
 	f.IntVar(&o.Prompt, "prompt", 512, "new prompt tokens per sequence (0 = no prefill row)")
 	f.IntVar(&o.Depth, "depth", 0, "cached context tokens per sequence before the prompt")
 	f.IntVar(&o.Batch, "batch", 1, "parallel sequences")
@@ -355,19 +351,23 @@ tokens of context (--prompt 0 --depth 4096 --gen 32 is llama-bench tg32 @ d4096)
 	return cmd
 }
 
-func runPhase(s streams, o *phaseOptions) error {
-	m, err := resolveModel(o.Model)
-	if err != nil {
-		return err
-	}
-	g, err := hardware.Resolve(o.GPU)
-	if err != nil {
-		return fmt.Errorf("--gpu: %w", err)
-	}
+func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 	if o.MeasuredMS < 0 {
 		return fmt.Errorf("--measured-ms: must be > 0, got %g", o.MeasuredMS)
 	}
-	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: o.TP, WeightDType: o.Weights, KVDType: o.KVDType})
+	sp, err := loadSpec(cmd, "")
+	if err != nil {
+		return err
+	}
+	m, err := model.Resolve(sp.Model)
+	if err != nil {
+		return fmt.Errorf("%s: %w", settingOrigin(cmd, "model"), err)
+	}
+	g, err := hardware.Resolve(sp.GPU)
+	if err != nil {
+		return fmt.Errorf("%s: %w", settingOrigin(cmd, "gpu"), err)
+	}
+	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: sp.TP, WeightDType: sp.Weights, KVDType: sp.KVCacheDType, ActDType: sp.ActDType})
 	if err != nil {
 		return err
 	}
@@ -382,7 +382,7 @@ func runPhase(s streams, o *phaseOptions) error {
 		return writeJSON(s.out, rows)
 	}
 	opts := step.Options()
-	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d (profile: %s)\n", m.Name, g.Name, o.TP,
+	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d (profile: %s)\n", m.Name, g.Name, sp.TP,
 		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, g.EffectiveProfile().Source)
 	tw := newTable(s.out)
 	fmt.Fprintln(tw, "PHASE\tTOKENS\tSTEPS\tFLOPS\tBYTES\tAI\tBOUND\tTIME\tROOFLINE TIME\tTOKENS/S\tMEASURED\tERROR %")
