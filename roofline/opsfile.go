@@ -2,7 +2,6 @@ package roofline
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/roofsim/roofsim/internal/table"
 )
 
 // OpSpec is one operator of the classic roofline exercise: a name, the work it
@@ -66,8 +67,8 @@ func LoadOps(path string) ([]OpSpec, error) {
 //     mapping whose only key is "ops" holding that sequence;
 //   - .json: the same two shapes;
 //   - .csv: a header row naming the columns name, flops and memory_bytes in any
-//     order, then one op per row (blank lines and lines starting with # are
-//     skipped).
+//     order (any case), then one op per row (blank lines and lines starting with
+//     # are skipped).
 //
 // Parsing is strict: unknown or duplicate keys and columns are errors, every
 // field is required, numbers may use exponents (1e9, 1.5e12) and must be
@@ -101,12 +102,15 @@ func ParseOps(data []byte, filename string) ([]OpSpec, error) {
 // opsError is a parse error at an optional line (0 = unknown). Its message
 // starts with ":line: " or ": " so that ParseOps can prefix the file name.
 type opsError struct {
-	line int
-	msg  string
+	line, col int // col 0: unknown
+	msg       string
 }
 
 func (e *opsError) Error() string {
-	if e.line > 0 {
+	switch {
+	case e.line > 0 && e.col > 0:
+		return fmt.Sprintf(":%d:%d: %s", e.line, e.col, e.msg)
+	case e.line > 0:
 		return fmt.Sprintf(":%d: %s", e.line, e.msg)
 	}
 	return ": " + e.msg
@@ -434,62 +438,28 @@ func jsonKind(t json.Token) string {
 	return fmt.Sprintf("%v", t)
 }
 
-// parseOpsCSV reads a header row and one op per record.
+// parseOpsCSV reads a header row and one op per record (internal/table: header
+// names are matched case-insensitively, '#' lines are comments).
 func parseOpsCSV(data []byte) ([]OpSpec, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	r.Comment = '#'
-	r.TrimLeadingSpace = true
-	fail := func(err error) error {
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			return opsErrorf(pe.Line, "invalid CSV: %v", pe.Err)
-		}
-		return opsErrorf(0, "invalid CSV: %v", err)
-	}
-	header, err := r.Read()
-	if errors.Is(err, io.EOF) {
+	t, err := table.Open(bytes.NewReader(data), "", table.Options{Comment: '#', TrimLeadingSpace: true, FoldCase: true,
+		Required: []string{opKeyName, opKeyFLOPs, opKeyMemory}, Known: []string{opKeyMeasured}})
+	if errors.Is(err, table.ErrEmpty) {
 		return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
 	}
 	if err != nil {
-		return nil, fail(err)
+		return nil, csvOpsError(err, "header: ")
 	}
-	headerLine, _ := r.FieldPos(0)
-	cols := make([]string, len(header))
-	seen := map[string]bool{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		switch h {
-		case opKeyName, opKeyFLOPs, opKeyMemory, opKeyMeasured:
-		default:
-			return nil, opsErrorf(headerLine, "header: unknown column %q (want name, flops, memory_bytes, optional measured_s)", header[i])
-		}
-		if seen[h] {
-			return nil, opsErrorf(headerLine, "header: duplicate column %q", h)
-		}
-		seen[h] = true
-		cols[i] = h
-	}
-	for _, k := range []string{opKeyName, opKeyFLOPs, opKeyMemory} {
-		if !seen[k] {
-			return nil, opsErrorf(headerLine, "header: missing column %q", k)
-		}
-	}
+	header := t.Header()
 	var ops []OpSpec
-	for i := 0; ; i++ {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fail(err)
-		}
-		line, _ := r.FieldPos(0)
+	for i := 0; t.Next(); i++ {
+		line := t.Line()
 		e := newOpEntry(i, line)
-		for j, v := range rec {
-			if cols[j] == opKeyMeasured && strings.TrimSpace(v) == "" {
+		for _, col := range header {
+			v := t.Str(col)
+			if col == opKeyMeasured && v == "" {
 				continue // optional column, left empty for unmeasured ops
 			}
-			if err := e.set(cols[j], v, true, line); err != nil {
+			if err := e.set(col, v, true, line); err != nil {
 				return nil, err
 			}
 		}
@@ -499,5 +469,18 @@ func parseOpsCSV(data []byte) ([]OpSpec, error) {
 		}
 		ops = append(ops, spec)
 	}
+	if err := t.Err(); err != nil {
+		return nil, csvOpsError(err, "invalid CSV: ")
+	}
 	return ops, nil
+}
+
+// csvOpsError turns a table error into an opsError at its line and column,
+// its message after prefix.
+func csvOpsError(err error, prefix string) error {
+	var te *table.Error
+	if !errors.As(err, &te) {
+		return opsErrorf(0, "%s%v", prefix, err)
+	}
+	return &opsError{line: te.Line, col: te.Column, msg: prefix + te.Msg}
 }

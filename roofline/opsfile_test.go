@@ -54,6 +54,8 @@ ops:
 		{"csv reordered, comments, blanks, spaces", "ops.csv",
 			"# roofline exercise\nmemory_bytes, name, flops\n\n1e9, gemv, 2e9\n3e9,gemm,1.5e12\n# zero-FLOP op\n4096,copy,0\n"},
 		{"csv crlf", "ops.csv", "name,flops,memory_bytes\r\ngemv,2e9,1e9\r\ngemm,1.5e12,3e9\r\ncopy,0,4096\r\n"},
+		{"csv header case", "ops.csv", "Name,FLOPS,Memory_Bytes\ngemv,2e9,1e9\ngemm,1.5e12,3e9\ncopy,0,4096\n"},
+		{"csv comments before header", "ops.csv", "# ops\nname,flops,memory_bytes\ngemv,2e9,1e9\ngemm,1.5e12,3e9\ncopy,0,4096\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,17 +125,18 @@ func TestParseOpsBad(t *testing.T) {
 
 		// CSV
 		{"csv memory zero", "ops.csv", "name,flops,memory_bytes\na,1,1\nb,1,1\nc,1,0\n", "ops.csv:4: ops[2].memory_bytes: must be > 0 (got 0)"},
-		{"csv unknown column", "ops.csv", "name,flops,memory_bytes,kind\na,1,1,x\n", `ops.csv:1: header: unknown column "kind"`},
-		{"csv duplicate column", "ops.csv", "name,flops,flops\n", `ops.csv:1: header: duplicate column "flops"`},
-		{"csv missing column", "ops.csv", "name,flops\na,1\n", `ops.csv:1: header: missing column "memory_bytes"`},
-		{"csv short row", "ops.csv", "name,flops,memory_bytes\na,1\n", "ops.csv:2: invalid CSV"},
+		{"csv unknown column", "ops.csv", "name,flops,memory_bytes,kind\na,1,1,x\n", `ops.csv:1:25: header: unknown column "kind" (known: name, flops, memory_bytes, measured_s)`},
+		{"csv duplicate column", "ops.csv", "name,flops,flops\n", `ops.csv:1:12: header: duplicate column "flops"`},
+		{"csv missing column", "ops.csv", "name,flops\na,1\n", `ops.csv:1: header: missing required column "memory_bytes"`},
+		{"csv short row", "ops.csv", "name,flops,memory_bytes\na,1\n", "ops.csv:2:1: invalid CSV: wrong number of fields"},
 		{"csv bad number", "ops.csv", "name,flops,memory_bytes\na,1e9x,1\n", `ops.csv:2: ops[0].flops: must be a number (got "1e9x")`},
 		{"csv nan", "ops.csv", "name,flops,memory_bytes\na,NaN,1\n", "ops.csv:2: ops[0].flops: must be finite"},
 		{"csv inf", "ops.csv", "name,flops,memory_bytes\na,1,+Inf\n", "ops.csv:2: ops[0].memory_bytes: must be finite"},
 		{"csv empty name", "ops.csv", "name,flops,memory_bytes\n ,1,1\n", "ops.csv:2: ops[0].name: must be non-empty"},
 		{"csv header only", "ops.csv", "name,flops,memory_bytes\n", "ops.csv: ops: must list at least one op"},
 		{"csv empty file", "ops.csv", "", "ops.csv: ops: must list at least one op"},
-		{"csv quote", "ops.csv", "name,flops,memory_bytes\n\"a,1,1\n", "ops.csv:2: invalid CSV"},
+		{"csv comments only", "ops.csv", "# nothing\n", "ops.csv: ops: must list at least one op"},
+		{"csv quote", "ops.csv", "name,flops,memory_bytes\n\"a,1,1\n", "ops.csv:2:8: invalid CSV"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

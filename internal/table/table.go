@@ -32,6 +32,10 @@ import (
 	"strings"
 )
 
+// ErrEmpty is wrapped by the error of Open on a table without a header row
+// (an empty file, or one of comments only).
+var ErrEmpty = errors.New("empty file")
+
 // Error is a problem at one place of a table. Line and Column are 1-based
 // (Column counts bytes, as encoding/csv does); 0 means unknown.
 type Error struct {
@@ -40,7 +44,12 @@ type Error struct {
 	// Col is the header name of the column concerned; "" when none.
 	Col string
 	Msg string
+	// err is what the error wraps (ErrEmpty), if anything.
+	err error
 }
+
+// Unwrap returns the sentinel the error stands for, if any (ErrEmpty).
+func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -69,6 +78,10 @@ type Options struct {
 	Known []string
 	// Comment, when non-zero, starts a comment line (for example '#').
 	Comment rune
+	// FoldCase matches header names case-insensitively: they are
+	// lower-cased before lookup, so Required, Known and the accessors use
+	// lower-case names.
+	FoldCase bool
 	// TrimLeadingSpace ignores spaces before a field, so that a quoted
 	// field may follow ", " (encoding/csv's option of that name).
 	TrimLeadingSpace bool
@@ -106,7 +119,7 @@ func Open(r io.Reader, file string, o Options) (*Reader, error) {
 		if len(o.Required) > 0 {
 			msg = "empty file (want a header row with " + strings.Join(o.Required, ", ") + ")"
 		}
-		return nil, &Error{File: file, Line: 1, Msg: msg}
+		return nil, &Error{File: file, Line: 1, Msg: msg, err: ErrEmpty}
 	}
 	if err != nil {
 		return nil, parseError(file, err)
@@ -115,6 +128,9 @@ func Open(r io.Reader, file string, o Options) (*Reader, error) {
 	hline, _ := cr.FieldPos(0)
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if o.FoldCase {
+			h = strings.ToLower(h)
+		}
 		_, col := cr.FieldPos(i)
 		if _, dup := t.cols[h]; dup {
 			return nil, &Error{File: file, Line: hline, Column: col, Msg: fmt.Sprintf("duplicate column %q", h)}

@@ -75,6 +75,21 @@ func TestErrorsNameFileLineColumn(t *testing.T) {
 	}
 }
 
+func TestFoldCaseAndEmpty(t *testing.T) {
+	rows, err := readRows("M,DType,Latency\n2,bf16,1\n", Options{Required: req.Required, FoldCase: true})
+	if err != nil || len(rows) != 1 || rows[0] != (row{2, "bf16", 1}) {
+		t.Errorf("folded header: rows %+v, err %v", rows, err)
+	}
+	if _, err := readRows("M,DType,Latency\n", req); err == nil {
+		t.Error("header case differs: want a missing-column error without FoldCase")
+	}
+	for _, in := range []string{"", "# only\n# comments\n"} {
+		if _, err := Open(strings.NewReader(in), "e.csv", Options{Comment: '#'}); !errors.Is(err, ErrEmpty) {
+			t.Errorf("%q: err = %v, want ErrEmpty", in, err)
+		}
+	}
+}
+
 func TestCommentsAndRagged(t *testing.T) {
 	in := "# a comment\nm,dtype,latency,note\n# another\n4,bf16,2\n"
 	rows, err := readRows(in, Options{Required: req.Required, Comment: '#', Ragged: true})
