@@ -114,10 +114,8 @@ func (c *Config) check(settings bool) error {
 	if c.MaxModelLen < 0 || c.MaxModelLen == 0 && !settings {
 		bad("max_model_len", "must be > 0 (got %d)", c.MaxModelLen)
 	}
-	switch c.Policy {
-	case "", PolicyFCFS, PolicyPriority, PolicySJF:
-	default:
-		bad("scheduling_policy", "unknown %q (want %s, %s or %s)", c.Policy, PolicyFCFS, PolicyPriority, PolicySJF)
+	if err := CheckPolicy(c.Policy); err != nil {
+		bad("scheduling_policy", "%v", err)
 	}
 	if c.LongPrefillTokenThreshold < 0 {
 		bad("long_prefill_token_threshold", "must be >= 0 (got %d)", c.LongPrefillTokenThreshold)

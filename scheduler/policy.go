@@ -1,10 +1,8 @@
 package scheduler
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/roofsim/roofsim/internal/heapq"
+	"github.com/roofsim/roofsim/internal/registry"
 )
 
 // waitQueue orders the waiting requests. Implementations keep their storage across
@@ -30,43 +28,36 @@ var (
 	_ waitQueue = (*heapQueue)(nil)
 )
 
-// policy is one waiting-queue order: its Config.Policy name and its queue.
-type policy struct {
-	name     string
-	newQueue func() waitQueue
+// policies lists every waiting-queue policy by its Config.Policy name; adding one is
+// one entry here (plus its Policy* constant and queue).
+func policies() registry.Table[func() waitQueue] {
+	return registry.Table[func() waitQueue]{Entries: []registry.Entry[func() waitQueue]{
+		{Name: PolicyFCFS, Value: func() waitQueue { return &fifoQueue{} }},
+		{Name: PolicyPriority, Value: func() waitQueue { return &heapQueue{key: byPriority} }},
+		{Name: PolicySJF, Value: func() waitQueue { return &heapQueue{key: byPromptTokens} }},
+	}}
 }
 
-// policies lists every waiting-queue policy; adding one is one entry here (and its
-// Policy* constant and queue).
-func policies() []policy {
-	return []policy{
-		{PolicyFCFS, func() waitQueue { return &fifoQueue{} }},
-		{PolicyPriority, func() waitQueue { return &heapQueue{key: byPriority} }},
-		{PolicySJF, func() waitQueue { return &heapQueue{key: byPromptTokens} }},
-	}
+// PolicyNames lists the accepted Config.Policy values ("" also means fcfs).
+func PolicyNames() []string { return policies().Names() }
+
+// CheckPolicy returns nil when name is a known policy or "" (fcfs), else an error
+// such as `unknown "lifo" (want fcfs, priority or sjf)`.
+func CheckPolicy(name string) error {
+	_, err := newWaitQueue(name)
+	return err
 }
 
-// PolicyNames lists the accepted Config.Policy values, in documentation order.
-func PolicyNames() []string {
-	var names []string
-	for _, p := range policies() {
-		names = append(names, p.name)
-	}
-	return names
-}
-
-// lookupPolicy returns the policy called name ("" means fcfs), or an error naming
-// the known policies.
-func lookupPolicy(name string) (policy, error) {
+// newWaitQueue returns the waiting queue of the policy called name ("" means fcfs).
+func newWaitQueue(name string) (waitQueue, error) {
 	if name == "" {
 		name = PolicyFCFS
 	}
-	for _, p := range policies() {
-		if p.name == name {
-			return p, nil
-		}
+	newQueue, err := policies().Lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	return policy{}, fmt.Errorf("policy: unknown %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+	return newQueue(), nil
 }
 
 // fifoQueue is a ring-buffer deque: arrival order, preempted requests at the front.

@@ -39,15 +39,17 @@ func New(cfg Config) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("scheduler config: %w", err)
 	}
-	pol, err := lookupPolicy(cfg.Policy)
-	if err != nil {
-		return nil, fmt.Errorf("scheduler config: %w", err)
+	if cfg.Policy == "" {
+		cfg.Policy = PolicyFCFS
 	}
-	cfg.Policy = pol.name
+	waiting, err := newWaitQueue(cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler config: policy: %w", err)
+	}
 	return &Scheduler{
 		cfg:     cfg,
 		pool:    newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching),
-		waiting: pol.newQueue(),
+		waiting: waiting,
 		running: make([]*Request, 0, min(cfg.MaxNumSeqs, 1<<16)),
 	}, nil
 }

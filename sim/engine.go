@@ -49,8 +49,8 @@ type Config struct {
 	StepModel StepModel
 	// Replicas is the number of identical instances (>= 1).
 	Replicas int
-	// Router picks a replica per request: "round-robin" (default),
-	// "least-outstanding" or "prefix-affinity".
+	// Router picks a replica per request: "round-robin" (default; also ""),
+	// "least-outstanding" or "prefix-affinity" (RouterNames lists them).
 	Router string
 	// Clients names the workload's clients, indexed by Request.Client.
 	Clients []string
@@ -84,7 +84,7 @@ func (c *Config) Validate() error {
 	if c.Replicas < 1 {
 		return fmt.Errorf("replicas: must be >= 1, got %d", c.Replicas)
 	}
-	if _, err := newRouter(c.Router, c.Replicas); err != nil {
+	if _, err := newRouter(c.Router); err != nil {
 		return err
 	}
 	if c.Horizon < 0 {
@@ -176,7 +176,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		// (bit-identical results; the cache is private to this goroutine).
 		cfg.StepModel = roofline.NewCachedStep(sm)
 	}
-	rt, _ := newRouter(cfg.Router, cfg.Replicas)
+	rt, _ := newRouter(cfg.Router)
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.col = traces.NewCollector(cfg.Clients)
 	e.followUps = true

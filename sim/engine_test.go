@@ -403,7 +403,7 @@ clients:
     output_tokens: {dist: constant, value: 30}
 `
 	hits := map[string]int{}
-	for _, rt := range []string{RouterRoundRobin, RouterLeastOutstanding, RouterPrefixAffinity} {
+	for _, rt := range RouterNames() {
 		res, sink := runOnce(t, y, Config{Scheduler: schedCfg(20000), StepModel: realStep(t, 1), Replicas: 4, Router: rt})
 		if res.Completed != 400 {
 			t.Fatalf("%s: completed %d", rt, res.Completed)

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/roofsim/roofsim/internal/registry"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -24,16 +25,31 @@ var (
 	_ router = prefixAffinity{}
 )
 
-func newRouter(name string, replicas int) (router, error) {
-	switch name {
-	case "", RouterRoundRobin:
-		return &roundRobin{}, nil
-	case RouterLeastOutstanding:
-		return leastOutstanding{}, nil
-	case RouterPrefixAffinity:
-		return prefixAffinity{}, nil
+// routers lists every router by its Config.Router name; adding one is one entry
+// here (plus its Router* constant and type). Each value makes a fresh router for one
+// run, so stateful routers never share state.
+func routers() registry.Table[func() router] {
+	return registry.Table[func() router]{Entries: []registry.Entry[func() router]{
+		{Name: RouterRoundRobin, Value: func() router { return &roundRobin{} }},
+		{Name: RouterLeastOutstanding, Value: func() router { return leastOutstanding{} }},
+		{Name: RouterPrefixAffinity, Value: func() router { return prefixAffinity{} }},
+	}}
+}
+
+// RouterNames lists the accepted Config.Router values ("" also means
+// round-robin).
+func RouterNames() []string { return routers().Names() }
+
+// newRouter returns the router called name ("" means round-robin).
+func newRouter(name string) (router, error) {
+	if name == "" {
+		name = RouterRoundRobin
 	}
-	return nil, fmt.Errorf("router: unknown %q (want %s, %s or %s)", name, RouterRoundRobin, RouterLeastOutstanding, RouterPrefixAffinity)
+	newRouter, err := routers().Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("router: %w", err)
+	}
+	return newRouter(), nil
 }
 
 // roundRobin cycles through replicas in order.

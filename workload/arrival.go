@@ -1,10 +1,13 @@
 package workload
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/roofsim/roofsim/internal/registry"
 )
 
 // stageNS is one constant-rate phase of an arrival process, in nanoseconds.
@@ -26,7 +29,7 @@ type stageNS struct {
 // boundary the gamma renewal process restarts (an approximation: the residual gap is
 // not carried over).
 type arrivalProcess struct {
-	process   string
+	draw      drawFunc
 	stages    []stageNS
 	stage     int
 	k         int     // arrivals so far in the current stage (constant)
@@ -36,9 +39,53 @@ type arrivalProcess struct {
 	gamma     distuv.Gamma
 }
 
+// drawFunc returns the next candidate arrival time, in nanoseconds, of process p in
+// stage st (the caller moves to the next stage when it falls past st's end).
+type drawFunc func(p *arrivalProcess, st *stageNS) float64
+
+// arrivalKind is one arrival process: the check of its own parameters, the setup of
+// its state, and its draw.
+type arrivalKind struct {
+	// check validates the process's own fields of a (path prefixes errors).
+	check func(a *Arrival, path string) error
+	// setup prepares p for a, when the process keeps state beyond the stages.
+	setup func(p *arrivalProcess, a *Arrival, src *rand.PCG)
+	draw  drawFunc
+}
+
+// arrivalKinds lists every arrival process by its Arrival.Process name; adding one
+// is one entry here (plus its Process* constant and functions).
+func arrivalKinds() registry.Table[arrivalKind] {
+	return registry.Table[arrivalKind]{Kind: "process", Entries: []registry.Entry[arrivalKind]{
+		{Name: ProcessPoisson, Value: arrivalKind{check: noCV, draw: drawPoisson}},
+		{Name: ProcessConstant, Value: arrivalKind{check: noCV, draw: drawConstant}},
+		{Name: ProcessGamma, Value: arrivalKind{check: checkGammaCV, setup: setupGamma, draw: drawGamma}},
+	}}
+}
+
+// ArrivalProcesses lists the accepted Arrival.Process values.
+func ArrivalProcesses() []string { return arrivalKinds().Names() }
+
+// checkProcess validates a.Process and the fields only some processes use.
+func (a *Arrival) checkProcess(path string) error {
+	kinds := arrivalKinds()
+	if a.Process == "" {
+		return fmt.Errorf("%s.process: required (%s)", path, kinds.Want())
+	}
+	k, err := kinds.Lookup(a.Process)
+	if err != nil {
+		return fmt.Errorf("%s.process: %w", path, err)
+	}
+	return k.check(a, path)
+}
+
 // newArrivalProcess prepares a validated Arrival.
-func newArrivalProcess(a *Arrival, src *rand.PCG) arrivalProcess {
-	p := arrivalProcess{process: a.Process, remaining: -1, rng: rand.New(src)}
+func newArrivalProcess(a *Arrival, src *rand.PCG) (arrivalProcess, error) {
+	k, err := arrivalKinds().Lookup(a.Process)
+	if err != nil {
+		return arrivalProcess{}, err
+	}
+	p := arrivalProcess{draw: k.draw, remaining: -1, rng: rand.New(src)}
 	switch {
 	case a.NumRequests > 0:
 		p.remaining = a.NumRequests
@@ -53,13 +100,10 @@ func newArrivalProcess(a *Arrival, src *rand.PCG) arrivalProcess {
 			start = end
 		}
 	}
-	if a.Process == ProcessGamma {
-		shape := 1 / (a.CV * a.CV)
-		// distuv.Gamma is parameterized by shape Alpha and rate Beta; Beta is set per
-		// stage in next().
-		p.gamma = distuv.Gamma{Alpha: shape, Beta: shape, Src: src}
+	if k.setup != nil {
+		k.setup(&p, a, src)
 	}
-	return p
+	return p, nil
 }
 
 // next returns the next arrival time in nanoseconds, or false when the process is over.
@@ -69,20 +113,7 @@ func (p *arrivalProcess) next() (float64, bool) {
 	}
 	for p.stage < len(p.stages) {
 		st := &p.stages[p.stage]
-		var t float64
-		switch p.process {
-		case ProcessConstant:
-			t = st.startNS + float64(p.k)*1e9/st.rate
-			p.k++
-		case ProcessPoisson:
-			t = p.tNS + p.rng.ExpFloat64()/st.rate*1e9
-		case ProcessGamma:
-			p.gamma.Beta = p.gamma.Alpha * st.rate
-			t = p.tNS + p.gamma.Rand()*1e9
-		default:
-			panic("workload: unknown arrival process " + p.process)
-		}
-		if t < st.endNS {
+		if t := p.draw(p, st); t < st.endNS {
 			p.tNS = t
 			if p.remaining > 0 {
 				p.remaining--
@@ -94,4 +125,44 @@ func (p *arrivalProcess) next() (float64, bool) {
 		p.tNS = st.endNS
 	}
 	return 0, false
+}
+
+// noCV rejects cv for the processes that have no use for it.
+func noCV(a *Arrival, path string) error {
+	if a.CV != 0 {
+		return fmt.Errorf("%s.cv: only used by process gamma", path)
+	}
+	return nil
+}
+
+// drawConstant: start + k/rate within the stage, computed from k, not summed.
+func drawConstant(p *arrivalProcess, st *stageNS) float64 {
+	t := st.startNS + float64(p.k)*1e9/st.rate
+	p.k++
+	return t
+}
+
+// drawPoisson: an exponential gap of mean 1/rate after the last arrival.
+func drawPoisson(p *arrivalProcess, st *stageNS) float64 {
+	return p.tNS + p.rng.ExpFloat64()/st.rate*1e9
+}
+
+func checkGammaCV(a *Arrival, path string) error {
+	if !(a.CV > 0) || math.IsInf(a.CV, 0) {
+		return fmt.Errorf("%s.cv: must be > 0 for process gamma", path)
+	}
+	return nil
+}
+
+// setupGamma: distuv.Gamma is parameterized by shape Alpha (1/cv²) and rate Beta,
+// which drawGamma sets per stage.
+func setupGamma(p *arrivalProcess, a *Arrival, src *rand.PCG) {
+	shape := 1 / (a.CV * a.CV)
+	p.gamma = distuv.Gamma{Alpha: shape, Beta: shape, Src: src}
+}
+
+// drawGamma: a gamma gap of mean 1/rate and coefficient of variation cv.
+func drawGamma(p *arrivalProcess, st *stageNS) float64 {
+	p.gamma.Beta = p.gamma.Alpha * st.rate
+	return p.tNS + p.gamma.Rand()*1e9
 }

@@ -14,7 +14,10 @@ func arrivalTimes(t *testing.T, a Arrival, n int) []float64 {
 	if err := a.validate("a"); err != nil {
 		t.Fatal(err)
 	}
-	p := newArrivalProcess(&a, rand.NewPCG(7, 11))
+	p, err := newArrivalProcess(&a, rand.NewPCG(7, 11))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ts []float64
 	for len(ts) < n {
 		x, ok := p.next()
@@ -109,5 +112,43 @@ func TestStagesBackToBack(t *testing.T) {
 	second := len(ts) - first
 	if math.Abs(float64(first)-20000) > 3*math.Sqrt(20000) || math.Abs(float64(second)-40000) > 3*math.Sqrt(40000) {
 		t.Errorf("poisson stage counts %d, %d; want about 20000, 40000", first, second)
+	}
+}
+
+// The arrival-process table has unique names; every process accepts a valid
+// arrival and draws from it; an unknown or missing process is an error naming the
+// known ones, and no process reaches the generator without its table entry.
+func TestArrivalRegistry(t *testing.T) {
+	kinds := arrivalKinds()
+	if err := kinds.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ArrivalProcesses(); len(got) != 3 || got[0] != ProcessPoisson || got[1] != ProcessConstant || got[2] != ProcessGamma {
+		t.Fatalf("ArrivalProcesses() = %v", got)
+	}
+	for _, name := range ArrivalProcesses() {
+		a := Arrival{Process: name, Rate: 5, NumRequests: 20}
+		if name == ProcessGamma {
+			a.CV = 1.5
+		}
+		if ts := arrivalTimes(t, a, 100); len(ts) != 20 {
+			t.Fatalf("%s: %d arrivals, want 20", name, len(ts))
+		}
+	}
+	for _, tc := range []struct {
+		a    Arrival
+		want string
+	}{
+		{Arrival{Process: "bursty", Rate: 1, NumRequests: 1}, `a.process: unknown process "bursty" (want poisson, constant or gamma)`},
+		{Arrival{Rate: 1, NumRequests: 1}, `a.process: required (poisson, constant or gamma)`},
+		{Arrival{Process: ProcessPoisson, CV: 1, Rate: 1, NumRequests: 1}, `a.cv: only used by process gamma`},
+		{Arrival{Process: ProcessGamma, Rate: 1, NumRequests: 1}, `a.cv: must be > 0 for process gamma`},
+	} {
+		if err := tc.a.validate("a"); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: error %v, want %s", tc.a, err, tc.want)
+		}
+	}
+	if _, err := newArrivalProcess(&Arrival{Process: "bursty", Rate: 1, NumRequests: 1}, rand.NewPCG(1, 2)); err == nil {
+		t.Fatal("newArrivalProcess accepted an unknown process")
 	}
 }

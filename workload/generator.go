@@ -135,7 +135,11 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 			turnsPer = c.Session.Turns.Value
 		}
 		if c.Arrival != nil {
-			cg.arrivals = newArrivalProcess(c.Arrival, rand.NewPCG(streamSeeds(seed, i, streamArrival)))
+			arr, err := newArrivalProcess(c.Arrival, rand.NewPCG(streamSeeds(seed, i, streamArrival)))
+			if err != nil {
+				return nil, fmt.Errorf("clients[%d].arrival: %w", i, err)
+			}
+			cg.arrivals = arr
 			if c.Arrival.NumRequests > 0 && turnsKnown {
 				g.total += c.Arrival.NumRequests * turnsPer
 			} else {

@@ -352,19 +352,8 @@ func (c *Client) validate(path string) error {
 
 // validate checks an open-loop arrival process.
 func (a *Arrival) validate(path string) error {
-	switch a.Process {
-	case ProcessPoisson, ProcessConstant:
-		if a.CV != 0 {
-			return fmt.Errorf("%s.cv: only used by process gamma", path)
-		}
-	case ProcessGamma:
-		if !(a.CV > 0) || math.IsInf(a.CV, 0) {
-			return fmt.Errorf("%s.cv: must be > 0 for process gamma", path)
-		}
-	case "":
-		return fmt.Errorf("%s.process: required (poisson, constant or gamma)", path)
-	default:
-		return fmt.Errorf("%s.process: unknown process %q (want poisson, constant or gamma)", path, a.Process)
+	if err := a.checkProcess(path); err != nil {
+		return err
 	}
 	if a.NumRequests < 0 {
 		return fmt.Errorf("%s.num_requests: must be > 0", path)
