@@ -1,13 +1,14 @@
 package traces
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/table"
 )
 
 // csvEncoder encodes one record as one RFC 4180 line. Numbers are never
@@ -81,25 +82,19 @@ func infError(column string, x float64) error {
 	return fmt.Errorf("column %q: %v is not allowed (want a finite number or NaN)", column, x)
 }
 
-// csvDecoder parses one CSV row through the column visitor.
-type csvDecoder struct {
-	fields []string
-	i      int
-	err    error
-}
+// csvDecoder parses the current row of a table through the column visitor;
+// cells are read by column name, exactly as written, and the first bad cell
+// is recorded in the table (file:line:column, internal/table).
+type csvDecoder struct{ t *table.Reader }
 
 func (d *csvDecoder) next(name string) (string, bool) {
-	if d.err != nil {
+	if d.t.Err() != nil {
 		return "", false
 	}
-	s := d.fields[d.i]
-	d.i++
-	return s, true
+	return d.t.Raw(name), true
 }
 
-func (d *csvDecoder) fail(name, want, got string) {
-	d.err = fmt.Errorf("column %q: %q is not %s", name, got, want)
-}
+func (d *csvDecoder) fail(name, want, got string) { d.t.Failf(name, "%q is not %s", got, want) }
 
 func (d *csvDecoder) uintCol(name string, p *uint64) {
 	if s, ok := d.next(name); ok {
@@ -135,7 +130,7 @@ func (d *csvDecoder) floatCol(name string, p *float64) {
 			return
 		}
 		if math.IsInf(v, 0) {
-			d.err = infError(name, v)
+			d.t.Failf(name, "%v is not allowed (want a finite number or NaN)", v)
 			return
 		}
 		*p = v
@@ -150,42 +145,37 @@ func (d *csvDecoder) stringCol(name string, p *string) {
 
 // readCSV reads a CSV stream written by a CSV writer: the header must match
 // the column list exactly, and every row must have one field per column.
-// Errors carry the line number.
+// Errors read "csv:line:column: column: reason" (internal/table).
 func readCSV[T any, P recordPtr[T]](r io.Reader) ([]T, error) {
 	want := columnsOf[T, P]()
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, errors.New("csv: empty input: missing header row")
+	t, err := table.Open(r, "csv", table.Options{})
+	if errors.Is(err, table.ErrEmpty) {
+		return nil, fmt.Errorf("csv:1: empty input: missing header row (%s)", strings.Join(want, ","))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("csv: %w", err)
+		return nil, err
 	}
+	header := t.Header()
 	if len(header) != len(want) {
-		return nil, fmt.Errorf("csv line 1: header has %d columns, want %d (%s)", len(header), len(want), strings.Join(want, ","))
+		return nil, fmt.Errorf("csv:1: header has %d columns, want %d (%s)", len(header), len(want), strings.Join(want, ","))
 	}
 	for i := range want {
 		if header[i] != want[i] {
-			return nil, fmt.Errorf("csv line 1: header column %d is %q, want %q", i+1, header[i], want[i])
+			return nil, fmt.Errorf("csv:1: header column %d is %q, want %q", i+1, header[i], want[i])
 		}
 	}
 	var out []T
-	for {
-		fields, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("csv: %w", err)
-		}
-		line, _ := cr.FieldPos(0)
-		d := csvDecoder{fields: fields}
+	d := csvDecoder{t: t}
+	for t.Next() {
 		var rec T
 		P(&rec).visitColumns(&d)
-		if d.err != nil {
-			return nil, fmt.Errorf("csv line %d: %w", line, d.err)
+		if t.Err() != nil {
+			break
 		}
 		out = append(out, rec)
 	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -219,6 +219,16 @@ func (t *Reader) Str(col string) string {
 	return strings.TrimSpace(t.rec[i])
 }
 
+// Raw returns the cell of column col exactly as written (not trimmed), ""
+// when the header lacks the column or the row is short of it.
+func (t *Reader) Raw(col string) string {
+	i, ok := t.cols[col]
+	if !ok || i >= len(t.rec) {
+		return ""
+	}
+	return t.rec[i]
+}
+
 // Text returns a cell that must not be empty.
 func (t *Reader) Text(col string) string {
 	s := t.Str(col)
