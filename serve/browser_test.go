@@ -13,6 +13,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+const hoverJS = `(() => { const u = state.charts["rf-chart"]; const p = state.spot.find(s => s.status === "ok" && s.precision === "int8");
+	const r = u.over.getBoundingClientRect();
+	u.over.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + u.valToPos(p.ai, "x"), clientY: r.top + u.valToPos(p.predicted_flops, "y"), bubbles: true}));
+	return true; })()`
+
 // findChromium returns a Chromium binary, or "" when none is installed.
 func findChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
@@ -133,6 +138,20 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#sc-all`)),
 		chromedp.Click(chromedp.CSS(`#sc-run`)),
 		wait(`+document.getElementById("rf-chart").dataset.spotPoints >= 5`))
+	// Hovering a circle shows its numbers.
+	if _, err := chromedp.Run(tctx, chromedp.Evaluate[bool](hoverJS)); err != nil {
+		t.Fatal(err)
+	}
+	step("hover", wait(`!document.getElementById("rf-tip").hidden && document.getElementById("rf-tip").textContent.includes("AI")`))
+	tip, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById("rf-tip").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"int8", "AI", "attainable", "predicted", "bandwidth", "bound"} {
+		if !strings.Contains(tip, want) {
+			t.Errorf("tooltip %q lacks %q", tip, want)
+		}
+	}
 	spotPoints := eval(`+document.getElementById("rf-chart").dataset.spotPoints`)
 	okRows := eval(`document.querySelectorAll('#sc-table tbody tr[data-status="ok"]').length`)
 	shot("web-roofline.png")

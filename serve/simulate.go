@@ -277,6 +277,9 @@ func (s *Server) handleSimulate(r *http.Request) (any, error) {
 	if label == "" {
 		label = fmt.Sprintf("%s · %s · %s tp%d×%d", strings.TrimSuffix(p.run.Source, ".yaml"), p.run.Config.Model,
 			p.run.Config.GPU, p.run.Config.TP, p.run.Config.Replicas)
+		if req.Rate > 0 {
+			label += fmt.Sprintf(" · %g req/s", req.Rate)
+		}
 	}
 	if len(label) > 200 {
 		label = label[:200]

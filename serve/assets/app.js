@@ -129,6 +129,7 @@ function chart(el, spec) {
         const ctx = u.ctx;
         drawn.n = 0;
         ctx.save();
+        ctx.setLineDash([]); // a dashed series may leave its dash set
         ctx.beginPath();
         ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
         ctx.clip();
@@ -140,7 +141,7 @@ function chart(el, spec) {
           if (p.shape === "diamond") { ctx.moveTo(cx, cy - r); ctx.lineTo(cx + r, cy); ctx.lineTo(cx, cy + r); ctx.lineTo(cx - r, cy); ctx.closePath(); }
           else if (p.shape === "square") ctx.rect(cx - r * 0.8, cy - r * 0.8, r * 1.6, r * 1.6);
           else if (p.shape === "star") { for (let i = 0; i < 10; i++) { const a = Math.PI / 5 * i - Math.PI / 2, rr = i % 2 ? r * 0.45 : r * 1.3; ctx.lineTo(cx + rr * Math.cos(a), cy + rr * Math.sin(a)); } ctx.closePath(); }
-          else ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+          else { ctx.arc(cx, cy, r, 0, 2 * Math.PI); ctx.closePath(); }
           ctx.lineWidth = 2 * devicePixelRatio;
           ctx.strokeStyle = p.color;
           ctx.fillStyle = p.hollow ? "#ffffff" : p.color;
@@ -245,7 +246,7 @@ async function drawRoofline() {
 function spotTip(p, meas) {
   const lines = [`<b>${esc(p.precision)}</b> ${p.m}×${p.n}×${p.k}${meas ? " (measured)" : " (predicted)"}`,
     `AI ${fmtNum(p.ai)} FLOP/B · ${esc(p.bound)}`,
-    `attainable ${si(p.attainable_flops, "FLOP/s")}`,
+    `attainable (peak roofline) ${si(p.attainable_flops, "FLOP/s")}`,
     `predicted ${si(p.predicted_flops, "FLOP/s")} in ${fmtTime(p.predicted_time_s)}`,
     `bandwidth ${si(p.predicted_bandwidth, "B/s")} (predicted)`];
   if (p.measured && p.measured.status === "ok") {
@@ -640,7 +641,14 @@ async function init() {
   $("sw-file").addEventListener("change", loadSweep);
   $("va-load").addEventListener("click", loadValidation);
   $("va-file").addEventListener("change", loadValidation);
-  window.addEventListener("resize", () => { if (state.roof) renderRoofline(); if (state.sweep) renderSweep(); simChartsRender(); });
+  // Redraw on resize only when a chart's box changed width (a full-page
+  // screenshot resizes the window without changing the layout).
+  const resized = (id) => { const u = state.charts[id], el = $(id); return u && el.clientWidth && Math.abs(el.clientWidth - u.width) > 20; };
+  window.addEventListener("resize", () => {
+    if (state.roof && resized("rf-chart")) renderRoofline();
+    if (state.sweep && resized("sw-chart")) renderSweep();
+    if (resized("sim-cdf-ttft")) simChartsRender();
+  });
   await drawRoofline();
 }
 init();
