@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,5 +82,13 @@ func TestPrepareRejectsBadSettings(t *testing.T) {
 	_, err := Prepare(deployment(t, func(s *workload.Deployment) { s.TP = 3 }))
 	if err == nil || !strings.Contains(err.Error(), "tp") {
 		t.Errorf("tp 3 on 32 heads: %v", err)
+	}
+}
+
+// The settings' default router and policy are ones the engine knows.
+func TestDefaultSettingsKnownToEngine(t *testing.T) {
+	def := workload.DefaultDeployment()
+	if !slices.Contains(RouterNames(), def.Router) {
+		t.Errorf("default router %q is not one of %v", def.Router, RouterNames())
 	}
 }
