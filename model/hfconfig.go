@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/registry"
 )
 
 // ErrUnsupported marks a config.json that describes an architecture this
@@ -18,11 +20,100 @@ import (
 // test with errors.Is.
 var ErrUnsupported = errors.New("unsupported")
 
-// hfModelTypes are the Hugging Face model_type values the loader maps onto
-// Config. Other llama-shaped types are rejected rather than guessed at.
-var hfModelTypes = []string{
-	"gemma", "gemma2", "gemma3", "gemma3_text", "gpt_oss", "llama", "llama4", "llama4_text",
-	"mistral", "mixtral", "phi3", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "yi",
+// hfFamily is what a model family implies beyond the keys of its config.json.
+// The zero value is a plain Llama-shaped decoder.
+type hfFamily struct {
+	// name is Config.Family.
+	name string
+	// tiedEmbeddings is tie_word_embeddings' default (Gemma).
+	tiedEmbeddings bool
+	// attentionBias is attention_bias's default (gpt-oss).
+	attentionBias bool
+	// qkvBias: q, k and v have biases and o has none, whatever attention_bias
+	// says (Qwen2).
+	qkvBias bool
+	// qkNorm: per-head RMS norms on q and k.
+	qkNorm bool
+	// attentionSinks: a learned sink logit per head (gpt-oss).
+	attentionSinks bool
+	// normsPerLayer overrides Config's default of 2 (Gemma 2 and 3 have 4).
+	normsPerLayer int
+	// moeBiases: router and expert biases (gpt-oss).
+	moeBiases bool
+	// denseWidthKey names the dense MLP width when intermediate_size is the
+	// expert width (Llama 4: intermediate_size_mlp).
+	denseWidthKey string
+	// sharedExpert: every MoE layer has one shared expert of the expert width
+	// (Llama 4).
+	sharedExpert bool
+	// chunkedAttention: local layers attend within chunks of
+	// attention_chunk_size, and no_rope_layers marks the global ones (Llama 4);
+	// sliding_window is ignored.
+	chunkedAttention bool
+	// sliding says which layers use sliding_window when layer_types is absent;
+	// nil means every layer. use false means the window is off.
+	sliding func(d hfDoc) (slides func(layer int) bool, use bool, err error)
+}
+
+// hfFamilies maps every Hugging Face model_type the loader accepts onto its
+// family; adding a family is one entry here. Other llama-shaped types are
+// rejected rather than guessed at.
+func hfFamilies() registry.Table[hfFamily] {
+	gemma3 := hfFamily{name: "gemma3", tiedEmbeddings: true, qkNorm: true, normsPerLayer: 4, sliding: gemma3Sliding}
+	llama4 := hfFamily{name: "llama4", denseWidthKey: "intermediate_size_mlp", sharedExpert: true, chunkedAttention: true}
+	return registry.Table[hfFamily]{Entries: []registry.Entry[hfFamily]{
+		{Name: "gemma", Value: hfFamily{name: "gemma", tiedEmbeddings: true}},
+		{Name: "gemma2", Value: hfFamily{name: "gemma2", tiedEmbeddings: true, normsPerLayer: 4, sliding: everyOtherSliding}},
+		{Name: "gemma3", Value: gemma3},
+		{Name: "gemma3_text", Value: gemma3},
+		{Name: "gpt_oss", Value: hfFamily{name: "gpt_oss", attentionBias: true, attentionSinks: true, moeBiases: true, sliding: everyOtherSliding}},
+		{Name: "llama", Value: hfFamily{name: "llama"}},
+		{Name: "llama4", Value: llama4},
+		{Name: "llama4_text", Value: llama4},
+		{Name: "mistral", Value: hfFamily{name: "mistral"}},
+		{Name: "mixtral", Value: hfFamily{name: "mixtral"}},
+		{Name: "phi3", Value: hfFamily{name: "phi3"}},
+		{Name: "qwen2", Value: hfFamily{name: "qwen2", qkvBias: true, sliding: qwenSliding}},
+		{Name: "qwen2_moe", Value: hfFamily{name: "qwen2_moe", qkvBias: true, sliding: qwenSliding}},
+		{Name: "qwen3", Value: hfFamily{name: "qwen3", qkNorm: true, sliding: qwenSliding}},
+		{Name: "qwen3_moe", Value: hfFamily{name: "qwen3_moe", qkNorm: true, sliding: qwenSliding}},
+		{Name: "yi", Value: hfFamily{name: "yi"}},
+	}}
+}
+
+// everyOtherSliding: even layers slide, odd ones attend globally (Gemma 2,
+// gpt-oss).
+func everyOtherSliding(hfDoc) (func(int) bool, bool, error) {
+	return func(i int) bool { return i%2 == 0 }, true, nil
+}
+
+// gemma3Sliding: every sliding_window_pattern-th layer (default 6) is global.
+func gemma3Sliding(d hfDoc) (func(int) bool, bool, error) {
+	p, _, has, err := d.intKey("sliding_window_pattern")
+	if err != nil {
+		return nil, false, err
+	}
+	if !has {
+		p = 6
+	}
+	if p <= 0 {
+		return nil, false, hfErr("sliding_window_pattern", "must be > 0, got %d", p)
+	}
+	return func(i int) bool { return (i+1)%p != 0 }, true, nil
+}
+
+// qwenSliding: the window applies only with use_sliding_window, to the layers
+// from max_window_layers on.
+func qwenSliding(d hfDoc) (func(int) bool, bool, error) {
+	use, err := d.boolKey("use_sliding_window", false)
+	if err != nil || !use {
+		return nil, false, err
+	}
+	maxWin, _, _, err := d.intKey("max_window_layers")
+	if err != nil {
+		return nil, false, err
+	}
+	return func(i int) bool { return i >= maxWin }, true, nil
 }
 
 // LoadHFConfig reads a Hugging Face config.json. The model is named after
@@ -228,13 +319,14 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if modelType == "" {
 		modelType = "llama"
 	}
-	if !contains(hfModelTypes, modelType) {
+	families := hfFamilies()
+	fam, err := families.Lookup(modelType)
+	if err != nil {
 		return nil, fmt.Errorf("config.json: model_type: %w: %q (supported: %s)",
-			ErrUnsupported, modelType, strings.Join(hfModelTypes, ", "))
+			ErrUnsupported, modelType, strings.Join(families.Names(), ", "))
 	}
-	family := strings.TrimSuffix(modelType, "_text")
 
-	cfg := &Config{Name: hfName(name, modelType), Family: family, GatedMLP: true}
+	cfg := &Config{Name: hfName(name, modelType), Family: fam.name, GatedMLP: true}
 	if cfg.HiddenSize, err = d.posInt(maxDim, 0, "hidden_size"); err != nil {
 		return nil, err
 	}
@@ -275,28 +367,26 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 		}
 		cfg.IntermediateSize = v
 	}
-	if family == "llama4" {
-		// Llama 4: intermediate_size is the expert width; dense layers use
-		// intermediate_size_mlp.
-		if cfg.IntermediateSize, err = d.posInt(maxDim, 0, "intermediate_size_mlp"); err != nil {
+	if fam.denseWidthKey != "" {
+		// intermediate_size is the expert width; dense layers use another key.
+		if cfg.IntermediateSize, err = d.posInt(maxDim, 0, fam.denseWidthKey); err != nil {
 			return nil, err
 		}
 	}
-	isGemma := strings.HasPrefix(family, "gemma")
-	if cfg.TiedEmbeddings, err = d.boolKey("tie_word_embeddings", isGemma); err != nil {
+	if cfg.TiedEmbeddings, err = d.boolKey("tie_word_embeddings", fam.tiedEmbeddings); err != nil {
 		return nil, err
 	}
 
-	if err := hfAttention(d, family, cfg); err != nil {
+	if err := hfAttention(d, fam, cfg); err != nil {
 		return nil, err
 	}
-	if err := hfMoE(d, family, cfg); err != nil {
+	if err := hfMoE(d, fam, cfg); err != nil {
 		return nil, err
 	}
 	if (cfg.MoE == nil || cfg.NumDenseMLPLayers() > 0) && cfg.IntermediateSize == 0 {
 		return nil, hfErr("intermediate_size", "missing (must be > 0)")
 	}
-	if err := hfLayerTypes(d, family, cfg); err != nil {
+	if err := hfLayerTypes(d, fam, cfg); err != nil {
 		return nil, err
 	}
 	if err := hfDTypes(d, cfg); err != nil {
@@ -306,15 +396,6 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
 	return cfg, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // hfName lower-cases and hyphenates a user-supplied name.
@@ -328,33 +409,27 @@ func hfName(name, modelType string) string {
 
 // hfAttention fills biases, QK norm, sinks and norm counts, which HF mostly
 // implies by model_type rather than by keys.
-func hfAttention(d hfDoc, family string, cfg *Config) error {
-	bias, err := d.boolKey("attention_bias", family == "gpt_oss")
+func hfAttention(d hfDoc, fam hfFamily, cfg *Config) error {
+	bias, err := d.boolKey("attention_bias", fam.attentionBias)
 	if err != nil {
 		return err
 	}
-	switch family {
-	case "qwen2", "qwen2_moe":
+	if fam.qkvBias {
 		cfg.AttentionBias = true // q, k, v biases are built in; o has none
-	default:
+	} else {
 		cfg.AttentionBias, cfg.AttentionOutputBias = bias, bias
 	}
-	switch family {
-	case "qwen3", "qwen3_moe", "gemma3":
-		cfg.QKNorm = true
-	}
-	// Llama 4's use_qk_norm is a weightless L2 norm: no parameters.
-	if family == "gpt_oss" {
-		cfg.AttentionSinks = true
-	}
-	if family == "gemma2" || family == "gemma3" {
-		cfg.NormsPerLayer = 4
+	// Llama 4's use_qk_norm is a weightless L2 norm: no parameters, so no qkNorm.
+	cfg.QKNorm = fam.qkNorm
+	cfg.AttentionSinks = fam.attentionSinks
+	if fam.normsPerLayer != 0 {
+		cfg.NormsPerLayer = fam.normsPerLayer
 	}
 	return nil
 }
 
 // hfMoE fills cfg.MoE from the MoE keys of the various families.
-func hfMoE(d hfDoc, family string, cfg *Config) error {
+func hfMoE(d hfDoc, fam hfFamily, cfg *Config) error {
 	n, path, ok, err := d.intKey("num_local_experts", "num_experts", "n_routed_experts")
 	if err != nil {
 		return err
@@ -381,7 +456,7 @@ func hfMoE(d hfDoc, family string, cfg *Config) error {
 		if m.ExpertIntermediateSize, err = d.posInt(maxDim, 0, "intermediate_size"); err != nil {
 			return err
 		}
-		if family != "llama4" {
+		if fam.denseWidthKey == "" {
 			cfg.IntermediateSize = m.ExpertIntermediateSize
 		}
 	}
@@ -401,8 +476,7 @@ func hfMoE(d hfDoc, family string, cfg *Config) error {
 		}
 		m.NumSharedExperts, m.SharedIntermediateSize = v, m.ExpertIntermediateSize
 	}
-	if family == "llama4" {
-		// Every Llama 4 MoE layer has one shared expert of the expert width.
+	if fam.sharedExpert {
 		m.NumSharedExperts, m.SharedIntermediateSize = 1, m.ExpertIntermediateSize
 	}
 	if v, p, has, err := d.intKey("first_k_dense_replace"); err != nil {
@@ -438,7 +512,7 @@ func hfMoE(d hfDoc, family string, cfg *Config) error {
 			m.DenseLayers = append(m.DenseLayers, li)
 		}
 	}
-	if family == "gpt_oss" {
+	if fam.moeBiases {
 		m.RouterBias, m.ExpertBias = true, true
 	}
 	cfg.MoE = m
@@ -449,7 +523,7 @@ func hfMoE(d hfDoc, family string, cfg *Config) error {
 }
 
 // hfLayerTypes fills SlidingWindow, LayerTypes and ChunkedAttention.
-func hfLayerTypes(d hfDoc, family string, cfg *Config) error {
+func hfLayerTypes(d hfDoc, fam hfFamily, cfg *Config) error {
 	window, wpath, hasWindow, err := d.intKey("sliding_window")
 	if err != nil {
 		return err
@@ -469,7 +543,7 @@ func hfLayerTypes(d hfDoc, family string, cfg *Config) error {
 		return t
 	}
 
-	if family == "llama4" {
+	if fam.chunkedAttention {
 		chunk, cpath, has, err := d.intKey("attention_chunk_size")
 		if err != nil {
 			return err
@@ -526,42 +600,19 @@ func hfLayerTypes(d hfDoc, family string, cfg *Config) error {
 			}
 		}
 		cfg.LayerTypes = types
-	} else if hasWindow && window > 0 && family != "llama4" {
-		switch family {
-		case "qwen2", "qwen2_moe", "qwen3", "qwen3_moe":
-			use, err := d.boolKey("use_sliding_window", false)
-			if err != nil {
-				return err
-			}
-			if !use {
-				window = 0
-				break
-			}
-			maxWin, _, _, err := d.intKey("max_window_layers")
-			if err != nil {
-				return err
-			}
-			cfg.LayerTypes = pattern(func(i int) bool { return i >= maxWin })
-		case "gemma2":
-			cfg.LayerTypes = pattern(func(i int) bool { return i%2 == 0 })
-		case "gemma3":
-			p, _, has, err := d.intKey("sliding_window_pattern")
-			if err != nil {
-				return err
-			}
-			if !has {
-				p = 6
-			}
-			if p <= 0 {
-				return hfErr("sliding_window_pattern", "must be > 0, got %d", p)
-			}
-			cfg.LayerTypes = pattern(func(i int) bool { return (i+1)%p != 0 })
-		case "gpt_oss":
-			cfg.LayerTypes = pattern(func(i int) bool { return i%2 == 0 })
+	} else if hasWindow && window > 0 && !fam.chunkedAttention && fam.sliding != nil {
+		// Without a family pattern (Mistral v0.1, ...), every layer slides.
+		slides, use, err := fam.sliding(d)
+		if err != nil {
+			return err
 		}
-		// Other families (Mistral v0.1, ...): every layer slides.
+		if use {
+			cfg.LayerTypes = pattern(slides)
+		} else {
+			window = 0
+		}
 	}
-	if family != "llama4" {
+	if !fam.chunkedAttention {
 		cfg.SlidingWindow = window
 	}
 	if !hasWindow || window == 0 {

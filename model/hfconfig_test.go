@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -397,4 +398,36 @@ func FuzzParseHFConfig(f *testing.F) {
 			t.Fatalf("bad param count %+v", p)
 		}
 	})
+}
+
+// Every model_type in the family table loads a minimal config under its family
+// name (the _text variants under their base family); an unknown model_type is an
+// ErrUnsupported error listing the supported ones.
+func TestHFFamilyTable(t *testing.T) {
+	fams := hfFamilies()
+	if err := fams.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range fams.Entries {
+		extra := ""
+		if e.Value.denseWidthKey != "" {
+			extra = `,"` + e.Value.denseWidthKey + `":128`
+		}
+		js := `{"model_type":"` + e.Name + `","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100` + extra + `}`
+		c, err := ParseHFConfig([]byte(js), "")
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+		if want := strings.TrimSuffix(e.Name, "_text"); c.Family != want {
+			t.Errorf("model_type %s: family %q, want %q", e.Name, c.Family, want)
+		}
+	}
+	_, err := ParseHFConfig([]byte(`{"model_type":"falcon","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100}`), "")
+	want := `config.json: model_type: unsupported: "falcon" (supported: ` + strings.Join(fams.Names(), ", ") + `)`
+	if !errors.Is(err, ErrUnsupported) || err.Error() != want {
+		t.Fatalf("falcon: %v, want %s", err, want)
+	}
+	if !slices.IsSorted(fams.Names()) {
+		t.Errorf("family table not in alphabetical order: %v", fams.Names())
+	}
 }
