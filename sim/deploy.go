@@ -52,6 +52,17 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
 	}
+	// Unknown precision names are reported under the settings' own keys.
+	for _, f := range []struct{ key, name string }{
+		{"weights", st.Weights}, {"kv_cache_dtype", st.KVCacheDType}, {"act_dtype", st.ActDType},
+	} {
+		if f.name == "" {
+			continue
+		}
+		if _, err := roofline.LookupPrecision(f.name); err != nil {
+			return nil, &workload.FieldError{Key: f.key, Reason: err.Error()}
+		}
+	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, roofline.StepOptions{
 		TP: st.TP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 	})

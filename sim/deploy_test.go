@@ -92,3 +92,18 @@ func TestDefaultSettingsKnownToEngine(t *testing.T) {
 		t.Errorf("default router %q is not one of %v", def.Router, RouterNames())
 	}
 }
+
+// Unknown precisions are named by the settings' keys, not the step model's.
+func TestPrepareNamesPrecisionKeys(t *testing.T) {
+	for key, mutate := range map[string]func(s *workload.Deployment){
+		"weights":        func(s *workload.Deployment) { s.Weights = "fp3" },
+		"kv_cache_dtype": func(s *workload.Deployment) { s.KVCacheDType = "fp3" },
+		"act_dtype":      func(s *workload.Deployment) { s.ActDType = "fp3" },
+	} {
+		_, err := Prepare(deployment(t, mutate))
+		var fe *workload.FieldError
+		if !errors.As(err, &fe) || fe.Key != key || !strings.Contains(fe.Reason, `unknown precision "fp3"`) {
+			t.Errorf("%s fp3: %v", key, err)
+		}
+	}
+}
