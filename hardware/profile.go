@@ -345,6 +345,50 @@ type Profile struct {
 	// prefill/decode batches up to its largest capture size). 0 means only
 	// decode-only steps do (llama.cpp graphs decode only).
 	GraphMaxTokens int `yaml:"graph_max_tokens,omitempty" json:"graph_max_tokens,omitempty"`
+	// PerRequestKVHeadUS is engine time in microseconds per step for each
+	// (request, KV head on this GPU) pair of the batch, beyond what the
+	// isolated attention kernels show (OpEfficiency.PerSeqHeadUS): per
+	// sequence and KV head, serving pays the attention metadata and the
+	// split plan (FlashInfer's plan and its merge of split-KV partials) in
+	// every layer, and requests of unequal lengths leave the kernel's
+	// work unbalanced. It is GPU-side work that grows with the KV heads a
+	// GPU holds, so it carries across tensor-parallel degrees where a
+	// plain per-request cost does not. 0: none.
+	PerRequestKVHeadUS float64 `yaml:"per_request_kv_head_us,omitempty" json:"per_request_kv_head_us,omitempty"`
+	// ServingComputeEfficiency is the share of the kernel tables' compute
+	// rate that a serving engine sustains (0..1; 0 means 1): isolated
+	// kernel benchmarks run short bursts at boost clocks, while a long
+	// prefill runs GEMMs back to back under the GPU's power limit. The
+	// step model divides every operator's compute time by it, so every
+	// efficiency stays <= 1.
+	ServingComputeEfficiency float64 `yaml:"serving_compute_efficiency,omitempty" json:"serving_compute_efficiency,omitempty"`
+	// ServingAllReduceEfficiency is the all-reduce rate in a serving step
+	// relative to the isolated collective benchmark (0..1; 0 means 1): the
+	// engine may run another collective (vLLM fuses the all-reduce with the
+	// following RMSNorm at TP > 1 on Blackwell) that contends with
+	// compute. The step model divides all-reduce time by it.
+	ServingAllReduceEfficiency float64 `yaml:"serving_allreduce_efficiency,omitempty" json:"serving_allreduce_efficiency,omitempty"`
+	// HostStepUS and HostPerRequestUS are the engine's CPU work per step and
+	// per request in it (scheduling, building the batch's metadata,
+	// detokenising and returning outputs), in microseconds. With
+	// AsyncScheduling the CPU prepares step k+1 while the GPU runs step k,
+	// so only the part of this work that outlasts the GPU time shows:
+	// step = max(GPU time, host time). Without it the step pays both:
+	// GPU time + host time. 0: none.
+	HostStepUS       float64 `yaml:"host_step_us,omitempty" json:"host_step_us,omitempty"`
+	HostPerRequestUS float64 `yaml:"host_per_request_us,omitempty" json:"host_per_request_us,omitempty"`
+	// AsyncScheduling is true when the engine overlaps its CPU work with
+	// the previous step's GPU work (vLLM's async scheduling, on by default
+	// from 0.11).
+	AsyncScheduling bool `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
+	// GraphCaptureMaxTokens is the largest CUDA-graph capture size of the
+	// engine (vLLM: min(2 max_num_seqs, 512) by default). A step of T <=
+	// GraphCaptureMaxTokens tokens replays the graph captured for the next
+	// capture size (CaptureSize), so its token-proportional operators
+	// (projections, MLP, norms, all-reduces) run on the padded token count
+	// while attention and the LM head see only the real requests. 0: no
+	// padding (eager engines, llama.cpp). StepOptions may override it.
+	GraphCaptureMaxTokens int `yaml:"graph_capture_max_tokens,omitempty" json:"graph_capture_max_tokens,omitempty"`
 	// GEMMInputFusedFraction is the share of the GEMMs' input-side cost
 	// (OpEfficiency.InputElementNS: dynamic activation quantisation, as
 	// timed by an isolated GEMM benchmark) that a serving engine removes by
@@ -373,6 +417,29 @@ func DefaultProfile() *Profile {
 		PerRequestOverheadUS: 10,
 		GraphLaunchFactor:    0.1,
 	}
+}
+
+// CaptureSize is the CUDA-graph batch size vLLM pads a step of tokens to:
+// the smallest of its default capture sizes 1, 2, 4, then multiples of 8
+// up to 256, then multiples of 16, that is >= tokens. It returns tokens
+// unchanged when tokens < 1 or tokens > maxTokens (no graph), and when
+// maxTokens <= 0 (no padding). O(1).
+func CaptureSize(tokens, maxTokens int) int {
+	if maxTokens <= 0 || tokens < 1 || tokens > maxTokens {
+		return tokens
+	}
+	var s int
+	switch {
+	case tokens <= 2:
+		s = tokens
+	case tokens <= 4:
+		s = 4
+	case tokens <= 256:
+		s = (tokens + 7) / 8 * 8
+	default:
+		s = (tokens + 15) / 16 * 16
+	}
+	return min(s, maxTokens)
 }
 
 // DefaultBusEfficiency is the fraction of the nominal per-direction

@@ -185,6 +185,24 @@ func (p *Profile) validate() *FieldError {
 	if err := nonNegative("frontend_latency_us", p.FrontendLatencyUS); err != nil {
 		return err
 	}
+	if err := nonNegative("per_request_kv_head_us", p.PerRequestKVHeadUS); err != nil {
+		return err
+	}
+	if !(p.ServingComputeEfficiency >= 0 && p.ServingComputeEfficiency <= 1) {
+		return fieldErr("serving_compute_efficiency", "must be in [0, 1] (0 means 1)")
+	}
+	if !(p.ServingAllReduceEfficiency >= 0 && p.ServingAllReduceEfficiency <= 1) {
+		return fieldErr("serving_allreduce_efficiency", "must be in [0, 1] (0 means 1)")
+	}
+	if err := nonNegative("host_step_us", p.HostStepUS); err != nil {
+		return err
+	}
+	if err := nonNegative("host_per_request_us", p.HostPerRequestUS); err != nil {
+		return err
+	}
+	if p.GraphCaptureMaxTokens < 0 {
+		return fieldErr("graph_capture_max_tokens", "must be >= 0")
+	}
 	if p.GraphMaxTokens < 0 {
 		return fieldErr("graph_max_tokens", "must be >= 0")
 	}

@@ -45,6 +45,11 @@ type StepOptions struct {
 	// ParseWeightMix, BlendPrecision). Setting both WeightDType and WeightMix
 	// is an error.
 	WeightMix string `json:"weight_mix,omitempty" yaml:"weight_mix,omitempty"`
+	// GraphCaptureMaxTokens, when > 0, replaces the profile's
+	// GraphCaptureMaxTokens: the engine's largest CUDA-graph capture size
+	// (vLLM: min(2 max_num_seqs, 512)), up to which steps are padded to a
+	// captured size (hardware.CaptureSize).
+	GraphCaptureMaxTokens int `json:"graph_capture_max_tokens,omitempty" yaml:"graph_capture_max_tokens,omitempty"`
 }
 
 // Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on
@@ -125,6 +130,11 @@ type StepModel struct {
 	prof *hardware.Profile
 	opts StepOptions
 	tp   int
+	// captureMax is the largest CUDA-graph capture size (0: no padding).
+	captureMax int
+	// computeScale and commScale are 1/Profile.ServingComputeEfficiency and
+	// 1/Profile.ServingAllReduceEfficiency (1 when unset).
+	computeScale, commScale float64
 
 	w, expW, emb, act, kv Precision
 	attnW, tok, lmh       Precision // attention weights, token embedding, LM head
@@ -207,6 +217,13 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 	}
 	if tp < 0 {
 		return fmt.Errorf("tp: must be >= 1, got %d", opts.TP)
+	}
+	if opts.GraphCaptureMaxTokens < 0 {
+		return fmt.Errorf("graph_capture_max_tokens: must be >= 0, got %d", opts.GraphCaptureMaxTokens)
+	}
+	m.captureMax = m.prof.GraphCaptureMaxTokens
+	if opts.GraphCaptureMaxTokens > 0 {
+		m.captureMax = opts.GraphCaptureMaxTokens
 	}
 	if c.NumHeads%tp != 0 {
 		return fmt.Errorf("tp: %d does not divide num_heads %d", tp, c.NumHeads)
@@ -374,6 +391,13 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		m.effMoE = e
 	}
 	m.inputScale = 1 - m.prof.GEMMInputFusedFraction
+	m.computeScale, m.commScale = 1, 1
+	if e := m.prof.ServingComputeEfficiency; e > 0 {
+		m.computeScale = 1 / e
+	}
+	if e := m.prof.ServingAllReduceEfficiency; e > 0 {
+		m.commScale = 1 / e
+	}
 	m.pPrefAttn, m.effPrefAttn = m.pAct, m.prof.AttentionPrefill
 	if e, ok := m.prof.AttentionPrefillByKV[m.kv.Compute]; ok {
 		if f, ok := g.PeakFLOPS(m.kv.Compute); ok {
@@ -392,6 +416,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		m.opts.AttentionDType = m.attnW.Name
 	}
 	m.opts.EmbeddingDType, m.opts.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
+	m.opts.GraphCaptureMaxTokens = opts.GraphCaptureMaxTokens
 	return nil
 }
 
@@ -469,6 +494,10 @@ func (m *StepModel) computeWeightBytes() float64 {
 	return total
 }
 
+// KVHeadsPerGPU is the KV heads each GPU holds (at least 1: vLLM
+// replicates KV heads when num_kv_heads < TP).
+func (m *StepModel) KVHeadsPerGPU() int { return m.kvHeadsPG }
+
 // KVBytesPerTokenPerGPU is the KV-cache bytes one token occupies on each
 // GPU: sum over layers of 2 (K and V) x kv heads per GPU x head_dim x KV
 // bytes. Sliding-window layers are counted like full layers: this is what
@@ -520,9 +549,12 @@ func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqHeads int, pk *peak, e
 	m.apply(acc, c, count, pk, e, tc, tm, e.SeqHeadSeconds(seqHeads))
 }
 
-// opTimes returns one instance's compute and memory times of c.
+// opTimes returns one instance's compute and memory times of c. The
+// compute time is at the rate the engine sustains (computeScale =
+// 1/Profile.ServingComputeEfficiency).
 func (m *StepModel) opTimes(c *Cost, pk *peak, e *hardware.OpEfficiency) (tc, tm float64) {
-	return opTerms(c, e, pk.flops, m.bw)
+	tc, tm = opTerms(c, e, pk.flops, m.bw)
+	return tc * m.computeScale, tm
 }
 
 // apply adds count instances of c, with per-instance times tc and tm and
@@ -639,16 +671,19 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if prefTokens == 0 || T <= p.GraphMaxTokens {
 		acc.launchScale = p.GraphLaunchFactor
 	}
+	// A step that replays a CUDA graph runs its token-proportional
+	// operators on the captured size it is padded to.
+	Tp := hardware.CaptureSize(T, m.captureMax)
 	if cache != nil && acc.ops == nil {
 		graph := acc.launchScale != 1
-		if part, ok := cache.get(T, graph); ok {
+		if part, ok := cache.get(Tp, graph); ok {
 			*acc = part
 		} else {
-			m.tokenOps(acc, T)
-			cache.put(T, graph, *acc)
+			m.tokenOps(acc, Tp)
+			cache.put(Tp, graph, *acc)
 		}
 	} else {
-		m.tokenOps(acc, T)
+		m.tokenOps(acc, Tp)
 	}
 	h := m.hidden
 	if prefTokens > 0 {
@@ -675,12 +710,32 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 	}
 
-	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests)) * 1e-6
+	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG)) * 1e-6
 	acc.c.OverheadS += over
 	if acc.ops != nil {
 		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
 	}
+	if host := m.hostSeconds(requests, acc.c.ComputeS+acc.c.MemoryS+acc.c.CommS+acc.c.OverheadS); host > 0 {
+		acc.c.OverheadS += host
+		if acc.ops != nil {
+			*acc.ops = append(*acc.ops, OpTime{Name: "host", Kind: KindOverhead, Count: 1, Seconds: host})
+		}
+	}
 	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+}
+
+// hostSeconds is the part of the engine's CPU work for a step of requests
+// that the step waits for, given the step's GPU-side time gpu (s):
+// Profile.HostStepUS + HostPerRequestUS x requests, less gpu under async
+// scheduling (the CPU work overlaps the previous step's GPU work, so only
+// what outlasts it shows), whole otherwise.
+func (m *StepModel) hostSeconds(requests int, gpu float64) float64 {
+	p := m.prof
+	host := (p.HostStepUS + p.HostPerRequestUS*float64(requests)) * 1e-6
+	if p.AsyncScheduling {
+		return max(host-gpu, 0)
+	}
+	return host
 }
 
 // tokenOps prices the operators whose cost depends only on the step's token
@@ -707,7 +762,7 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	// Two all-reduces per layer (after O and after the MLP).
 	if m.tp > 1 {
 		msg := float64(T*h) * m.act.Bits / 8
-		t := 2 * float64(L) * p.AllReduceSeconds(m.gpu, msg, m.tp)
+		t := 2 * float64(L) * p.AllReduceSeconds(m.gpu, msg, m.tp) * m.commScale
 		acc.c.CommS += t
 		ar := AllReduce(msg, m.tp)
 		if m.linkBW > 0 {
