@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/steps"
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/spf13/cobra"
+)
+
+type calibrateStepsOptions struct {
+	Files     []string
+	TPs       []int
+	Holdout   []string
+	HoldoutTP []int
+	GPU       string
+	Model     string
+	Update    []string
+	JSON      bool
+	Plot      string
+}
+
+// stepsNote starts the part of a profile's source that records a per-step
+// engine fit.
+const stepsNote = "; engine step terms"
+
+func newCalibrateStepsCmd(s streams) *cobra.Command {
+	o := &calibrateStepsOptions{}
+	cmd := &cobra.Command{
+		Use:   "steps --file fpm_metrics_detail.csv --tp N --gpu G --model M",
+		Short: "Fit the engine's per-step costs to measured engine steps",
+		Long: `Fit the engine terms of the step model (fixed cost per step, the share of
+kernel launch costs left under CUDA graphs, the cost per (request, KV head),
+the compute and all-reduce rates sustained in serving) to per-step timing
+tables (fpm_metrics_detail.csv), on top of the GPU's kernel-calibrated
+profile, and report the errors on the fitted tables and on --holdout tables
+that were not fitted.
+
+--file and --tp pair up (repeat or comma-separate them); so do --holdout and
+--holdout-tp. --update writes the fitted terms into profile files and
+records this command in their source.`,
+		Example: `  D=../shared/data/fpm/qwen3-32b_b300_vllm-0.20.1
+  sim calibrate steps --gpu b300 --model qwen3-32b --file $D/tp1/fpm_metrics_detail.csv --tp 1 \
+    --holdout $D/tp4/fpm_metrics_detail.csv --holdout-tp 4`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCalibrateSteps(s, o, s.commandLine())
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Files, "file", nil, "per-step timing tables to fit (required)")
+	f.IntSliceVar(&o.TPs, "tp", nil, "tensor-parallel degree of each --file (required, one per file)")
+	f.StringSliceVar(&o.Holdout, "holdout", nil, "per-step timing tables to predict but not fit")
+	f.IntSliceVar(&o.HoldoutTP, "holdout-tp", nil, "tensor-parallel degree of each --holdout table")
+	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
+	f.StringVar(&o.Model, "model", "", "catalog model name or Hugging Face config.json (required)")
+	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted terms into")
+	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	f.StringVar(&o.Plot, "plot", "", "draw predicted against measured step times of the held-out tables (else the fitted ones), coloured by step kind (.png or .svg)")
+	return cmd
+}
+
+// stepsFitReport is the JSON output of calibrate steps.
+type stepsFitReport struct {
+	*steps.FitResult
+	Holdout []*steps.Report `json:"holdout,omitempty"`
+}
+
+func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) error {
+	if len(o.Files) == 0 {
+		return usageError{fmt.Errorf("--file: required")}
+	}
+	if len(o.TPs) != len(o.Files) {
+		return usageError{fmt.Errorf("--tp: give one per --file (%d files, %d degrees)", len(o.Files), len(o.TPs))}
+	}
+	if len(o.HoldoutTP) != len(o.Holdout) {
+		return usageError{fmt.Errorf("--holdout-tp: give one per --holdout (%d files, %d degrees)", len(o.Holdout), len(o.HoldoutTP))}
+	}
+	profiles := make([]*hardware.Profile, len(o.Update))
+	for i, path := range o.Update {
+		p, err := hardware.LoadProfile(path)
+		if err != nil {
+			return fmt.Errorf("--update: %w", err)
+		}
+		profiles[i] = p
+	}
+	load := func(files []string, tps []int) ([]steps.Dataset, error) {
+		var ds []steps.Dataset
+		for i, f := range files {
+			d, _, err := stepsDataset(f, o.GPU, o.Model, tps[i], 0)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d)
+		}
+		return ds, nil
+	}
+	train, err := load(o.Files, o.TPs)
+	if err != nil {
+		return err
+	}
+	hold, err := load(o.Holdout, o.HoldoutTP)
+	if err != nil {
+		return err
+	}
+	fit, err := steps.Fit(train...)
+	if err != nil {
+		return err
+	}
+	out := stepsFitReport{FitResult: fit}
+	for _, d := range hold {
+		m, err := d.Setup.NewModel(fit.Terms)
+		if err != nil {
+			return err
+		}
+		rep, err := steps.Predict(d.Table, m)
+		if err != nil {
+			return err
+		}
+		out.Holdout = append(out.Holdout, rep)
+	}
+	for i, path := range o.Update {
+		p := fit.Terms.Apply(profiles[i])
+		src := p.Source
+		if j := strings.Index(src, stepsNote); j >= 0 {
+			src = src[:j]
+		}
+		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + stepsNote +
+			" (step_overhead_us, graph_launch_factor, per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency) fitted by `" +
+			command + "`"
+		data, err := calibrate.MarshalProfile(p)
+		if err != nil {
+			return err
+		}
+		if err := atomicWriteBytes(path, data); err != nil {
+			return fmt.Errorf("--update: writing %s: %w", path, err)
+		}
+	}
+	if o.Plot != "" {
+		reps, what := out.Holdout, "held out"
+		if len(reps) == 0 {
+			reps, what = fit.Train, "fitted"
+		}
+		var fitted []string
+		for _, r := range fit.Train {
+			fitted = append(fitted, fmt.Sprintf("tp%d", r.TP))
+		}
+		titles := make([]string, len(reps))
+		for i, r := range reps {
+			titles[i] = fmt.Sprintf("%s tp%d on %s, %s (terms fitted on %s)", r.Model, r.TP, r.GPU, what, strings.Join(fitted, "+"))
+		}
+		if err := steps.WriteScatter(o.Plot, reps, titles); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	if o.JSON {
+		return writeJSON(s.out, out)
+	}
+	fmt.Fprintf(s.out, "fitted engine terms: %s\n", fit.Terms)
+	for _, u := range fit.Unidentified {
+		fmt.Fprintf(s.out, "not identified: %s\n", u)
+	}
+	for _, r := range fit.Train {
+		fmt.Fprintln(s.out, "\nfitted table:")
+		if err := r.WriteText(s.out); err != nil {
+			return err
+		}
+	}
+	for _, r := range out.Holdout {
+		fmt.Fprintln(s.out, "\nheld-out table (not fitted):")
+		if err := r.WriteText(s.out); err != nil {
+			return err
+		}
+	}
+	for _, path := range o.Update {
+		fmt.Fprintf(s.out, "\nupdated %s\n", path)
+	}
+	return nil
+}
