@@ -40,141 +40,91 @@ func (d Dir) Tables() (*kernels.Tables, error) { return ReadKernels(string(d)) }
 // ParseGEMM reads a gemm.csv table (columns m, n, k, gemm_dtype, latency in
 // ms). name labels errors.
 func ParseGEMM(r io.Reader, name string) ([]kernels.GEMMRow, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"m", "n", "k", "gemm_dtype", "latency"}})
-	if err != nil {
-		return nil, err
-	}
-	var out []kernels.GEMMRow
-	for t.Next() {
+	return table.ReadAll(r, name, required("m", "n", "k", "gemm_dtype", "latency"), func(t *table.Reader) kernels.GEMMRow {
 		row := kernels.GEMMRow{M: t.IntMin("m", 1), N: t.IntMin("n", 1), K: t.IntMin("k", 1),
 			Dtype: t.Text("gemm_dtype"), LatencyMS: t.Positive("latency"), Line: t.Line()}
-		if t.Err() == nil {
-			if _, _, ok := kernels.GEMMPrecisions(row.Dtype); !ok {
-				t.Failf("gemm_dtype", "unknown dtype %q (known: bfloat16, fp8, fp8_block, nvfp4)", row.Dtype)
-			}
+		if _, _, ok := kernels.GEMMPrecisions(row.Dtype); !ok && t.Err() == nil {
+			t.Failf("gemm_dtype", "unknown dtype %q (known: bfloat16, fp8, fp8_block, nvfp4)", row.Dtype)
 		}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
-	}
-	return nonNil(out), t.Err()
+		return row
+	})
 }
 
 // ParseContextAttention reads a context_attention.csv table.
 func ParseContextAttention(r io.Reader, name string) ([]kernels.ContextAttentionRow, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "attn_dtype", "kv_cache_dtype", "latency"}})
-	if err != nil {
-		return nil, err
-	}
-	var out []kernels.ContextAttentionRow
-	for t.Next() {
+	cols := required("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "attn_dtype", "kv_cache_dtype", "latency")
+	return table.ReadAll(r, name, cols, func(t *table.Reader) kernels.ContextAttentionRow {
 		row := kernels.ContextAttentionRow{Batch: t.IntMin("batch_size", 1), ISL: t.IntMin("isl", 1),
 			Heads: t.IntMin("num_heads", 1), KVHeads: t.IntMin("num_key_value_heads", 1), HeadDim: t.IntMin("head_dim", 1),
 			AttnDtype: t.Text("attn_dtype"), KVDtype: t.Text("kv_cache_dtype"), LatencyMS: t.Positive("latency"), Line: t.Line()}
-		if t.Err() == nil {
-			checkDtype(t, "attn_dtype", row.AttnDtype)
-			checkDtype(t, "kv_cache_dtype", row.KVDtype)
-		}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
-	}
-	return nonNil(out), t.Err()
+		checkDtype(t, "attn_dtype", row.AttnDtype)
+		checkDtype(t, "kv_cache_dtype", row.KVDtype)
+		return row
+	})
 }
 
 // ParseGenerationAttention reads a generation_attention.csv table.
 func ParseGenerationAttention(r io.Reader, name string) ([]kernels.GenerationAttentionRow, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step", "latency"}})
-	if err != nil {
-		return nil, err
-	}
-	var out []kernels.GenerationAttentionRow
-	for t.Next() {
+	cols := required("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step", "latency")
+	return table.ReadAll(r, name, cols, func(t *table.Reader) kernels.GenerationAttentionRow {
 		row := kernels.GenerationAttentionRow{Batch: t.IntMin("batch_size", 1), ISL: t.IntMin("isl", 0),
 			Heads: t.IntMin("num_heads", 1), KVHeads: t.IntMin("num_key_value_heads", 1), HeadDim: t.IntMin("head_dim", 1),
 			KVDtype: t.Text("kv_cache_dtype"), Step: t.IntMin("step", 0), LatencyMS: t.Positive("latency"), Line: t.Line()}
-		if t.Err() == nil {
-			checkDtype(t, "kv_cache_dtype", row.KVDtype)
-			if row.KVLen() < 1 {
-				t.Failf("step", "isl + step must be >= 1")
-			}
+		checkDtype(t, "kv_cache_dtype", row.KVDtype)
+		if row.KVLen() < 1 {
+			t.Failf("step", "isl + step must be >= 1")
 		}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
-	}
-	return nonNil(out), t.Err()
+		return row
+	})
 }
 
 // ParseCustomAllReduce reads a custom_allreduce.csv table (message_size in
 // bf16 elements; backend vllm_graph or vllm_eager).
 func ParseCustomAllReduce(r io.Reader, name string) ([]kernels.CollectiveRow, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"num_gpus", "message_size", "latency", "backend"}})
-	if err != nil {
-		return nil, err
-	}
-	var out []kernels.CollectiveRow
-	for t.Next() {
-		row := kernels.CollectiveRow{Op: "all_reduce", NumGPUs: t.IntMin("num_gpus", 2), Elements: t.IntMin("message_size", 1),
+	return table.ReadAll(r, name, required("num_gpus", "message_size", "latency", "backend"), func(t *table.Reader) kernels.CollectiveRow {
+		return kernels.CollectiveRow{Op: "all_reduce", NumGPUs: t.IntMin("num_gpus", 2), Elements: t.IntMin("message_size", 1),
 			Backend: t.Text("backend"), LatencyMS: t.Positive("latency"), Line: t.Line()}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
-	}
-	return nonNil(out), t.Err()
+	})
 }
 
 // ParseNCCL reads an nccl.csv table (op_name, num_gpus, message_size in
 // 16-bit elements, latency in ms). Backend is set to "nccl".
 func ParseNCCL(r io.Reader, name string) ([]kernels.CollectiveRow, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"op_name", "num_gpus", "message_size", "latency"}})
-	if err != nil {
-		return nil, err
-	}
-	var out []kernels.CollectiveRow
-	for t.Next() {
-		row := kernels.CollectiveRow{Op: t.Text("op_name"), NumGPUs: t.IntMin("num_gpus", 2), Elements: t.IntMin("message_size", 1),
+	return table.ReadAll(r, name, required("op_name", "num_gpus", "message_size", "latency"), func(t *table.Reader) kernels.CollectiveRow {
+		return kernels.CollectiveRow{Op: t.Text("op_name"), NumGPUs: t.IntMin("num_gpus", 2), Elements: t.IntMin("message_size", 1),
 			Backend: "nccl", LatencyMS: t.Positive("latency"), Line: t.Line()}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
-	}
-	return nonNil(out), t.Err()
+	})
 }
 
 // ParseMoE reads a moe.csv table.
 func ParseMoE(r io.Reader, name string) ([]kernels.MoERow, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency"}})
-	if err != nil {
-		return nil, err
-	}
-	var out []kernels.MoERow
-	for t.Next() {
+	cols := required("moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency")
+	return table.ReadAll(r, name, cols, func(t *table.Reader) kernels.MoERow {
 		row := kernels.MoERow{Dtype: t.Text("moe_dtype"), Tokens: t.IntMin("num_tokens", 1), Hidden: t.IntMin("hidden_size", 1),
 			Inter: t.IntMin("inter_size", 1), TopK: t.IntMin("topk", 1), Experts: t.IntMin("num_experts", 1),
 			TPSize: t.IntMin("moe_tp_size", 1), EPSize: t.IntMin("moe_ep_size", 1),
 			Distribution: t.Text("distribution"), LatencyMS: t.Positive("latency"), Line: t.Line()}
-		if t.Err() == nil {
-			if _, _, ok := kernels.MoEPrecisions(row.Dtype); !ok {
-				t.Failf("moe_dtype", "unknown dtype %q (known: bfloat16, fp8, fp8_block, nvfp4, int4_wo)", row.Dtype)
-			} else if row.TopK > row.Experts {
-				t.Failf("topk", "%d exceeds num_experts %d", row.TopK, row.Experts)
-			}
-		}
 		if t.Err() != nil {
-			break
+			return row
 		}
-		out = append(out, row)
-	}
-	return nonNil(out), t.Err()
+		if _, _, ok := kernels.MoEPrecisions(row.Dtype); !ok {
+			t.Failf("moe_dtype", "unknown dtype %q (known: bfloat16, fp8, fp8_block, nvfp4, int4_wo)", row.Dtype)
+		} else if row.TopK > row.Experts {
+			t.Failf("topk", "%d exceeds num_experts %d", row.TopK, row.Experts)
+		}
+		return row
+	})
 }
 
+// required is the table options of a layout: these columns must be there.
+func required(cols ...string) table.Options { return table.Options{Required: cols} }
+
+// checkDtype fails col unless v is an activation or KV precision (no-op
+// after an earlier error).
 func checkDtype(t *table.Reader, col, v string) {
+	if t.Err() != nil {
+		return
+	}
 	if _, err := kernels.KVPrecision(v); err != nil {
 		t.Failf(col, "%v", err)
 	}
@@ -215,36 +165,12 @@ func ReadKernels(dir string) (*kernels.Tables, error) {
 		required bool
 		parse    func(io.Reader, string) (int, error)
 	}{
-		{FileGEMM, true, func(r io.Reader, n string) (int, error) {
-			rows, err := ParseGEMM(r, n)
-			k.GEMM = rows
-			return len(rows), err
-		}},
-		{FileContextAttention, true, func(r io.Reader, n string) (int, error) {
-			rows, err := ParseContextAttention(r, n)
-			k.ContextAttention = rows
-			return len(rows), err
-		}},
-		{FileGenerationAttention, true, func(r io.Reader, n string) (int, error) {
-			rows, err := ParseGenerationAttention(r, n)
-			k.GenerationAttention = rows
-			return len(rows), err
-		}},
-		{FileCustomAllReduce, false, func(r io.Reader, n string) (int, error) {
-			rows, err := ParseCustomAllReduce(r, n)
-			k.CustomAllReduce = rows
-			return len(rows), err
-		}},
-		{FileNCCL, false, func(r io.Reader, n string) (int, error) {
-			rows, err := ParseNCCL(r, n)
-			k.NCCL = rows
-			return len(rows), err
-		}},
-		{FileMoE, false, func(r io.Reader, n string) (int, error) {
-			rows, err := ParseMoE(r, n)
-			k.MoE = rows
-			return len(rows), err
-		}},
+		{FileGEMM, true, into(&k.GEMM, ParseGEMM)},
+		{FileContextAttention, true, into(&k.ContextAttention, ParseContextAttention)},
+		{FileGenerationAttention, true, into(&k.GenerationAttention, ParseGenerationAttention)},
+		{FileCustomAllReduce, false, into(&k.CustomAllReduce, ParseCustomAllReduce)},
+		{FileNCCL, false, into(&k.NCCL, ParseNCCL)},
+		{FileMoE, false, into(&k.MoE, ParseMoE)},
 	}
 	for _, s := range steps {
 		if err := read(s.file, s.required, s.parse); err != nil {
@@ -257,11 +183,13 @@ func ReadKernels(dir string) (*kernels.Tables, error) {
 	return k, nil
 }
 
-// nonNil turns a nil slice into an empty one so that "present but empty"
-// differs from "absent" (kernels.Tables).
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+// into adapts a table parser to ReadKernels: the rows go to *dst (an empty
+// slice for a table without rows, so that present differs from absent),
+// their count is returned.
+func into[T any](dst *[]T, parse func(io.Reader, string) ([]T, error)) func(io.Reader, string) (int, error) {
+	return func(r io.Reader, name string) (int, error) {
+		rows, err := parse(r, name)
+		*dst = rows
+		return len(rows), err
 	}
-	return s
 }

@@ -23,13 +23,9 @@ func ReadServing(path string) ([]serving.Row, error) {
 
 // ParseServing is ReadServing over a reader; name labels errors.
 func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
-	t, err := table.Open(r, name, table.Options{Ragged: true,
-		Required: []string{"model_path", "system", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"}})
-	if err != nil {
-		return nil, err
-	}
-	var rows []serving.Row
-	for t.Next() {
+	o := table.Options{Ragged: true,
+		Required: []string{"model_path", "system", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"}}
+	return table.ReadAll(r, name, o, func(t *table.Reader) serving.Row {
 		row := serving.Row{ID: t.Str("id"), Line: t.Line(), Model: t.Str("model_path"), GPU: t.Str("system"),
 			Precision: t.Str("gemm_quant_mode"),
 			ISL:       t.IntMin("isl", 1), OSL: t.IntMin("osl", 1), Concurrency: t.IntMin("batch_size", 1), TP: t.IntMin("tp_size", 1),
@@ -37,10 +33,6 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 		if row.Precision == "" {
 			row.Precision = t.Str("precision")
 		}
-		if t.Err() != nil {
-			break
-		}
-		rows = append(rows, row)
-	}
-	return rows, t.Err()
+		return row
+	})
 }

@@ -61,6 +61,22 @@ func BestAllReduce(custom, nccl []CollectiveRow) []ARPoint {
 	return out
 }
 
+// allReduceByGPUs groups the tables' best all-reduce points
+// (BestAllReduce) by GPU count: the counts in increasing order, and each
+// count's points by message size.
+func allReduceByGPUs(k *Tables) ([]int, map[int][]ARPoint) {
+	byN := map[int][]ARPoint{}
+	var ns []int
+	for _, p := range BestAllReduce(k.CustomAllReduce, k.NCCL) {
+		if _, ok := byN[p.NumGPUs]; !ok {
+			ns = append(ns, p.NumGPUs)
+		}
+		byN[p.NumGPUs] = append(byN[p.NumGPUs], p)
+	}
+	sort.Ints(ns)
+	return ns, byN
+}
+
 // minARSegment is the fewest message sizes each algorithm of a two-regime
 // all-reduce fit must cover.
 const minARSegment = 3

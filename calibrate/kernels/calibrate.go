@@ -286,16 +286,7 @@ func boundWarnings(name string, e hardware.OpEfficiency) []string {
 }
 
 func calibrateAllReduce(k *Tables, opts Options, prof *hardware.Profile, res *Result) error {
-	pts := BestAllReduce(k.CustomAllReduce, k.NCCL)
-	byN := map[int][]ARPoint{}
-	var ns []int
-	for _, p := range pts {
-		if _, ok := byN[p.NumGPUs]; !ok {
-			ns = append(ns, p.NumGPUs)
-		}
-		byN[p.NumGPUs] = append(byN[p.NumGPUs], p)
-	}
-	sort.Ints(ns)
+	ns, byN := allReduceByGPUs(k)
 	if len(ns) == 0 {
 		res.Warnings = append(res.Warnings, "allreduce: no all-reduce rows; keeping the default")
 		return nil

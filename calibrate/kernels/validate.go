@@ -48,17 +48,13 @@ func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
 	for _, f := range fams {
 		rep.Families = append(rep.Families, FamilyReport{Family: f.name, APEStats: calibrate.SummarizeAPE(apes(f.samples, f.get(p)))})
 	}
-	pts := BestAllReduce(k.CustomAllReduce, k.NCCL)
-	byN := map[int][]float64{}
-	var ns []int
-	for _, pt := range pts {
-		if _, ok := byN[pt.NumGPUs]; !ok {
-			ns = append(ns, pt.NumGPUs)
-		}
-		byN[pt.NumGPUs] = append(byN[pt.NumGPUs], calibrate.APE(p.AllReduceSeconds(gpu, pt.Bytes, pt.NumGPUs), pt.Seconds))
-	}
+	ns, byN := allReduceByGPUs(k)
 	for _, n := range ns {
-		rep.Families = append(rep.Families, FamilyReport{Family: fmt.Sprintf("%s%d", FamilyAllReducePrefix, n), APEStats: calibrate.SummarizeAPE(byN[n])})
+		var e []float64
+		for _, pt := range byN[n] {
+			e = append(e, calibrate.APE(p.AllReduceSeconds(gpu, pt.Bytes, pt.NumGPUs), pt.Seconds))
+		}
+		rep.Families = append(rep.Families, FamilyReport{Family: fmt.Sprintf("%s%d", FamilyAllReducePrefix, n), APEStats: calibrate.SummarizeAPE(e)})
 	}
 	return rep, nil
 }

@@ -112,29 +112,22 @@ func ReadRows(path string) ([]Row, error) {
 // be empty (0); value must be a number > 0, and a range such as "231-234"
 // is kept as its lower end.
 func ParseRows(r io.Reader, name string) ([]Row, error) {
-	t, err := table.Open(r, name, table.Options{Required: []string{"source", "engine", "model", "weight_format", "test_kind",
-		"prompt_tokens", "context_depth", "batch", "gen_tokens", "value", "unit", "notes"}})
-	if err != nil {
-		return nil, err
-	}
-	count := func(col string) int {
-		if t.Str(col) == "" {
-			return 0
-		}
-		return t.IntMin(col, 0)
-	}
-	var out []Row
-	for t.Next() {
-		row := Row{Line: t.Line(), Source: t.Str("source"), Engine: t.Str("engine"), Model: t.Str("model"),
+	o := table.Options{Required: []string{"source", "engine", "model", "weight_format", "test_kind",
+		"prompt_tokens", "context_depth", "batch", "gen_tokens", "value", "unit", "notes"}}
+	return table.ReadAll(r, name, o, func(t *table.Reader) Row {
+		return Row{Line: t.Line(), Source: t.Str("source"), Engine: t.Str("engine"), Model: t.Str("model"),
 			WeightFormat: t.Str("weight_format"), Kind: t.Str("test_kind"), Unit: t.Str("unit"), Notes: t.Str("notes"),
-			Prompt: count("prompt_tokens"), Depth: count("context_depth"), Batch: count("batch"), Gen: count("gen_tokens")}
-		row.Value = value(t)
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
+			Prompt: count(t, "prompt_tokens"), Depth: count(t, "context_depth"), Batch: count(t, "batch"), Gen: count(t, "gen_tokens"),
+			Value: value(t)}
+	})
+}
+
+// count reads an integer column that may be empty (0) and is otherwise >= 0.
+func count(t *table.Reader, col string) int {
+	if t.Str(col) == "" {
+		return 0
 	}
-	return out, t.Err()
+	return t.IntMin(col, 0)
 }
 
 // value reads the value column: a number > 0, or the lower end of a range

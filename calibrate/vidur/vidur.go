@@ -45,12 +45,7 @@ func ParseMLP(r io.Reader, name string) ([]Row, error) {
 	for _, op := range GEMMOps() {
 		req = append(req, "time_stats."+op+".median")
 	}
-	t, err := table.Open(r, name, table.Options{Required: req})
-	if err != nil {
-		return nil, err
-	}
-	var out []Row
-	for t.Next() {
+	return table.ReadAll(r, name, table.Options{Required: req}, func(t *table.Reader) Row {
 		row := Row{Heads: t.IntMin("n_head", 1), KVHeads: t.IntMin("n_kv_head", 1), Hidden: t.IntMin("n_embd", 1),
 			Inter: t.IntMin("n_expanded_embd", 1), Tokens: t.IntMin("num_tokens", 1), TP: t.IntMin("num_tensor_parallel_workers", 1),
 			MedianMS: map[string]float64{}, Line: t.Line()}
@@ -67,12 +62,8 @@ func ParseMLP(r io.Reader, name string) ([]Row, error) {
 		if t.Err() == nil && (row.Heads%row.TP != 0 || row.KVHeads%row.TP != 0 && row.KVHeads >= row.TP) {
 			t.Failf("num_tensor_parallel_workers", "%d does not divide the heads", row.TP)
 		}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, row)
-	}
-	return out, t.Err()
+		return row
+	})
 }
 
 // Costs are the GEMM costs of one Vidur row, per operator: bf16/fp16

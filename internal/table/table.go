@@ -5,7 +5,8 @@
 //	gemm.csv:3:5: n: want an integer, got "x"
 //
 // Reading order: Options and Open (the header), Reader.Next (the rows), the
-// typed accessors (Text, Int, Float, ...), Error.
+// typed accessors (Text, Int, Float, ...), ReadAll (a whole table as a slice
+// of rows), Error.
 //
 // A Reader keeps the first error and turns every later call into a no-op,
 // so a row can be read field by field and checked once:
@@ -148,6 +149,29 @@ func Open(r io.Reader, file string, o Options) (*Reader, error) {
 		}
 	}
 	return t, nil
+}
+
+// ReadAll opens the table in r (see Open) and returns row's value for every
+// record, in file order; row reads the current record through the Reader's
+// accessors and may Failf. It stops at the first error. The result is
+// non-nil (empty for a table without rows) when err is nil.
+func ReadAll[T any](r io.Reader, file string, o Options, row func(t *Reader) T) ([]T, error) {
+	t, err := Open(r, file, o)
+	if err != nil {
+		return nil, err
+	}
+	out := []T{}
+	for t.Next() {
+		v := row(t)
+		if t.Err() != nil {
+			break
+		}
+		out = append(out, v)
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // parseError converts an encoding/csv error into an *Error.

@@ -13,19 +13,9 @@ type row struct {
 }
 
 func readRows(in string, o Options) ([]row, error) {
-	t, err := Open(strings.NewReader(in), "g.csv", o)
-	if err != nil {
-		return nil, err
-	}
-	var out []row
-	for t.Next() {
-		r := row{M: t.IntMin("m", 1), Dtype: t.Text("dtype"), Latency: t.Positive("latency")}
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, r)
-	}
-	return out, t.Err()
+	return ReadAll(strings.NewReader(in), "g.csv", o, func(t *Reader) row {
+		return row{M: t.IntMin("m", 1), Dtype: t.Text("dtype"), Latency: t.Positive("latency")}
+	})
 }
 
 var req = Options{Required: []string{"m", "dtype", "latency"}}
@@ -72,6 +62,17 @@ func TestErrorsNameFileLineColumn(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestReadAllEmptyAndError(t *testing.T) {
+	rows, err := readRows("m,dtype,latency\n", req)
+	if err != nil || rows == nil || len(rows) != 0 {
+		t.Errorf("header only: rows %#v, err %v; want an empty non-nil slice", rows, err)
+	}
+	rows, err = readRows("m,dtype,latency\n1,a,1\n0,a,1\n", req)
+	if err == nil || rows != nil {
+		t.Errorf("bad second row: rows %v, err %v; want nil rows and the error", rows, err)
 	}
 }
 
