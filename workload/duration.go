@@ -35,14 +35,15 @@ func parseDuration(s string) (Duration, error) {
 	return Duration(v), nil
 }
 
-// UnmarshalYAML implements yaml.Unmarshaler.
+// UnmarshalYAML implements yaml.Unmarshaler. Its errors carry no line: the strict decoder
+// (internal/yamlstrict) adds the line and the field path.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration string such as \"600s\"", n.Line)
+		return fmt.Errorf("want a duration string such as \"600s\"")
 	}
 	v, err := parseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
+		return err
 	}
 	*d = v
 	return nil

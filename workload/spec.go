@@ -1,16 +1,14 @@
 package workload
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
 // Spec is a workload file: the model and deployment it targets, vLLM engine knobs, and
@@ -169,46 +167,18 @@ func Load(path string) (*Spec, error) {
 	return Parse(data, path)
 }
 
-// Parse decodes a workload file strictly (unknown keys, duplicate keys and type
-// mismatches are errors with a line number), applies defaults, validates every field and
+// Parse decodes a workload file strictly with internal/yamlstrict (unknown keys, duplicate
+// keys, fractional integers and other type mismatches are errors with a line number and
+// the field path), over DefaultDeployment, applies defaults, validates every field and
 // loads empirical length tables. filename is used in errors and to resolve relative
 // paths. Errors read `parsing workload "chat.yaml": clients[0].arrival.rate: must be > 0`.
 func Parse(data []byte, filename string) (*Spec, error) {
-	wrap := func(err error) error {
-		var te *yaml.TypeError
-		if errors.As(err, &te) { // one line, not yaml's multi-line list
-			err = errors.New(strings.Join(te.Errors, "; "))
-		}
-		return fmt.Errorf("parsing workload %q: %w", filename, err)
-	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, wrap(errors.New("empty file"))
-		}
-		return nil, wrap(err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, wrap(fmt.Errorf("line %d: more than one YAML document", extra.Line))
-	} else if !errors.Is(err, io.EOF) {
-		return nil, wrap(err)
-	}
-	doc := &root
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		doc = doc.Content[0]
-	}
-	if doc.Kind != yaml.MappingNode {
-		return nil, wrap(fmt.Errorf("line %d: want a mapping of workload fields", doc.Line))
-	}
-	if err := checkKeys(doc, specType, ""); err != nil {
-		return nil, wrap(err)
-	}
+	wrap := func(err error) error { return fmt.Errorf("parsing workload %q: %w", filename, err) }
 	s := Spec{Deployment: DefaultDeployment()}
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
-	if err := strict.Decode(&s); err != nil {
+	if _, err := yamlstrict.Decode(data, &s); err != nil {
+		if errors.Is(err, yamlstrict.ErrEmpty) {
+			err = errors.New("empty file")
+		}
 		return nil, wrap(err)
 	}
 	s.BaseDir = filepath.Dir(filename)
