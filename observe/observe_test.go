@@ -102,7 +102,8 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 			cfg := observe.NewConfig(url, "mock-model")
 			cfg.API = api
 			res, sink := run(t, context.Background(), cfg, parseSpec(t, closedLoop))
-			received, injected, _, finished := m.Stats()
+			st := m.Stats()
+			received, injected, finished := st.Received, st.Injected, st.Finished
 			if res.Sent != 12 || int64(len(sink.recs)) != 12 || received != 12 {
 				t.Fatalf("sent %d, recorded %d, server received %d; want 12 each", res.Sent, len(sink.recs), received)
 			}

@@ -37,11 +37,21 @@ type Detail struct {
 	// Session and Turn place the request in a multi-turn session (0: none).
 	Session uint64 `json:"session,omitempty"`
 	Turn    int    `json:"turn,omitempty"`
+	// Segments are the request's shared-content runs as the workload
+	// generated them (shared system prompts, session history), in
+	// requested tokens; a replay needs them to see the prefix reuse.
+	Segments []Segment `json:"segments,omitempty"`
 	// ITLms are the gaps between consecutive streamed chunks that carried
 	// output, ms (one chunk may hold several tokens).
 	ITLms []float64 `json:"itl_ms"`
 	// Error is the failure's description ("" when ok).
 	Error string `json:"error,omitempty"`
+}
+
+// Segment is a workload.Segment in the detail file.
+type Segment struct {
+	Key    uint64 `json:"key"`
+	Tokens int    `json:"tokens"`
 }
 
 // Sink receives the run's output as it happens, from one goroutine.
@@ -358,6 +368,9 @@ func (d *dispatcher) record(dn done) error {
 		ID: r.ID, ScheduledS: float64(r.ArrivalNS) / 1e9, RequestedPromptTokens: r.PromptTokens,
 		RequestedOutputTokens: r.OutputTokens, PromptWords: dn.words, Session: r.SessionID, Turn: r.Turn,
 		Error: o.detail, ITLms: []float64{},
+	}
+	for _, sg := range r.Segments {
+		det.Segments = append(det.Segments, Segment{Key: sg.Key, Tokens: sg.Tokens})
 	}
 	det.LatenessMs = (rec.ArrivalS - det.ScheduledS) * 1e3
 	d.lateness.Add(max(det.LatenessMs, 0))

@@ -28,7 +28,14 @@ type engine struct {
 	done     chan struct{}
 	steps    int64
 	finished int64
+	late     int64 // steps whose tokens went out over LateAfter after the step's end
 }
+
+// LateAfter is how far behind its schedule the engine loop may emit a
+// step's tokens before the step counts as late (Server.Stats): on a
+// machine too busy to run the loop on time, latencies measured against
+// the mock are not those of its step model.
+const LateAfter = 2 * time.Millisecond
 
 func newEngine(cfg Config) *engine {
 	e := &engine{cfg: cfg, wake: make(chan struct{}, 1), done: make(chan struct{})}
@@ -76,10 +83,10 @@ func (e *engine) stop() {
 }
 
 // counts reports running and waiting requests (for /metrics).
-func (e *engine) counts() (running, waiting int, steps, finished int64) {
+func (e *engine) counts() (running, waiting int, steps, finished, late int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.running), len(e.waiting), e.steps, e.finished
+	return len(e.running), len(e.waiting), e.steps, e.finished, e.late
 }
 
 // loop runs steps while there is work. The step clock is virtual: a step
@@ -127,6 +134,9 @@ func (e *engine) loop() {
 		clock = end
 
 		e.mu.Lock()
+		if time.Since(end) > LateAfter {
+			e.late++
+		}
 		e.emit(batch)
 		e.mu.Unlock()
 	}

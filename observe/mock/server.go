@@ -42,14 +42,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // Close stops the engine; requests in flight end without their last tokens.
 func (s *Server) Close() { s.eng.stop() }
 
-// Stats reports what the server did: requests received by the generation
-// handlers, failures injected, engine steps run and requests finished.
-func (s *Server) Stats() (received, injected int, steps, finished int64) {
+// Stats is what the server did so far.
+type Stats struct {
+	// Received counts requests that reached the generation handlers;
+	// Injected the failures injected among them.
+	Received, Injected int
+	// Steps counts engine steps, Finished requests that got all their
+	// tokens, and LateSteps the steps whose tokens went out more than
+	// LateAfter behind schedule.
+	Steps, Finished, LateSteps int64
+}
+
+// Stats reports what the server did.
+func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	received, injected = s.received, s.failed
+	st := Stats{Received: s.received, Injected: s.failed}
 	s.mu.Unlock()
-	_, _, steps, finished = s.eng.counts()
-	return
+	_, _, st.Steps, st.Finished, st.LateSteps = s.eng.counts()
+	return st
 }
 
 // request is the subset of the OpenAI request body the mock reads.
@@ -262,7 +272,7 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 // metrics writes the gauges and counters that `sim observe --metrics`
 // scrapes, under vLLM's names.
 func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
-	running, waiting, _, finished := s.eng.counts()
+	running, waiting, _, finished, _ := s.eng.counts()
 	usage := float64(running) / float64(s.cfg.MaxNumSeqs)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	lbl := fmt.Sprintf(`{model_name=%q}`, s.cfg.Model)

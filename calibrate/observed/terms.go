@@ -1,0 +1,43 @@
+package observed
+
+import "github.com/roofsim/roofsim/hardware"
+
+// Term is one engine cost term of a GPU profile that observed runs can
+// fit. The list in Terms is the only place the fit names them: a new
+// engine term joins by adding one entry.
+type Term struct {
+	// Key is the profile's YAML key.
+	Key string
+	// Cause says what the term stands for.
+	Cause string
+	// Fraction terms live in [0, 1]; the others are >= 0 microseconds.
+	Fraction bool
+	// ScaleUS is the size of a first move of a microsecond term; the fit
+	// works on ScaleUS*softplus(x), which keeps the term >= 0.
+	ScaleUS float64
+	Get     func(*hardware.Profile) float64
+	Set     func(*hardware.Profile, float64)
+}
+
+// Terms returns the engine terms in fitting priority: when two terms move
+// the predictions the same way (they cannot be told apart on the runs
+// given), the earlier one is fitted and the later held.
+func Terms() []Term {
+	return []Term{
+		{Key: "step_overhead_us", Cause: "fixed engine cost of every step (scheduling, launches, sync)", ScaleUS: 1000,
+			Get: func(p *hardware.Profile) float64 { return p.StepOverheadUS },
+			Set: func(p *hardware.Profile, v float64) { p.StepOverheadUS = v }},
+		{Key: "per_request_overhead_us", Cause: "engine cost per request in a step (input prep, sampling, detokenisation)", ScaleUS: 100,
+			Get: func(p *hardware.Profile) float64 { return p.PerRequestOverheadUS },
+			Set: func(p *hardware.Profile, v float64) { p.PerRequestOverheadUS = v }},
+		{Key: "frontend_latency_us", Cause: "API front end before the engine sees a request (HTTP, tokenisation)", ScaleUS: 1000,
+			Get: func(p *hardware.Profile) float64 { return p.FrontendLatencyUS },
+			Set: func(p *hardware.Profile, v float64) { p.FrontendLatencyUS = v }},
+		{Key: "graph_launch_factor", Cause: "share of kernel launch cost left when a step replays a CUDA graph", Fraction: true,
+			Get: func(p *hardware.Profile) float64 { return p.GraphLaunchFactor },
+			Set: func(p *hardware.Profile, v float64) { p.GraphLaunchFactor = v }},
+		{Key: "gemm_input_fused_fraction", Cause: "share of GEMM input quantisation the engine fuses away", Fraction: true,
+			Get: func(p *hardware.Profile) float64 { return p.GEMMInputFusedFraction },
+			Set: func(p *hardware.Profile, v float64) { p.GEMMInputFusedFraction = v }},
+	}
+}
