@@ -58,7 +58,7 @@ CUDA-graph launch share) to end-to-end serving measurements.`,
 	f.Float64Var(&opts.Holdout, "holdout", 0.2, "fraction of each table held out to measure prediction error, in [0, 0.5]")
 	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
-	cmd.AddCommand(newCalibrateServingCmd(s))
+	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s))
 	return cmd
 }
 
