@@ -65,6 +65,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, roofline.StepOptions{
 		TP: st.TP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
+		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
 	})
 	if err != nil {
 		return nil, err

@@ -57,6 +57,13 @@ func TestPrepareUsesSettings(t *testing.T) {
 	if !pinned.Pinned || pinned.Scheduler.NumGPUBlocks != 1234 || pinned.Scheduler.LongPrefillTokenThreshold != 512 {
 		t.Errorf("pinned: %+v", pinned.Scheduler)
 	}
+	cg, err := Prepare(deployment(t, func(s *workload.Deployment) { s.Serving.MaxCUDAGraphCaptureSize = 64 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cg.Step.Options().GraphCaptureMaxTokens; got != 64 {
+		t.Errorf("max_cudagraph_capture_size 64: step model captures up to %d", got)
+	}
 	if base.Scheduler.MaxModelLen != 131072 {
 		t.Errorf("max_model_len 0 should take the model's context, got %d", base.Scheduler.MaxModelLen)
 	}

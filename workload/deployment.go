@@ -56,6 +56,11 @@ type Serving struct {
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use, in (0, 1]
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" mapstructure:"gpu_memory_utilization" json:"gpu_memory_utilization" help:"vLLM gpu_memory_utilization: share of GPU memory the engine may use, in (0, 1]"`
+	// MaxCUDAGraphCaptureSize is the largest step, in tokens, that replays a captured
+	// CUDA graph (vLLM max_cudagraph_capture_size; vLLM's default is
+	// min(2 max_num_seqs, 512)). A smaller step is padded to the next captured size.
+	// 0 takes the GPU profile's value (hardware.Profile.GraphCaptureMaxTokens).
+	MaxCUDAGraphCaptureSize int `yaml:"max_cudagraph_capture_size" mapstructure:"max_cudagraph_capture_size" json:"max_cudagraph_capture_size" help:"vLLM max_cudagraph_capture_size: largest step in tokens that replays a CUDA graph (0 = the GPU profile's)"`
 }
 
 // DefaultDeployment returns the built-in defaults: Llama-3.1-8B on one H100, one
@@ -102,6 +107,9 @@ func (d *Deployment) Validate() error {
 	}
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad("serving.gpu_memory_utilization", "must be in (0, 1], got %g", u)
+	}
+	if d.Serving.MaxCUDAGraphCaptureSize < 0 {
+		return bad("serving.max_cudagraph_capture_size", "must be >= 0, got %d", d.Serving.MaxCUDAGraphCaptureSize)
 	}
 	if err := d.Serving.Config.ValidateSettings(); err != nil {
 		var fe *scheduler.FieldError

@@ -33,6 +33,7 @@ var settingTestValues = map[string]any{
 	"serving.scheduling_policy":            "sjf",
 	"serving.long_prefill_token_threshold": 512,
 	"serving.gpu_memory_utilization":       0.8,
+	"serving.max_cudagraph_capture_size":   256,
 	"seed":                                 7,
 	"duration":                             "30s",
 }
