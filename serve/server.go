@@ -6,8 +6,10 @@
 // errors, body limits, panic recovery), gpu.go (GPU from the catalog or an
 // uploaded YAML), roofline.go and spotcheck.go (the roofline page),
 // agent.go (the measurement agent's protocol), simulate.go and jobs.go
-// (bounded simulation jobs and their downloads), sweep.go, validate.go,
-// data.go (files under --data, never outside it).
+// (bounded simulation jobs and their downloads), results.go (what the
+// simulate page draws), sweep.go, validate.go and validate_run.go (reports
+// loaded or made from data under --data), data.go (files under --data,
+// never outside it).
 //
 // The package holds no model logic: every number comes from roofline,
 // hardware, model, sim, workload, traces, sweep or calibrate.
@@ -116,7 +118,9 @@ type Server struct {
 	data  *dataDir // nil without --data
 	agent *AgentClient
 	jobs  *jobs
-	mux   *http.ServeMux
+	// validating holds a token while a validation runs (one at a time).
+	validating chan struct{}
+	mux        *http.ServeMux
 	// ctx is cancelled by Close: running simulations stop.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -141,6 +145,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.jobs = newJobs(opts.MaxJobs, opts.KeepJobs)
+	s.validating = make(chan struct{}, 1)
 	s.routes()
 	return s, nil
 }
@@ -178,6 +183,7 @@ func (s *Server) routes() {
 		"GET /api/data":             s.handleDataList,
 		"POST /api/sweep":           s.handleSweep,
 		"POST /api/validate":        s.handleValidate,
+		"POST /api/validate/run":    s.handleValidateRun,
 	}
 	for pattern, h := range api {
 		m.Handle(pattern, s.apiHandler(h))

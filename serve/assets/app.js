@@ -535,6 +535,18 @@ async function loadValidation() {
   } catch (e) { showError(out, e); }
 }
 
+async function runValidation() {
+  const note = $("vr-note"), btn = $("vr-run");
+  try {
+    if (!$("vr-file").value) throw new Error("choose a file or directory under --data");
+    btn.disabled = true;
+    note.textContent = "running (a serving validation takes a few seconds)…";
+    const res = await api("POST", "/api/validate/run", { kind: $("vr-kind").value, gpu: $("vr-gpu").value, file: $("vr-file").value });
+    note.textContent = "";
+    renderValidation(res);
+  } catch (e) { showError(note, e); } finally { btn.disabled = false; }
+}
+
 function renderValidation(res) {
   const out = $("va-out");
   out.innerHTML = "";
@@ -623,6 +635,9 @@ async function init() {
     const files = data.filter((d) => !d.dir);
     fillSelect($("sw-data"), files.filter((f) => /\.(parquet|csv)$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
     fillSelect($("va-data"), files.filter((f) => /\.json$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
+    fillSelect($("vr-file"), data.filter((d) => d.dir || /\.csv$/i.test(d.path)).map((d) => ({ value: d.path, label: d.path + (d.dir ? "/" : "") })), 1);
+    fillSelect($("vr-gpu"), gpus.map((g) => ({ value: g.name, label: g.name })));
+    $("vr-gpu").value = $("rf-gpu").value;
     if (info.measure_url) { $("sc-measure").disabled = false; $("sc-measure-wrap").title = "measurement agent: " + info.measure_url; }
     $("sim-max").max = info.max_requests;
     setStatus(`${info.measure_url ? "agent " + info.measure_url + " · " : ""}${info.data_dir ? "data: " + info.data_dir + " · " : ""}simulations capped at ${info.max_requests} requests, ${info.sim_timeout_s} s`);
@@ -641,6 +656,7 @@ async function init() {
   $("sw-file").addEventListener("change", loadSweep);
   $("va-load").addEventListener("click", loadValidation);
   $("va-file").addEventListener("change", loadValidation);
+  $("vr-run").addEventListener("click", runValidation);
   // Redraw on resize only when a chart's box changed width (a full-page
   // screenshot resizes the window without changing the layout).
   const resized = (id) => { const u = state.charts[id], el = $(id); return u && el.clientWidth && Math.abs(el.clientWidth - u.width) > 20; };
