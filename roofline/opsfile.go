@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/roofsim/roofsim/internal/table"
+	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
 // OpSpec is one operator of the classic roofline exercise: a name, the work it
@@ -141,7 +142,7 @@ func (e *opEntry) set(key, raw string, isNumber bool, line int) error {
 		line = e.line
 	}
 	if e.seen[key] {
-		return opsErrorf(line, "ops[%d].%s: duplicate key", e.index, key)
+		return opsErrorf(line, "ops[%d].%s: key %q already defined", e.index, key, key)
 	}
 	e.seen[key] = true
 	switch key {
@@ -180,7 +181,7 @@ func (e *opEntry) set(key, raw string, isNumber bool, line int) error {
 			e.spec.MemoryBytes = v
 		}
 	default:
-		return opsErrorf(line, "ops[%d]: unknown key %q (want name, flops, memory_bytes, optional measured_s)", e.index, key)
+		return opsErrorf(line, "ops[%d].%s: unknown field (known: flops, measured_s, memory_bytes, name)", e.index, key)
 	}
 	return nil
 }
@@ -195,67 +196,94 @@ func (e *opEntry) done() (OpSpec, error) {
 	return e.spec, nil
 }
 
-// parseOpsYAML walks the YAML node tree so that errors carry line numbers.
+// opYAML is one op entry of a YAML ops file; each field keeps its scalar as
+// written so that the entry checks shared with JSON and CSV (opEntry.set)
+// apply. Absent keys stay nil.
+type opYAML struct {
+	Name        *opScalar `yaml:"name"`
+	FLOPs       *opScalar `yaml:"flops"`
+	MemoryBytes *opScalar `yaml:"memory_bytes"`
+	MeasuredS   *opScalar `yaml:"measured_s"`
+}
+
+// opScalar is a YAML scalar as written: its text, whether YAML types it as
+// a number, and its line.
+type opScalar struct {
+	raw    string
+	number bool
+	line   int
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: any scalar, nothing else.
+func (v *opScalar) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return errors.New("must be a scalar value")
+	}
+	*v = opScalar{raw: n.Value, number: n.ShortTag() == "!!int" || n.ShortTag() == "!!float", line: n.Line}
+	return nil
+}
+
+// parseOpsYAML decodes the file strictly (internal/yamlstrict: unknown and
+// repeated keys, non-scalar values) as a list of entries or a mapping whose
+// one key, ops, holds the list, then checks each entry like the other
+// formats do.
 func parseOpsYAML(data []byte) ([]OpSpec, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
-		}
+	var shape yaml.Node
+	if err := yaml.Unmarshal(data, &shape); err != nil {
 		return nil, opsErrorf(0, "invalid YAML: %v", err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, opsErrorf(extra.Line, "expected a single YAML document")
+	if len(shape.Content) == 0 {
+		return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
 	}
-	root := derefYAML(&doc)
-	if root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
+	root := derefYAML(shape.Content[0])
+	var items []opYAML
+	var err error
+	prefix := "ops" // of a list root's paths, "[0].flops"
+	switch root.Kind {
+	case yaml.SequenceNode:
+		_, err = yamlstrict.Decode(data, &items)
+	case yaml.MappingNode:
+		var doc struct {
+			Ops []opYAML `yaml:"ops"`
 		}
-		root = derefYAML(root.Content[0])
+		_, err = yamlstrict.Decode(data, &doc)
+		items, prefix = doc.Ops, ""
+		if err == nil && doc.Ops == nil {
+			if k, v := opsKey(root); k == nil {
+				return nil, opsErrorf(root.Line, "ops: required")
+			} else if v.Kind != yaml.SequenceNode {
+				return nil, opsErrorf(v.Line, "ops: must list at least one op")
+			}
+		}
+	default:
+		return nil, opsErrorf(root.Line, "ops: must be a list of {name, flops, memory_bytes} (or a mapping with key ops)")
+	}
+	var se *yamlstrict.Error
+	switch {
+	case errors.As(err, &se) && se.Path == "":
+		return nil, opsErrorf(se.Line, "%s", se.Msg)
+	case errors.As(err, &se):
+		return nil, opsErrorf(se.Line, "%s%s: %s", prefix, se.Path, se.Msg)
+	case errors.Is(err, yamlstrict.ErrEmpty):
+		return nil, opsErrorf(0, "ops: must list at least one op (file is empty)")
+	case err != nil:
+		return nil, opsErrorf(0, "invalid YAML: %v", err)
 	}
 	list := root
 	if root.Kind == yaml.MappingNode {
-		list = nil
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			k, v := root.Content[i], derefYAML(root.Content[i+1])
-			if k.Value != "ops" {
-				return nil, opsErrorf(k.Line, "unknown key %q (want ops)", k.Value)
-			}
-			if list != nil {
-				return nil, opsErrorf(k.Line, "ops: duplicate key")
-			}
-			list = v
-		}
-		if list == nil {
-			return nil, opsErrorf(root.Line, "ops: required")
-		}
-		if list.Kind == yaml.ScalarNode && list.Tag == "!!null" {
-			return nil, opsErrorf(list.Line, "ops: must list at least one op")
-		}
+		_, list = opsKey(root)
 	}
-	if list.Kind != yaml.SequenceNode {
-		return nil, opsErrorf(list.Line, "ops: must be a list of {name, flops, memory_bytes} (or a mapping with key ops)")
-	}
-	ops := make([]OpSpec, 0, len(list.Content))
-	for i, item := range list.Content {
-		item = derefYAML(item)
-		if item.Kind != yaml.MappingNode {
-			return nil, opsErrorf(item.Line, "ops[%d]: must be a mapping with keys name, flops, memory_bytes", i)
-		}
-		e := newOpEntry(i, item.Line)
-		for j := 0; j+1 < len(item.Content); j += 2 {
-			k, v := item.Content[j], derefYAML(item.Content[j+1])
-			if k.Kind != yaml.ScalarNode {
-				return nil, opsErrorf(k.Line, "ops[%d]: keys must be plain strings", i)
+	ops := make([]OpSpec, 0, len(items))
+	for i, it := range items {
+		e := newOpEntry(i, derefYAML(list.Content[i]).Line)
+		for _, f := range []struct {
+			key string
+			v   *opScalar
+		}{{opKeyName, it.Name}, {opKeyFLOPs, it.FLOPs}, {opKeyMemory, it.MemoryBytes}, {opKeyMeasured, it.MeasuredS}} {
+			if f.v == nil {
+				continue
 			}
-			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-				return nil, opsErrorf(v.Line, "ops[%d].%s: must be a scalar value", i, k.Value)
-			}
-			isNumber := v.Tag == "!!int" || v.Tag == "!!float"
-			if err := e.set(k.Value, v.Value, isNumber, v.Line); err != nil {
+			if err := e.set(f.key, f.v.raw, f.v.number, f.v.line); err != nil {
 				return nil, err
 			}
 		}
@@ -266,6 +294,17 @@ func parseOpsYAML(data []byte) ([]OpSpec, error) {
 		ops = append(ops, spec)
 	}
 	return ops, nil
+}
+
+// opsKey returns the key and value nodes of "ops" in mapping m (nil, nil
+// when absent).
+func opsKey(m *yaml.Node) (*yaml.Node, *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "ops" {
+			return m.Content[i], derefYAML(m.Content[i+1])
+		}
+	}
+	return nil, nil
 }
 
 // derefYAML follows an alias node to its anchor (one level; anchors cannot
@@ -305,10 +344,10 @@ func parseOpsJSON(data []byte) ([]OpSpec, error) {
 			}
 			line := p.line()
 			if k, _ := kt.(string); k != "ops" {
-				return nil, opsErrorf(line, "unknown key %q (want ops)", kt)
+				return nil, opsErrorf(line, "%v: unknown field (known: ops)", kt)
 			}
 			if seen {
-				return nil, opsErrorf(line, "ops: duplicate key")
+				return nil, opsErrorf(line, "ops: key \"ops\" already defined")
 			}
 			seen = true
 			tok, err := p.dec.Token()
