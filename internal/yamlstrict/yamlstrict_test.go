@@ -1,6 +1,7 @@
 package yamlstrict
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -164,3 +165,26 @@ func TestCheckAliasBombLinear(t *testing.T) {
 
 // nested is a sequence of sequences, as deep as the document.
 type nested []nested
+
+// Whatever Decode accepts, yaml.v3's own strict decoder (KnownFields) accepts
+// too, with the same value: the walk only ever rejects more.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("name: x\ntp: 2\ncurves: [{max: 0.5}]\nby_gpus: {2: {max: 1}}\n"))
+	f.Add([]byte("curves:\n  - <<: {max: 0.5}\n    half: 2\npeaks: {bf16: .inf}\n"))
+	f.Add([]byte("a: &x [1]\ncurves: *x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got doc
+		if _, err := Decode(data, &got); err != nil {
+			return
+		}
+		var want doc
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&want); err != nil {
+			t.Fatalf("Decode accepted %q, yaml.v3 strict decoding rejects it: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: Decode gave %+v, yaml.v3 %+v", data, got, want)
+		}
+	})
+}
