@@ -54,7 +54,7 @@ type Options struct {
 }
 
 // DefaultOptions returns the defaults: 8 MiB uploads, 20,000 requests and
-// 60 s per simulation, 2 simulations at once, 16 kept, 60 s per agent
+// 60 s per simulation, 2 simulations at once, 8 kept, 60 s per agent
 // measurement.
 func DefaultOptions() Options {
 	return Options{
@@ -62,7 +62,7 @@ func DefaultOptions() Options {
 		MaxRequests:    20000,
 		SimTimeout:     60 * time.Second,
 		MaxJobs:        2,
-		KeepJobs:       16,
+		KeepJobs:       8,
 		AgentTimeout:   60 * time.Second,
 	}
 }
@@ -118,6 +118,8 @@ type Server struct {
 	data  *dataDir // nil without --data
 	agent *AgentClient
 	jobs  *jobs
+	// maxSteps caps a job's step trace (maxStepsPerJob; tests lower it).
+	maxSteps int
 	// validating holds a token while a validation runs (one at a time).
 	validating chan struct{}
 	mux        *http.ServeMux
@@ -146,6 +148,7 @@ func New(opts Options) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.jobs = newJobs(opts.MaxJobs, opts.KeepJobs)
 	s.validating = make(chan struct{}, 1)
+	s.maxSteps = maxStepsPerJob
 	s.routes()
 	return s, nil
 }

@@ -530,6 +530,15 @@ func TestSimulateBadInput(t *testing.T) {
 	wantError(t, ts, "POST", "/api/simulate", map[string]any{"example": "chat", "model": "llama-3.1-405b", "gpu": "t4"}, 400, "")
 }
 
+func TestSimulateStepCap(t *testing.T) {
+	s, ts := newTestServer(t, Options{})
+	s.maxSteps = 10
+	j := runJob(t, ts, map[string]any{"example": "chat", "max_requests": 50})
+	if j.State != jobFailed || !strings.Contains(j.Error, "more than 10 engine steps") {
+		t.Errorf("job %s %q: want failed at the step cap", j.State, j.Error)
+	}
+}
+
 func TestSimulateTimeoutKeepsServing(t *testing.T) {
 	_, ts := newTestServer(t, Options{SimTimeout: time.Millisecond, MaxRequests: 20000})
 	j := runJob(t, ts, map[string]any{"example": "chat"})

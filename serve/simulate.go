@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -328,7 +327,12 @@ type memSink struct {
 	maxSteps int
 }
 
-var errTooManySteps = errors.New("simulate: the step trace exceeded its limit; lower max_requests")
+// maxStepsPerJob caps a job's step trace (about 100 bytes a step, so 50 MB).
+const maxStepsPerJob = 500_000
+
+func (m *memSink) tooManySteps() error {
+	return fmt.Errorf("simulate: the run took more than %d engine steps; lower max_requests", m.maxSteps)
+}
 
 func (m *memSink) Request(r *traces.RequestRecord) error {
 	if err := m.ctx.Err(); err != nil {
@@ -345,14 +349,14 @@ func (m *memSink) Step(r *traces.StepRecord) error {
 		}
 	}
 	if len(m.steps) >= m.maxSteps {
-		return errTooManySteps
+		return m.tooManySteps()
 	}
 	m.steps = append(m.steps, *r)
 	return nil
 }
 
 func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
-	sink := &memSink{ctx: ctx, maxSteps: 200 * s.opts.MaxRequests}
+	sink := &memSink{ctx: ctx, maxSteps: s.maxSteps}
 	cfg := p.cfg
 	cfg.OnProgress = func(done int64) { j.done.Store(done) }
 	res, err := sim.Run(cfg, &cappedSource{src: p.gen, left: p.total}, sink)

@@ -605,7 +605,7 @@ function renderValidation(res) {
     }
     // Table.
     const cols = Object.keys(arr[0]).filter((c) => arr.some((r) => r[c] === null || typeof r[c] !== "object" || isFlat(r[c])));
-    const flat = (v) => v === null || v === undefined ? "–" : typeof v === "number" ? fmtNum(v, 4) : typeof v === "object" ? Object.entries(v).map(([a, b]) => `${a} ${typeof b === "number" ? fmtNum(b, 3) : b}`).join(", ") : esc(v);
+    const flat = (v) => v === null || v === undefined ? "–" : typeof v === "number" ? fmtNum(v, 4) : typeof v === "object" ? Object.entries(v).map(([a, b]) => `${esc(a)} ${typeof b === "number" ? fmtNum(b, 3) : esc(b)}`).join(", ") : esc(v);
     const wrap = document.createElement("div");
     wrap.className = "scroll";
     wrap.innerHTML = `<table class="data"><thead><tr>${cols.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead><tbody>` +
