@@ -124,5 +124,3 @@ func priorProfile(pr Prior) *hardware.Profile {
 	p.GEMMByPrecision = map[string]hardware.OpEfficiency{"q8_0": {Compute: hardware.Curve{Max: ggufComputeMax(gemmMax, c, 8.5)}}}
 	return p
 }
-
-// ThroughputResult is a fitted profile with its provenance.
