@@ -25,7 +25,7 @@ import (
 // Row is one row of a model-level throughput file such as
 // shared/data/gb10/measurements.csv: a measured number with the engine,
 // model and weight format that produced it. Token counts follow the file's
-// conventions (llama-bench / llama-batched-bench; see PhaseRequestFor).
+// conventions (llama-bench / llama-batched-bench; see Phase).
 type Row struct {
 	// Line is the 1-based line in the file (the header is line 1).
 	Line         int
