@@ -57,7 +57,8 @@ func TestBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "serving.json"), []byte(report), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, ts := newTestServer(t, Options{DataDir: data, MaxRequests: 2000})
+	agent, _ := fakeAgent(t, 5e-5, AgentProtocol)
+	_, ts := newTestServer(t, Options{DataDir: data, MaxRequests: 2000, MeasureURL: agent.URL})
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -155,7 +156,18 @@ func TestBrowser(t *testing.T) {
 	spotPoints := eval(`+document.getElementById("rf-chart").dataset.spotPoints`)
 	okRows := eval(`document.querySelectorAll('#sc-table tbody tr[data-status="ok"]').length`)
 	shot("web-roofline.png")
+	// The same spot check measured on the (fake) agent: filled points too.
+	step("measured spot check",
+		chromedp.Click(chromedp.CSS(`#sc-clear`)),
+		chromedp.Click(chromedp.CSS(`#sc-measure`)),
+		chromedp.Click(chromedp.CSS(`#sc-run`)),
+		wait(`state.spot.filter(p => p.measured && p.measured.status === "ok").length >= 5`))
+	measuredPoints := eval(`+document.getElementById("rf-chart").dataset.spotPoints`)
+	if measuredPoints < 10 {
+		t.Errorf("measured spot check drew %d points, want 5 hollow + 5 filled", measuredPoints)
+	}
 	step("measured example",
+		chromedp.Click(chromedp.CSS(`#sc-measure`)),
 		chromedp.Click(chromedp.CSS(`#sc-example`)),
 		wait(`state.spot.some(p => p.measured && p.measured.status === "ok")`))
 	shot("web-spotcheck-h200-measured.png")
