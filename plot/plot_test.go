@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -491,5 +492,13 @@ func TestRenderRecoversPanics(t *testing.T) {
 	_, err := render(formatSVG, vg.Inch, vg.Inch, func(draw.Canvas) { panic("boom") })
 	if err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("error = %v; want the panic turned into an error", err)
+	}
+}
+
+func TestMergeCeilings(t *testing.T) {
+	got := MergeCeilings([]Ceiling{{"fp32", 60e12}, {"fp16", 990e12}, {"bf16", 990e12}, {"fp8", 1979e12}, {"int8", 1979e12}})
+	want := []Ceiling{{"fp32", 60e12}, {"fp16/bf16", 990e12}, {"fp8/int8", 1979e12}}
+	if !slices.Equal(got, want) {
+		t.Errorf("MergeCeilings = %v, want %v", got, want)
 	}
 }

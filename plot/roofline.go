@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	gplot "gonum.org/v1/plot"
@@ -20,6 +21,22 @@ type Ceiling struct {
 	Label string
 	// PeakFLOPS is the peak dense throughput in FLOP/s; must be finite and > 0.
 	PeakFLOPS float64
+}
+
+// MergeCeilings returns cs with ceilings of equal peak drawn once, labelled
+// with every name joined by "/" in the order given (fp16 and bf16 share one
+// roof as "fp16/bf16"). The first ceiling of each peak keeps its place.
+func MergeCeilings(cs []Ceiling) []Ceiling {
+	var out []Ceiling
+	for _, c := range cs {
+		i := slices.IndexFunc(out, func(o Ceiling) bool { return o.PeakFLOPS == c.PeakFLOPS })
+		if i < 0 {
+			out = append(out, c)
+			continue
+		}
+		out[i].Label += "/" + c.Label
+	}
+	return out
 }
 
 // Point is a measured or predicted operator or phase placed on a roofline.

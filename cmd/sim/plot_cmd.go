@@ -73,24 +73,13 @@ func runPlot(s streams, o *plotOptions) error {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(a, b int) bool { return precIndex(keys[a]) < precIndex(keys[b]) })
-	// Precisions with the same peak (fp16 and bf16, fp8 and int8) share one
-	// ceiling labelled with both names.
+	var ceilings []plot.Ceiling
 	for _, k := range keys {
-		pk, ok := g.PeakFLOPS(k)
-		if !ok {
-			continue
-		}
-		merged := false
-		for i := range chart.Ceilings {
-			if chart.Ceilings[i].PeakFLOPS == pk {
-				chart.Ceilings[i].Label += "/" + k
-				merged = true
-			}
-		}
-		if !merged {
-			chart.Ceilings = append(chart.Ceilings, plot.Ceiling{Label: k, PeakFLOPS: pk})
+		if pk, ok := g.PeakFLOPS(k); ok {
+			ceilings = append(ceilings, plot.Ceiling{Label: k, PeakFLOPS: pk})
 		}
 	}
+	chart.Ceilings = plot.MergeCeilings(ceilings)
 	if o.Points != "" {
 		p, err := precisionFlag("dtype", o.DType)
 		if err != nil {
