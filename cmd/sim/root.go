@@ -85,6 +85,9 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newCalibrateCmd(s),
 		newValidateCmd(s),
 		newServeCmd(s, nil),
+		newObserveCmd(s, nil),
+		newCompareCmd(s, nil),
 	)
+	attachCalibrateObserved(root, s)
 	return root
 }

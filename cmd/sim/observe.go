@@ -1,0 +1,474 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/roofsim/roofsim/observe"
+	"github.com/roofsim/roofsim/observe/mock"
+	"github.com/roofsim/roofsim/traces"
+	"github.com/roofsim/roofsim/workload"
+	"github.com/spf13/cobra"
+)
+
+type observeOptions struct {
+	URL             string
+	Model           string
+	SimModel        string
+	Workload        string
+	Out             string
+	API             string
+	MaxDuration     time.Duration
+	MaxConcurrency  int
+	RequestTimeout  time.Duration
+	Metrics         string
+	MetricsInterval time.Duration
+	TraceFormat     string
+	WordsPerToken   float64
+	Headers         []string
+	Quiet           bool
+	JSON            bool
+}
+
+func newObserveCmd(s streams, runF func(*cobra.Command, *observeOptions) error) *cobra.Command {
+	opts := &observeOptions{}
+	cmd := &cobra.Command{
+		Use:   "observe --url URL --model NAME --workload W.yaml --out DIR [flags]",
+		Short: "Drive a real OpenAI-compatible server with a workload and record what it does",
+		Long: `Send a workload to a running OpenAI-compatible server (vLLM, SGLang, TGI,
+llama.cpp server) and record every request the way 'sim run --out' records a
+simulated one: requests.<fmt> with arrival, first token, finish, token counts
+(from the server's usage report) and status, requests_detail.jsonl with each
+request's inter-token gaps, schedule and error, run.json with the workload,
+the deployment and the endpoint, and with --metrics a timeline of the
+server's Prometheus gauges.
+
+The workload generator is the one 'sim run' uses: open- and closed-loop
+clients, stages, shared prefixes, sessions and length distributions (an
+inference-perf config works too). Requests leave on schedule; the summary
+reports the achieved rate and how late the client sent them. Failures
+(connection errors, HTTP 4xx/5xx, cut streams, timeouts) are rows with a
+reason. Ctrl-C stops sending, cancels the requests in flight, and still
+writes valid files.
+
+--model is the model name the server serves. The deployment recorded for
+'sim calibrate serving --observed' and 'sim compare' comes from the workload
+file and the setting flags (--gpu, --tp, --max-num-seqs, ...); --sim-model
+names the simulated model.`,
+		Example: `  sim observe --url http://localhost:8000 --model meta-llama/Llama-3.1-8B-Instruct \
+    --workload examples/chat.yaml --out observed/chat --gpu h100 --max-duration 10m
+  sim observe --url http://localhost:8000 --model m --workload profile.yaml --out obs \
+    --api chat --metrics http://localhost:8000/metrics`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd, opts)
+			}
+			return runObserve(cmd, s, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.URL, "url", "", "server base URL, e.g. http://localhost:8000")
+	f.StringVar(&opts.Model, "model", "", "model name the server serves (sent in every request)")
+	f.StringVar(&opts.SimModel, "sim-model", "", "simulated model recorded for calibration and comparison (default: the workload's)")
+	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (roofsim or inference-perf)")
+	f.StringVar(&opts.Out, "out", "", "directory for requests.<fmt>, requests_detail.jsonl, metrics.csv and run.json")
+	f.StringVar(&opts.API, "api", "completions", "completions or chat")
+	f.DurationVar(&opts.MaxDuration, "max-duration", 0, "stop sending and cancel what is in flight after this long (0 = until the workload is done)")
+	f.IntVar(&opts.MaxConcurrency, "max-concurrency", 256, "most requests in flight at once")
+	f.DurationVar(&opts.RequestTimeout, "request-timeout", 10*time.Minute, "longest one request may take")
+	f.StringVar(&opts.Metrics, "metrics", "", "Prometheus endpoint to scrape (\"auto\": URL/metrics)")
+	f.DurationVar(&opts.MetricsInterval, "metrics-interval", 5*time.Second, "time between scrapes")
+	f.StringVar(&opts.TraceFormat, "trace-format", "csv", "request file format: csv, jsonl or parquet")
+	f.Float64Var(&opts.WordsPerToken, "words-per-token", 1, "prompt words sent per requested token (see docs/observe.md)")
+	f.StringArrayVar(&opts.Headers, "header", nil, "extra HTTP header, \"Name: value\" (repeatable)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
+	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
+	addSettingFlags(cmd, "model")
+	cmd.AddCommand(newMockServerCmd(s))
+	return cmd
+}
+
+// observeRecord is run.json of an observed run. Config has the keys of
+// 'sim run's run.json "config", so calibration and comparison read both.
+type observeRecord struct {
+	Kind     string              `json:"kind"`
+	RunID    string              `json:"run_id"`
+	Version  string              `json:"version"`
+	Command  string              `json:"command"`
+	Started  string              `json:"started"`
+	Config   observeConfig       `json:"config"`
+	Endpoint observe.ServerFacts `json:"endpoint"`
+	Client   observeClient       `json:"client"`
+	Result   *observe.Result     `json:"result"`
+	Workload *workload.Spec      `json:"workload"`
+	Files    map[string]string   `json:"files"`
+	Notes    []string            `json:"notes,omitempty"`
+	Summary  traces.Summary      `json:"summary"`
+	Counters map[string]int64    `json:"counters"`
+}
+
+type observeConfig struct {
+	workload.Deployment
+	Seed     uint64            `json:"seed"`
+	Duration workload.Duration `json:"duration"`
+	Workload string            `json:"workload"`
+}
+
+type observeClient struct {
+	API             observe.API `json:"api"`
+	MaxConcurrency  int         `json:"max_concurrency"`
+	RequestTimeoutS float64     `json:"request_timeout_s"`
+	MaxDurationS    float64     `json:"max_duration_s"`
+	WordsPerToken   float64     `json:"words_per_token"`
+	Metrics         string      `json:"metrics,omitempty"`
+}
+
+func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
+	if opts.URL == "" {
+		return usageError{errors.New("--url: required (the server's base URL)")}
+	}
+	if opts.Model == "" {
+		return usageError{errors.New("--model: required (the served model name)")}
+	}
+	if opts.Workload == "" {
+		return usageError{errors.New("--workload: required")}
+	}
+	if opts.Out == "" {
+		return usageError{errors.New("--out: required (a directory)")}
+	}
+	format, err := traces.ParseFormat(opts.TraceFormat)
+	if err != nil {
+		return fmt.Errorf("--trace-format: %w", err)
+	}
+	sp, err := loadSpec(cmd, opts.Workload)
+	if err != nil {
+		return err
+	}
+	if opts.SimModel != "" {
+		sp.Model = opts.SimModel
+	}
+	var notes []string
+	if data, err := os.ReadFile(opts.Workload); err == nil && workload.IsInferencePerf(data) {
+		_, notes, _ = workload.FromInferencePerf(data, opts.Workload)
+	}
+	cfg := observe.NewConfig(opts.URL, opts.Model)
+	cfg.API = observe.API(opts.API)
+	cfg.MaxConcurrency = opts.MaxConcurrency
+	cfg.RequestTimeout = opts.RequestTimeout
+	cfg.MaxDuration = opts.MaxDuration
+	cfg.WordsPerToken = opts.WordsPerToken
+	cfg.MetricsInterval = opts.MetricsInterval
+	cfg.MetricsURL = opts.Metrics
+	if opts.Metrics == "auto" {
+		cfg.MetricsURL = strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(opts.URL, "/"), "/v1"), "/") + "/metrics"
+	}
+	if len(opts.Headers) > 0 {
+		cfg.Headers = map[string]string{}
+		for _, h := range opts.Headers {
+			k, v, ok := strings.Cut(h, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return usageError{fmt.Errorf("--header: want \"Name: value\", got %q", h)}
+			}
+			cfg.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	out, err := openObserveDir(opts.Out, format, cfg.MetricsURL != "")
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+
+	started := time.Now().UTC()
+	prog := newObserveProgress(s.errOut, opts.Quiet)
+	cfg.OnProgress = prog.update
+	res, err := observe.Run(cmd.Context(), cfg, sp, sp.Seed, nil, out)
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	rec := observeRecord{
+		Kind: "observed", Version: version, Command: s.commandLine(), Started: started.Format(time.RFC3339),
+		Config:   observeConfig{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration, Workload: opts.Workload},
+		Endpoint: res.Server,
+		Client: observeClient{API: cfg.API, MaxConcurrency: cfg.MaxConcurrency, RequestTimeoutS: cfg.RequestTimeout.Seconds(),
+			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: cfg.WordsPerToken, Metrics: cfg.MetricsURL},
+		Result: res, Workload: sp, Notes: notes, Summary: res.Summary,
+		Counters: map[string]int64{"arrived": res.Sent, "completed": res.Completed, "rejected": res.Failed, "unsent": res.Unsent},
+		Files:    out.files(),
+	}
+	rec.RunID = uuid.NewSHA1(uuid.NameSpaceOID, []byte(rec.Command+"|"+rec.Started)).String()
+	if err := out.commit(rec); err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(s.out, rec)
+	}
+	return writeObserveText(s.out, opts.Out, res)
+}
+
+// writeObserveText prints the observed run's summary.
+func writeObserveText(w io.Writer, dir string, r *observe.Result) error {
+	st := r.Summary
+	fmt.Fprintf(w, "endpoint    %s (%s)\n", r.Server.Endpoint, r.Server.Model)
+	if r.Server.ModelsError != "" {
+		fmt.Fprintf(w, "            /v1/models: %s\n", r.Server.ModelsError)
+	}
+	fmt.Fprintf(w, "requests    %d sent, %d completed, %d failed", r.Sent, r.Completed, r.Failed)
+	if r.Unsent > 0 {
+		fmt.Fprintf(w, ", %d not sent", r.Unsent)
+	}
+	fmt.Fprintln(w)
+	if r.Stopped != "" {
+		fmt.Fprintf(w, "stopped     early: %s after %.1f s\n", r.Stopped, r.WallS)
+	}
+	for reason, n := range st.RejectedReasons {
+		fmt.Fprintf(w, "  failed    %d x %s\n", n, reason)
+	}
+	if r.TargetRate > 0 {
+		fmt.Fprintf(w, "rate        %.3f req/s sent, target %.3f req/s\n", r.AchievedRate, r.TargetRate)
+	} else {
+		fmt.Fprintf(w, "rate        %.3f req/s sent (closed loop)\n", r.AchievedRate)
+	}
+	fmt.Fprintf(w, "lateness    p50 %.2f ms, p99 %.2f ms, max %.2f ms (client send - schedule)\n", r.LatenessMs.P50, r.LatenessMs.P99, r.MaxLatenessMs)
+	fmt.Fprintf(w, "throughput  %.3f req/s, %.1f output tok/s, %.1f input tok/s over %.3f s\n",
+		st.ThroughputRPS, st.OutputTokensPerS, st.InputTokensPerS, st.DurationS)
+	if r.MetricsSamples > 0 {
+		fmt.Fprintf(w, "metrics     %d scrapes (%d failed)\n", r.MetricsSamples, r.MetricsErrors)
+	}
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "latency (ms)\tmean\tp50\tp90\tp99")
+	for _, row := range []struct {
+		name string
+		d    traces.Dist
+	}{{"TTFT", st.TTFTms}, {"TPOT", st.TPOTms}, {"ITL", st.ITLms}, {"E2E", st.E2Ems}} {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nwrote %s\n", dir)
+	return nil
+}
+
+// observeDir streams an observed run into temporary files and publishes
+// them (with run.json) at the end, also after Ctrl-C: every file there is
+// complete and valid.
+type observeDir struct {
+	dir      string
+	format   traces.Format
+	reqF     *os.File
+	reqW     traces.RequestWriter
+	detF     *os.File
+	detW     *bufio.Writer
+	metF     *os.File
+	metW     *bufio.Writer
+	temps    []string
+	finals   []string
+	commited bool
+}
+
+var _ observe.Sink = (*observeDir)(nil)
+
+func openObserveDir(dir string, f traces.Format, metrics bool) (*observeDir, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	o := &observeDir{dir: dir, format: f}
+	open := func(name string) (*os.File, error) {
+		fh, err := os.CreateTemp(dir, "."+name+".tmp-*")
+		if err != nil {
+			o.abort()
+			return nil, fmt.Errorf("--out: %w", err)
+		}
+		o.temps = append(o.temps, fh.Name())
+		o.finals = append(o.finals, filepath.Join(dir, name))
+		return fh, nil
+	}
+	var err error
+	if o.reqF, err = open("requests." + string(f)); err != nil {
+		return nil, err
+	}
+	if o.reqW, err = traces.NewRequestWriter(o.reqF, f); err != nil {
+		o.abort()
+		return nil, err
+	}
+	if o.detF, err = open("requests_detail.jsonl"); err != nil {
+		return nil, err
+	}
+	o.detW = bufio.NewWriterSize(o.detF, 64<<10)
+	if metrics {
+		if o.metF, err = open("metrics.csv"); err != nil {
+			return nil, err
+		}
+		o.metW = bufio.NewWriter(o.metF)
+		fmt.Fprintln(o.metW, "time_s,running,waiting,kv_cache_usage,preemptions,error")
+	}
+	return o, nil
+}
+
+func (o *observeDir) files() map[string]string {
+	m := map[string]string{"requests": "requests." + string(o.format), "detail": "requests_detail.jsonl"}
+	if o.metW != nil {
+		m["metrics"] = "metrics.csv"
+	}
+	return m
+}
+
+func (o *observeDir) Request(r *traces.RequestRecord, d *observe.Detail) error {
+	if err := o.reqW.Write(r); err != nil {
+		return err
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = o.detW.Write(b)
+	return err
+}
+
+func (o *observeDir) Metrics(m *observe.MetricsSample) error {
+	if o.metW == nil {
+		return nil
+	}
+	if m.Err != "" {
+		_, err := fmt.Fprintf(o.metW, "%.3f,,,,,%q\n", m.TimeS, m.Err)
+		return err
+	}
+	_, err := fmt.Fprintf(o.metW, "%.3f,%g,%g,%g,%g,\n", m.TimeS, m.Running, m.Waiting, m.KVCacheUsage, m.Preemptions)
+	return err
+}
+
+func (o *observeDir) commit(rec observeRecord) error {
+	if err := o.reqW.Close(); err != nil {
+		return err
+	}
+	for _, w := range []*bufio.Writer{o.detW, o.metW} {
+		if w != nil {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []*os.File{o.reqF, o.detF, o.metF} {
+		if f != nil {
+			if err := f.Close(); err != nil {
+				return err
+			}
+		}
+	}
+	for i, t := range o.temps {
+		if err := publish(t, o.finals[i]); err != nil {
+			return err
+		}
+	}
+	o.commited = true
+	return atomicWriteFile(filepath.Join(o.dir, "run.json"), func(w io.Writer) error { return writeJSON(w, rec) })
+}
+
+func (o *observeDir) abort() {
+	if o.commited {
+		return
+	}
+	for _, f := range []*os.File{o.reqF, o.detF, o.metF} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	for _, t := range o.temps {
+		os.Remove(t)
+	}
+}
+
+// observeProgress is a bar on a terminal and a line every 5 s otherwise.
+type observeProgress struct {
+	bar   *progress
+	w     io.Writer
+	quiet bool
+	last  time.Time
+	start time.Time
+}
+
+func newObserveProgress(w io.Writer, quiet bool) *observeProgress {
+	p := &observeProgress{w: w, quiet: quiet, start: time.Now(), last: time.Now()}
+	p.bar = newProgress(w, 0, quiet, "observing")
+	return p
+}
+
+func (p *observeProgress) update(finished, sent int64) {
+	if p.quiet {
+		return
+	}
+	if p.bar.bar != nil {
+		p.bar.set(finished)
+		return
+	}
+	if time.Since(p.last) >= 5*time.Second {
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "observing: %d finished, %d in flight, %.0f s\n", finished, sent-finished, time.Since(p.start).Seconds())
+	}
+}
+
+func (p *observeProgress) finish() { p.bar.finish() }
+
+// newMockServerCmd is the hidden 'sim observe mock-server': the test suite's
+// mock OpenAI-compatible server, for trying the observe → calibrate →
+// compare loop without a GPU (docs/observe.md).
+func newMockServerCmd(s streams) *cobra.Command {
+	var listen, model string
+	var cfg mock.Config
+	cmd := &cobra.Command{
+		Use:    "mock-server [--listen 127.0.0.1:8000]",
+		Short:  "Serve the test suite's mock OpenAI-compatible server (known step model) until interrupted",
+		Hidden: true,
+		Args:   noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Model = model
+			srv, err := mock.New(cfg)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("--listen: %w", err)
+			}
+			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(s.errOut, "mock server on http://%s (model %q; step %v + %v per request + tokens at %.0f tok/s); Ctrl-C stops it\n",
+				ln.Addr(), model, cfg.BatchCost, cfg.PerRequestCost, cfg.TokensPerS)
+			done := make(chan error, 1)
+			go func() { done <- hs.Serve(ln) }()
+			select {
+			case err := <-done:
+				return err
+			case <-cmd.Context().Done():
+				return hs.Close()
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:8000", "address to listen on")
+	f.StringVar(&model, "model", "mock", "served model name")
+	f.DurationVar(&cfg.BatchCost, "batch-cost", 8*time.Millisecond, "fixed cost of every engine step")
+	f.DurationVar(&cfg.PerRequestCost, "per-request-cost", 600*time.Microsecond, "cost per request in a step")
+	f.Float64Var(&cfg.TokensPerS, "tokens-per-s", 210_000, "prefill (and decode) tokens per second (210,000 matches docs/observe/mock-gpu.yaml)")
+	f.IntVar(&cfg.MaxNumSeqs, "max-num-seqs", 256, "most running requests")
+	f.IntVar(&cfg.MaxNumBatchedTokens, "max-num-batched-tokens", 8192, "token budget per step")
+	f.IntVar(&cfg.FailEvery, "fail-every", 0, "fail every n-th request with HTTP 503 (0 = never)")
+	return cmd
+}
