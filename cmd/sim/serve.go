@@ -35,11 +35,13 @@ needed) over the same libraries as the other commands.
   Simulate     bounded runs of an example or uploaded workload: summary, CDFs,
                timelines, step split, overlay of two runs, downloads
   Sweep        a sim sweep Parquet/CSV result: Pareto front, sortable table
-  Validation   a sim validate --json report: predicted-vs-measured scatter, tables
+  Validation   a sim validate --json report, or a validation run on data under
+               --data: predicted-vs-measured scatter, error tables
 
 It binds to loopback unless --addr says otherwise. With --measure-url, the
 Spot Check also times GEMMs on a measurement agent (tools/gpu-agent). Files
-are read only from --data. Ctrl-C stops it.`,
+are read only from --data. Every flag also reads SIM_<FLAG> (SIM_ADDR,
+SIM_DATA, ...). Ctrl-C or SIGTERM stops it.`,
 		Example: `  sim serve
   sim serve --addr 127.0.0.1:9000 --data ../shared/data
   ssh -L 8765:127.0.0.1:8765 gpu-box   # agent.py serve runs there
