@@ -26,6 +26,11 @@ type Overheads struct {
 	// GEMMInputFusedFraction is the share of the kernel tables' GEMM
 	// input-side cost (activation quantisation) the engine fuses away.
 	GEMMInputFusedFraction float64 `json:"gemm_input_fused_fraction" yaml:"gemm_input_fused_fraction"`
+	// StepTermsFromProfile keeps each profile's per-step engine terms
+	// (step, per-request and per (request, KV head) costs, graph launch
+	// share), which per-step timings identify (calibrate/steps); Apply then
+	// sets only the front end and the fused GEMM input share.
+	StepTermsFromProfile bool `json:"step_terms_from_profile,omitempty" yaml:"step_terms_from_profile,omitempty"`
 }
 
 // VLLMGraphMaxTokens makes every step of a vLLM v1 profile use the graph
@@ -38,10 +43,12 @@ const VLLMGraphMaxTokens = 1 << 20
 // Apply returns a copy of p with the overheads set.
 func (o Overheads) Apply(p *hardware.Profile) *hardware.Profile {
 	c := p.Clone()
-	c.StepOverheadUS = o.StepOverheadUS
-	c.PerRequestOverheadUS = o.PerRequestOverheadUS
-	c.GraphLaunchFactor = o.GraphLaunchFactor
-	c.GraphMaxTokens = o.GraphMaxTokens
+	if !o.StepTermsFromProfile {
+		c.StepOverheadUS = o.StepOverheadUS
+		c.PerRequestOverheadUS = o.PerRequestOverheadUS
+		c.GraphLaunchFactor = o.GraphLaunchFactor
+		c.GraphMaxTokens = o.GraphMaxTokens
+	}
 	c.FrontendLatencyUS = o.FrontendLatencyUS
 	c.GEMMInputFusedFraction = o.GEMMInputFusedFraction
 	return c
@@ -53,6 +60,8 @@ type Fit struct {
 	// TrainGPUs are the systems whose rows were fitted; every other row is
 	// held out and only predicted.
 	TrainGPUs []string `json:"train_gpus"`
+	// TrainModels, when set, restricted the fitted rows to these models.
+	TrainModels []string `json:"train_models,omitempty"`
 	// BenchRequestsPerClient is the fitted requests per client of the
 	// measured benchmark (Options.BenchRequestsPerClient).
 	BenchRequestsPerClient float64 `json:"bench_requests_per_client"`
@@ -71,8 +80,34 @@ type Fit struct {
 // k only reweights the burst and steady-state simulations, so changing it
 // alone reuses them.
 func FitOverheads(rows []Row, trainGPUs []string, opts Options) (*Fit, error) {
+	return FitOverheadsSpec(rows, Spec{TrainGPUs: trainGPUs}, opts)
+}
+
+// Spec selects a fit's training rows and the terms it fits.
+type Spec struct {
+	// TrainGPUs are the systems whose rows are fitted.
+	TrainGPUs []string
+	// TrainModels, when set, also restricts the fitted rows to these models
+	// (a row's model id or its short name, case-insensitive), so that a
+	// model family can be held out.
+	TrainModels []string
+	// KeepStepTerms fits only the terms that end-to-end rows alone show
+	// (front end latency, fused GEMM input share, k) and keeps every
+	// profile's per-step engine terms, identified from per-step timings.
+	KeepStepTerms bool
+}
+
+// FitOverheadsSpec is FitOverheads with the training rows and fitted terms
+// chosen by spec.
+func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	opts.defaults()
+	trainGPUs := spec.TrainGPUs
 	isTrain := func(r Row) bool {
+		if len(spec.TrainModels) > 0 && !slices.ContainsFunc(spec.TrainModels, func(m string) bool {
+			return strings.EqualFold(r.Model, m) || strings.EqualFold(shortModel(r.Model), m)
+		}) {
+			return false
+		}
 		for _, g := range trainGPUs {
 			if strings.EqualFold(r.GPU, g) {
 				return true
@@ -89,7 +124,7 @@ func FitOverheads(rows []Row, trainGPUs []string, opts Options) (*Fit, error) {
 		}
 	}
 	if len(train) == 0 {
-		return nil, fmt.Errorf("train gpus %v: no rows", trainGPUs)
+		return nil, fmt.Errorf("train gpus %v, models %v: no rows", trainGPUs, spec.TrainModels)
 	}
 	base := opts.GPU
 	with := func(o Overheads) Options {
@@ -114,6 +149,7 @@ func FitOverheads(rows []Row, trainGPUs []string, opts Options) (*Fit, error) {
 			// A fraction in [0, 1]; the logistic reaches 0 and 1 only in the
 			// limit, so values within 1e-6 of a bound are snapped to it.
 			GEMMInputFusedFraction: fit.SnapUnit(fit.Sigmoid(x[4])),
+			StepTermsFromProfile:   spec.KeepStepTerms,
 		}
 	}
 	evals := 0
@@ -150,8 +186,12 @@ func FitOverheads(rows []Row, trainGPUs []string, opts Options) (*Fit, error) {
 	// A coarse grid picks the start (the loss is flat in places, and
 	// Nelder-Mead from one point can stall), then Nelder-Mead refines it.
 	best, bestX := math.Inf(1), []float64(nil)
-	for _, step := range []float64{100, 500, 1500} {
-		for _, graph := range []float64{0.05, 0.3, 0.8} {
+	steps, graphs := []float64{100, 500, 1500}, []float64{0.05, 0.3, 0.8}
+	if spec.KeepStepTerms {
+		steps, graphs = steps[:1], graphs[:1] // unused: the profiles' own terms apply
+	}
+	for _, step := range steps {
+		for _, graph := range graphs {
 			for _, front := range []float64{3000, 20000} {
 				for _, fused := range []float64{0.1, 0.9} {
 					for _, k := range []float64{2, 3, 5, 8, 12, 20, 30} {
@@ -164,16 +204,33 @@ func FitOverheads(rows []Row, trainGPUs []string, opts Options) (*Fit, error) {
 			}
 		}
 	}
-	res, err := optimize.Minimize(optimize.Problem{Func: loss}, bestX, &optimize.Settings{
+	// With the step terms kept, Nelder-Mead moves only the coordinates that
+	// matter (front end, fused share, k); the others stay at the grid's.
+	free := []int{0, 1, 2, 3, 4, 5}
+	if spec.KeepStepTerms {
+		free = []int{3, 4, 5}
+	}
+	full := func(xr []float64) []float64 {
+		x := slices.Clone(bestX)
+		for i, j := range free {
+			x[j] = xr[i]
+		}
+		return x
+	}
+	x0 := make([]float64, len(free))
+	for i, j := range free {
+		x0[i] = bestX[j]
+	}
+	res, err := optimize.Minimize(optimize.Problem{Func: func(xr []float64) float64 { return loss(full(xr)) }}, x0, &optimize.Settings{
 		FuncEvaluations: 200,
 		Converger:       &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 15},
 	}, &optimize.NelderMead{SimplexSize: 1})
 	if res == nil {
 		return nil, fmt.Errorf("fitting overheads: %w", err)
 	}
-	o := decode(res.X)
-	k := kOf(res.X)
-	out := &Fit{Overheads: o, BenchRequestsPerClient: k, TrainGPUs: trainGPUs, Evals: evals}
+	o := decode(full(res.X))
+	k := kOf(full(res.X))
+	out := &Fit{Overheads: o, BenchRequestsPerClient: k, TrainGPUs: trainGPUs, TrainModels: spec.TrainModels, Evals: evals}
 	final := with(o)
 	final.BenchRequestsPerClient = k
 	out.Train = Validate(train, final)

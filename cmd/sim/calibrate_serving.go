@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -14,6 +15,8 @@ import (
 type calibrateServingOptions struct {
 	File              string
 	TrainGPUs         []string
+	TrainModels       []string
+	KeepStepTerms     bool
 	Update            []string
 	RequestsPerClient int
 	KVDType           string
@@ -43,6 +46,8 @@ example hardware/profiles/h100.yaml), recording the command in their source.`,
 	f := cmd.Flags()
 	f.StringVar(&o.File, "file", "", "closed-loop serving measurements (CSV)")
 	f.StringSliceVar(&o.TrainGPUs, "train-gpus", []string{"h100_sxm"}, "systems whose rows are fitted; all others are held out")
+	f.StringSliceVar(&o.TrainModels, "train-models", nil, "fit only these models' rows too (short name, e.g. Llama-3.1-70B); the others are held out")
+	f.BoolVar(&o.KeepStepTerms, "keep-step-terms", false, "keep each profile's per-step engine terms (from sim calibrate steps); fit only the front end, the fused GEMM input share and k")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted overheads into")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
@@ -73,7 +78,8 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if err != nil {
 		return err
 	}
-	fit, err := serving.FitOverheads(rows, o.TrainGPUs, serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
+	fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: o.TrainGPUs, TrainModels: o.TrainModels, KeepStepTerms: o.KeepStepTerms},
+		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
 	if err != nil {
 		return err
 	}
@@ -84,8 +90,16 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		if j := strings.Index(src, servingNote); j >= 0 {
 			src = src[:j]
 		}
-		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + servingNote + "s (step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us, gemm_input_fused_fraction) fitted by `" +
-			command + "` to the " + strings.Join(o.TrainGPUs, ",") + " rows of " + o.File + ", other rows held out"
+		fields := "step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us, gemm_input_fused_fraction"
+		if o.KeepStepTerms {
+			fields = "frontend_latency_us, gemm_input_fused_fraction"
+		}
+		which := strings.Join(o.TrainGPUs, ",")
+		if len(o.TrainModels) > 0 {
+			which += " " + strings.Join(o.TrainModels, ",")
+		}
+		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + servingNote + "s (" + fields + ") fitted by `" +
+			command + "` to the " + which + " rows of " + o.File + ", other rows held out"
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
@@ -98,11 +112,16 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		return writeJSON(s.out, fit)
 	}
 	ov := fit.Overheads
-	fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us, GEMM input fused %.3f\n",
-		fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
+	if o.KeepStepTerms {
+		fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows; per-step engine terms kept from each profile): front end %.1f us, GEMM input fused %.3f\n",
+			fit.Evals, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
+	} else {
+		fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us, GEMM input fused %.3f\n",
+			fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
+	}
 	fmt.Fprintf(s.out, "fitted benchmark requests per client: %.2f (serving.DefaultBenchRequestsPerClient, used by sim validate serving, is %g)\n\n",
 		fit.BenchRequestsPerClient, float64(serving.DefaultBenchRequestsPerClient))
-	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(o.TrainGPUs, ", "))
+	fmt.Fprintf(s.out, "training rows (%s):\n", strings.Join(append(slices.Clone(o.TrainGPUs), o.TrainModels...), ", "))
 	if err := fit.Train.WriteText(s.out); err != nil {
 		return err
 	}
