@@ -57,6 +57,21 @@ func (t Terms) Apply(p *hardware.Profile) *hardware.Profile {
 	return c
 }
 
+// ApplyCarried returns a copy of p with only the terms that carry across
+// GPUs set: the fixed step cost, the launch share left under CUDA graphs
+// and the cost per (request, KV head), and no plain per-request cost. The
+// serving compute and all-reduce efficiencies stay p's: they depend on the
+// GPU's power limit and on the collective the engine runs on it.
+func (t Terms) ApplyCarried(p *hardware.Profile) *hardware.Profile {
+	c := p.Clone()
+	c.StepOverheadUS = t.StepUS
+	c.GraphLaunchFactor = t.GraphLaunchFactor
+	c.PerRequestOverheadUS = 0
+	c.PerRequestKVHeadUS = t.PerRequestKVHeadUS
+	c.GraphMaxTokens = VLLMGraphMaxTokens
+	return c
+}
+
 // String lists the terms with their units.
 func (t Terms) String() string {
 	return fmt.Sprintf("step %.1f us, graph launch factor %.3f, per (request, KV head) %.2f us, serving compute efficiency %.3f, serving all-reduce efficiency %.3f",

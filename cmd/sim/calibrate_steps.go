@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -18,6 +19,7 @@ type calibrateStepsOptions struct {
 	GPU       string
 	Model     string
 	Update    []string
+	Carry     []string
 	JSON      bool
 	Plot      string
 }
@@ -57,6 +59,7 @@ records this command in their source.`,
 	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
 	f.StringVar(&o.Model, "model", "", "catalog model name or Hugging Face config.json (required)")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted terms into")
+	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of other GPUs to write only the terms that carry across GPUs into (step cost, graph launch share, per (request, KV head) cost)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&o.Plot, "plot", "", "draw predicted against measured step times of the held-out tables (else the fitted ones), coloured by step kind (.png or .svg)")
 	return cmd
@@ -78,13 +81,24 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	if len(o.HoldoutTP) != len(o.Holdout) {
 		return usageError{fmt.Errorf("--holdout-tp: give one per --holdout (%d files, %d degrees)", len(o.Holdout), len(o.HoldoutTP))}
 	}
-	profiles := make([]*hardware.Profile, len(o.Update))
-	for i, path := range o.Update {
-		p, err := hardware.LoadProfile(path)
-		if err != nil {
-			return fmt.Errorf("--update: %w", err)
+	loadProfiles := func(flag string, paths []string) ([]*hardware.Profile, error) {
+		ps := make([]*hardware.Profile, len(paths))
+		for i, path := range paths {
+			p, err := hardware.LoadProfile(path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", flag, err)
+			}
+			ps[i] = p
 		}
-		profiles[i] = p
+		return ps, nil
+	}
+	profiles, err := loadProfiles("--update", o.Update)
+	if err != nil {
+		return err
+	}
+	carried, err := loadProfiles("--carry", o.Carry)
+	if err != nil {
+		return err
 	}
 	load := func(files []string, tps []int) ([]steps.Dataset, error) {
 		var ds []steps.Dataset
@@ -121,21 +135,35 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		}
 		out.Holdout = append(out.Holdout, rep)
 	}
-	for i, path := range o.Update {
-		p := fit.Terms.Apply(profiles[i])
+	write := func(flag, path string, p *hardware.Profile, note string) error {
+		// A new step fit replaces an earlier one and voids a serving fit made
+		// on top of it (rerun sim calibrate serving --keep-step-terms).
 		src := p.Source
-		if j := strings.Index(src, stepsNote); j >= 0 {
-			src = src[:j]
+		for _, note := range []string{stepsNote, servingNote} {
+			if j := strings.Index(src, note); j >= 0 {
+				src = src[:j]
+			}
 		}
-		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + stepsNote +
-			" (step_overhead_us, graph_launch_factor, per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency) fitted by `" +
-			command + "`"
+		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + stepsNote + note + "`" + command + "`"
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
 		}
 		if err := atomicWriteBytes(path, data); err != nil {
-			return fmt.Errorf("--update: writing %s: %w", path, err)
+			return fmt.Errorf("%s: writing %s: %w", flag, path, err)
+		}
+		return nil
+	}
+	for i, path := range o.Update {
+		if err := write("--update", path, fit.Terms.Apply(profiles[i]),
+			" (step_overhead_us, graph_launch_factor, per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency) fitted by "); err != nil {
+			return err
+		}
+	}
+	for i, path := range o.Carry {
+		if err := write("--carry", path, fit.Terms.ApplyCarried(carried[i]),
+			" (step_overhead_us, graph_launch_factor, per_request_kv_head_us; per_request_overhead_us 0) carried from another GPU's per-step fit: "); err != nil {
+			return err
 		}
 	}
 	if o.Plot != "" {
@@ -174,8 +202,8 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 			return err
 		}
 	}
-	for _, path := range o.Update {
-		fmt.Fprintf(s.out, "\nupdated %s\n", path)
+	for _, path := range append(slices.Clone(o.Update), o.Carry...) {
+		fmt.Fprintf(s.out, "updated %s\n", path)
 	}
 	return nil
 }
