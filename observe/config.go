@@ -63,6 +63,11 @@ type Config struct {
 	// prompt lengths exact; the recorded prompt_tokens always come from the
 	// server's usage report when it sends one.
 	WordsPerToken float64
+	// Tokenize asks the server's /tokenize endpoint (vLLM and SGLang have
+	// one) how many tokens a sample of prompt words makes before the run,
+	// and sets WordsPerToken from the answer, so prompt lengths come out as
+	// requested under the served model's own tokenizer.
+	Tokenize bool
 	// MetricsURL, when set, is scraped every MetricsInterval (default 5 s)
 	// for vLLM's Prometheus gauges.
 	MetricsURL      string

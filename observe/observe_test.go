@@ -3,6 +3,7 @@ package observe_test
 import (
 	"context"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -369,5 +370,37 @@ func TestConfigValidate(t *testing.T) {
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want %q, got %v", c.want, err)
 		}
+	}
+}
+
+func TestObserveTokenizerSetsPromptLengths(t *testing.T) {
+	mc := testCosts()
+	mc.TokensPerWord = 2 // a tokenizer that splits every word in two
+	_, url := startMock(t, mc)
+	sp := parseSpec(t, closedLoop)
+	// Without the tokenizer, one word per token: the server counts twice
+	// the requested prompt, and the rows say so (from usage).
+	res, sink := run(t, context.Background(), observe.NewConfig(url, "mock-model"), sp)
+	if sink.recs[0].PromptTokens != 100 || res.WordsPerToken != 1 {
+		t.Fatalf("no tokenizer: prompt tokens %d, words per token %g", sink.recs[0].PromptTokens, res.WordsPerToken)
+	}
+	cfg := observe.NewConfig(url, "mock-model")
+	cfg.Tokenize = true
+	res, sink = run(t, context.Background(), cfg, sp)
+	if res.WordsPerToken != 0.5 {
+		t.Fatalf("words per token %g, want 0.5", res.WordsPerToken)
+	}
+	for _, r := range sink.recs {
+		if r.Status == traces.StatusOK && r.PromptTokens != 50 {
+			t.Errorf("row %d: prompt tokens %d, want the requested 50", r.ID, r.PromptTokens)
+		}
+	}
+	// A server without /tokenize is an error when the tokenizer is asked for.
+	ts := httptest.NewServer(http.NotFoundHandler())
+	defer ts.Close()
+	cfg = observe.NewConfig(ts.URL, "m")
+	cfg.Tokenize = true
+	if _, err := observe.Run(context.Background(), cfg, sp, 1, nil, &memSink{}); err == nil || !strings.Contains(err.Error(), "tokenize") {
+		t.Errorf("err %v", err)
 	}
 }

@@ -100,6 +100,9 @@ type Result struct {
 	Stopped string `json:"stopped,omitempty"`
 	// MetricsSamples counts the Prometheus scrapes kept; MetricsErrors
 	// those that failed.
+	// WordsPerToken is the prompt words sent per requested token (from
+	// the server's tokenizer with Config.Tokenize).
+	WordsPerToken  float64     `json:"words_per_token"`
 	MetricsSamples int64       `json:"metrics_samples"`
 	MetricsErrors  int64       `json:"metrics_errors"`
 	Server         ServerFacts `json:"server"`
@@ -169,6 +172,14 @@ func Run(ctx context.Context, cfg Config, spec *workload.Spec, seed uint64, hc *
 	}
 	d.names = names
 	d.res.Server = serverFacts(ctx, hc, &cfg)
+	if cfg.Tokenize {
+		wpt, err := tokenizeRatio(ctx, hc, &cfg)
+		if err != nil {
+			return nil, fmt.Errorf("tokenize: %w", err)
+		}
+		d.cfg.WordsPerToken = wpt
+	}
+	d.res.WordsPerToken = d.cfg.WordsPerToken
 	if err := d.run(ctx); err != nil {
 		return nil, err
 	}
@@ -479,4 +490,48 @@ func serverFacts(ctx context.Context, hc *http.Client, cfg *Config) ServerFacts 
 		f.ModelsError = fmt.Sprintf("model %q not among the served models %v", cfg.Model, f.Models)
 	}
 	return f
+}
+
+// tokenizeSample is the number of words tokenizeRatio sends.
+const tokenizeSample = 2000
+
+// tokenizeRatio asks the server's /tokenize endpoint for the token count of
+// tokenizeSample prompt words and returns words per token.
+func tokenizeRatio(ctx context.Context, hc *http.Client, cfg *Config) (float64, error) {
+	var b strings.Builder
+	words(&b, 0x5eed, 0, tokenizeSample)
+	body, err := json.Marshal(map[string]any{"model": cfg.Model, "prompt": b.String(), "add_special_tokens": false})
+	if err != nil {
+		return 0, err
+	}
+	base := strings.TrimSuffix(strings.TrimRight(cfg.URL, "/"), "/v1")
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/tokenize", strings.NewReader(string(body)))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, errors.New(connDetail(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return 0, fmt.Errorf("%s/tokenize: HTTP %d: %s", base, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	var out struct {
+		Count int `json:"count"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&out); err != nil {
+		return 0, fmt.Errorf("%s/tokenize: %v", base, err)
+	}
+	if out.Count < 1 {
+		return 0, fmt.Errorf("%s/tokenize: count %d for %d words", base, out.Count, tokenizeSample)
+	}
+	return float64(tokenizeSample) / float64(out.Count), nil
 }

@@ -180,7 +180,7 @@ func selectTerms(keys []string) ([]Term, error) {
 
 func (t *Term) value(x float64) float64 {
 	if t.Fraction {
-		return min(max(x, 0), 1)
+		return min(max(x, t.MinFraction), 1)
 	}
 	return t.ScaleUS * max(x, 0)
 }
@@ -314,6 +314,7 @@ func (p *problem) fit(maxEvals int, warnings *[]string) (*hardware.Profile, []Te
 			if v[i] > 1 {
 				v[i] = v0[i] - 0.25
 			}
+			v[i] = max(v[i], t.MinFraction)
 		} else {
 			v[i] = v0[i] + t.ScaleUS
 		}
@@ -337,7 +338,7 @@ func (p *problem) fit(maxEvals int, warnings *[]string) (*hardware.Profile, []Te
 				rest[k] -= d * b[k]
 			}
 		}
-		if norm(rest) < 0.1*norm(col) {
+		if norm(rest) < 0.2*norm(col) {
 			out[i].Note = "held: moves these runs' latencies the way the terms above it do"
 			continue
 		}

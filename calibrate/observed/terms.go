@@ -10,8 +10,10 @@ type Term struct {
 	Key string
 	// Cause says what the term stands for.
 	Cause string
-	// Fraction terms live in [0, 1]; the others are >= 0 microseconds.
-	Fraction bool
+	// Fraction terms live in [MinFraction, 1]; the others are >= 0
+	// microseconds.
+	Fraction    bool
+	MinFraction float64
 	// ScaleUS is the size of a first move of a microsecond term; the fit
 	// works on ScaleUS*softplus(x), which keeps the term >= 0.
 	ScaleUS float64
@@ -33,11 +35,34 @@ func Terms() []Term {
 		{Key: "frontend_latency_us", Cause: "API front end before the engine sees a request (HTTP, tokenisation)", ScaleUS: 1000,
 			Get: func(p *hardware.Profile) float64 { return p.FrontendLatencyUS },
 			Set: func(p *hardware.Profile, v float64) { p.FrontendLatencyUS = v }},
+		{Key: "per_request_kv_head_us", Cause: "engine cost per (request, KV head) pair in a step (attention metadata, split-KV plans)", ScaleUS: 20,
+			Get: func(p *hardware.Profile) float64 { return p.PerRequestKVHeadUS },
+			Set: func(p *hardware.Profile, v float64) { p.PerRequestKVHeadUS = v }},
+		{Key: "host_step_us", Cause: "CPU work per step, hidden behind GPU time under async scheduling", ScaleUS: 1000,
+			Get: func(p *hardware.Profile) float64 { return p.HostStepUS },
+			Set: func(p *hardware.Profile, v float64) { p.HostStepUS = v }},
+		{Key: "host_per_request_us", Cause: "CPU work per request in a step, hidden behind GPU time under async scheduling", ScaleUS: 100,
+			Get: func(p *hardware.Profile) float64 { return p.HostPerRequestUS },
+			Set: func(p *hardware.Profile, v float64) { p.HostPerRequestUS = v }},
 		{Key: "graph_launch_factor", Cause: "share of kernel launch cost left when a step replays a CUDA graph", Fraction: true,
 			Get: func(p *hardware.Profile) float64 { return p.GraphLaunchFactor },
 			Set: func(p *hardware.Profile, v float64) { p.GraphLaunchFactor = v }},
 		{Key: "gemm_input_fused_fraction", Cause: "share of GEMM input quantisation the engine fuses away", Fraction: true,
 			Get: func(p *hardware.Profile) float64 { return p.GEMMInputFusedFraction },
 			Set: func(p *hardware.Profile, v float64) { p.GEMMInputFusedFraction = v }},
+		{Key: "serving_compute_efficiency", Cause: "share of the kernel tables' compute rate sustained while serving (power limit)", Fraction: true, MinFraction: 0.05,
+			Get: func(p *hardware.Profile) float64 { return oneIfZero(p.ServingComputeEfficiency) },
+			Set: func(p *hardware.Profile, v float64) { p.ServingComputeEfficiency = v }},
+		{Key: "serving_allreduce_efficiency", Cause: "all-reduce rate while serving relative to the isolated benchmark", Fraction: true, MinFraction: 0.05,
+			Get: func(p *hardware.Profile) float64 { return oneIfZero(p.ServingAllReduceEfficiency) },
+			Set: func(p *hardware.Profile, v float64) { p.ServingAllReduceEfficiency = v }},
 	}
+}
+
+// oneIfZero reads the profile convention "0 means 1".
+func oneIfZero(v float64) float64 {
+	if v == 0 {
+		return 1
+	}
+	return v
 }

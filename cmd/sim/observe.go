@@ -35,6 +35,7 @@ type observeOptions struct {
 	MetricsInterval time.Duration
 	TraceFormat     string
 	WordsPerToken   float64
+	Tokenize        bool
 	Headers         []string
 	Quiet           bool
 	JSON            bool
@@ -91,6 +92,7 @@ names the simulated model.`,
 	f.DurationVar(&opts.MetricsInterval, "metrics-interval", 5*time.Second, "time between scrapes")
 	f.StringVar(&opts.TraceFormat, "trace-format", "csv", "request file format: csv, jsonl or parquet")
 	f.Float64Var(&opts.WordsPerToken, "words-per-token", 1, "prompt words sent per requested token (see docs/observe.md)")
+	f.BoolVar(&opts.Tokenize, "tokenize", false, "set --words-per-token from the server's /tokenize endpoint (vLLM, SGLang)")
 	f.StringArrayVar(&opts.Headers, "header", nil, "extra HTTP header, \"Name: value\" (repeatable)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
@@ -168,6 +170,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	cfg.RequestTimeout = opts.RequestTimeout
 	cfg.MaxDuration = opts.MaxDuration
 	cfg.WordsPerToken = opts.WordsPerToken
+	cfg.Tokenize = opts.Tokenize
 	cfg.MetricsInterval = opts.MetricsInterval
 	cfg.MetricsURL = opts.Metrics
 	if opts.Metrics == "auto" {
@@ -205,7 +208,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		Config:   observeConfig{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration, Workload: opts.Workload},
 		Endpoint: res.Server,
 		Client: observeClient{API: cfg.API, MaxConcurrency: cfg.MaxConcurrency, RequestTimeoutS: cfg.RequestTimeout.Seconds(),
-			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: cfg.WordsPerToken, Metrics: cfg.MetricsURL},
+			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: res.WordsPerToken, Metrics: cfg.MetricsURL},
 		Result: res, Workload: sp, Notes: notes, Summary: res.Summary,
 		Counters: map[string]int64{"arrived": res.Sent, "completed": res.Completed, "rejected": res.Failed, "unsent": res.Unsent},
 		Files:    out.files(),

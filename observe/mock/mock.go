@@ -50,6 +50,10 @@ type Config struct {
 	FailEvery int
 	// FailStatus is the status of injected failures (default 503).
 	FailStatus int
+	// TokensPerWord makes /tokenize (and usage.prompt_tokens) count this
+	// many tokens per prompt word (default 1), like a tokenizer that
+	// splits words.
+	TokensPerWord int
 	// DropEvery cuts every DropEvery-th request's stream after its first
 	// token, without the final chunk (a server that dies mid-stream);
 	// 0 = never.
@@ -70,6 +74,9 @@ func (c Config) withDefaults() Config {
 	if c.FailStatus == 0 {
 		c.FailStatus = 503
 	}
+	if c.TokensPerWord == 0 {
+		c.TokensPerWord = 1
+	}
 	return c
 }
 
@@ -84,7 +91,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("tokens_per_s: must be > 0, got %g", c.TokensPerS)
 	case c.MaxNumSeqs < 0, c.MaxNumBatchedTokens < 0, c.MaxModelLen < 0:
 		return errors.New("limits: must not be negative")
-	case c.FailEvery < 0, c.DropEvery < 0:
+	case c.FailEvery < 0, c.DropEvery < 0, c.TokensPerWord < 0:
 		return errors.New("fail_every, drop_every: must not be negative")
 	case c.FailStatus != 0 && (c.FailStatus < 400 || c.FailStatus > 599):
 		return fmt.Errorf("fail_status: must be an HTTP error status, got %d", c.FailStatus)

@@ -32,6 +32,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, false) })
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, true) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	return s, nil
 }
@@ -105,6 +106,22 @@ func (rq *request) promptWords(chat bool) (int, error) {
 	return len(strings.Fields(text)), nil
 }
 
+// tokenize answers vLLM's /tokenize with the prompt's token count.
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
+	var rq request
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&rq); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	n, err := rq.promptWords(false)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"count": n * s.cfg.TokensPerWord, "max_model_len": s.cfg.MaxModelLen})
+}
+
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	arrived := time.Now()
 	var rq request
@@ -133,6 +150,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	prompt *= s.cfg.TokensPerWord
 	maxTokens := 16
 	if rq.MaxCompletion != nil {
 		maxTokens = *rq.MaxCompletion
