@@ -164,18 +164,14 @@ func readCSV[T any, P recordPtr[T]](r io.Reader) ([]T, error) {
 			return nil, fmt.Errorf("csv:1: header column %d is %q, want %q", i+1, header[i], want[i])
 		}
 	}
-	var out []T
 	d := csvDecoder{t: t}
-	for t.Next() {
+	out, err := table.Collect(t, func(*table.Reader) T {
 		var rec T
 		P(&rec).visitColumns(&d)
-		if t.Err() != nil {
-			break
-		}
-		out = append(out, rec)
+		return rec
+	})
+	if len(out) == 0 {
+		out = nil // no records: nil, as readJSONL returns
 	}
-	if err := t.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }

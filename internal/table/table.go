@@ -160,6 +160,12 @@ func ReadAll[T any](r io.Reader, file string, o Options, row func(t *Reader) T) 
 	if err != nil {
 		return nil, err
 	}
+	return Collect(t, row)
+}
+
+// Collect returns row's value for every remaining record of t (see
+// ReadAll), for callers that check the header themselves after Open.
+func Collect[T any](t *Reader, row func(t *Reader) T) ([]T, error) {
 	out := []T{}
 	for t.Next() {
 		v := row(t)
