@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,6 +165,11 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	var notes []string
 	if data, err := os.ReadFile(opts.Workload); err == nil && workload.IsInferencePerf(data) {
 		_, notes, _ = workload.FromInferencePerf(data, opts.Workload)
+		if !opts.Quiet {
+			for _, n := range notes {
+				fmt.Fprintf(s.errOut, "inference-perf: %s\n", n)
+			}
+		}
 	}
 	cfg := observe.NewConfig(opts.URL, opts.Model)
 	cfg.API = observe.API(opts.API)
@@ -238,8 +245,8 @@ func writeObserveText(w io.Writer, dir string, r *observe.Result) error {
 	if r.Stopped != "" {
 		fmt.Fprintf(w, "stopped     early: %s after %.1f s\n", r.Stopped, r.WallS)
 	}
-	for reason, n := range st.RejectedReasons {
-		fmt.Fprintf(w, "  failed    %d x %s\n", n, reason)
+	for _, reason := range slices.Sorted(maps.Keys(st.RejectedReasons)) {
+		fmt.Fprintf(w, "  failed    %d x %s\n", st.RejectedReasons[reason], reason)
 	}
 	if r.TargetRate > 0 {
 		fmt.Fprintf(w, "rate        %.3f req/s sent, target %.3f req/s\n", r.AchievedRate, r.TargetRate)
