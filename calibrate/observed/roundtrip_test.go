@@ -164,7 +164,7 @@ clients:
 			}
 			after := srv.Stats()
 			late := float64(after.LateSteps-before.LateSteps) / float64(max(1, after.Steps-before.Steps))
-			if late <= 0.25 && res.LatenessMs.P90 < 5 {
+			if late <= 0.15 && res.LatenessMs.P90 < 3 {
 				break
 			}
 			t.Logf("%s: try %d: %.0f%% of the mock's steps late, client lateness p90 %.1f ms", w.name, try, late*100, res.LatenessMs.P90)
