@@ -28,15 +28,16 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 	return finished
 }
 
-// advance records that r computed computed more tokens and sampled sampled more
-// output tokens. When that reaches its OutputTokens, r is finished (appended to
-// finished) and advance reports true. It is the one place where a step's tokens are
-// accounted, for Commit and for decode runs alike. The caller drops finished requests
-// from the running set (dropFinished) once per step.
+// advance records that the running request r computed computed more tokens and
+// sampled sampled more output tokens. When that reaches its OutputTokens, r is
+// finished (appended to finished) and advance reports true; a running request has
+// outputs to go, so with sampled == 0 it never finishes. It is the one place where a
+// step's tokens are accounted, for Commit and for decode runs alike. The caller drops
+// finished requests from the running set (dropFinished) once per step. Inlined.
 func (s *Scheduler) advance(r *Request, computed, sampled int, finished []*Request) ([]*Request, bool) {
 	r.NumComputed += computed
 	r.NumOutput += sampled
-	if sampled == 0 || r.NumOutput < r.OutputTokens {
+	if r.NumOutput < r.OutputTokens {
 		return finished, false
 	}
 	return s.finish(r, finished), true

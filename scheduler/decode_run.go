@@ -1,6 +1,9 @@
 package scheduler
 
-import "github.com/roofsim/roofsim/internal/heapq"
+import (
+	"math"
+	"slices"
+)
 
 // Decode runs: in steady state most steps are pure decode steps over the running set,
 // and nothing happens between them that the scheduler could react to. AdvanceDecodes
@@ -42,7 +45,7 @@ func (s *Scheduler) DecodeRunLimit() int {
 // batch during the run: the caller guarantees that no request arrives before it
 // ends. It returns the steps committed (>= 1), the largest number of KV blocks in use
 // after any of their commits, and finished. It panics unless DecodeRunLimit() > 0
-// and k >= 1. O(running + events x log running), where events are the run's block
+// and k >= 1. O(running x log running + events), where events are the run's block
 // crossings and completions (about k x running / BlockSize), not O(k x running).
 func (s *Scheduler) AdvanceDecodes(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
 	if k < 1 || s.DecodeRunLimit() == 0 {
@@ -65,96 +68,112 @@ func (s *Scheduler) fillsShared(r *Request) bool {
 	return r.shared >= (r.numRegistered+1)*s.cfg.BlockSize
 }
 
-// Decode-run event phases within a step: completions in the step's commit come
-// before the block allocations that schedule the next step.
-const (
-	phaseFinish uint64 = iota
-	phaseGrow
-)
-
 // advanceDecodeEvents is AdvanceDecodes driven by the run's events: a request only
-// needs attention when it finishes or crosses into a new KV block (every BlockSize
-// tokens), so steps without events cost nothing. Events are keyed (step, phase,
-// running index).
+// needs attention when it finishes or crosses into a new KV block, so steps without
+// events cost nothing. Completions are sorted by step once. Block crossings recur:
+// request i needs a fresh block for steps c+1, c+1+BlockSize, ..., where
+// c = len(blocks)*BlockSize - NumComputed >= 1 (the pending step's blocks are held),
+// and the block is allocated right after the commit of the step before. So the
+// requests are grouped by the phase c mod BlockSize, and each crossing step visits
+// one group. Within a step, completions (in the step's commit) come before the
+// allocations for the next step, each in running order, as in Commit and Schedule.
 func (s *Scheduler) advanceDecodeEvents(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
 	bs := s.cfg.BlockSize
 	run := s.running
-	h := &s.runEvents
-	h.Clear()
-	event := func(step int, phase uint64, i int) heapq.Key {
-		return heapq.Key{Major: int64(step), Minor: phase, Tie: uint64(i)}
-	}
+	// done: finishing step << 32 | running index; cross: phase << 32 | running index.
+	done, cross := s.runDone[:0], s.runCross[:0]
 	for i, r := range run {
 		rem := r.OutputTokens - r.NumOutput // finishes in step rem
 		if rem <= k {
-			h.Push(event(rem, phaseFinish, i), struct{}{})
+			done = append(done, uint64(rem)<<32|uint64(i))
 		}
-		// The next token needing a fresh block is at position len(blocks)*bs,
-		// computed in step len(blocks)*bs - NumComputed + 1; its block is allocated
-		// when that step is scheduled, right after the step before.
-		if j := len(r.blocks)*bs - r.NumComputed + 1; j <= min(k, rem) {
-			h.Push(event(j-1, phaseGrow, i), struct{}{})
+		if c := len(r.blocks)*bs - r.NumComputed; c < min(k, rem) {
+			cross = append(cross, uint64(c%bs)<<32|uint64(i))
 		}
 	}
+	slices.Sort(done)
+	slices.Sort(cross)
+	s.runDone, s.runCross = done, cross
+
 	used := s.pool.n - s.pool.numFree
 	alive := len(run)
 	steps = k
 	recorded := 0 // commits up to this step have their block use in peakUsed
-	grow := s.runGrow[:0]
-	for h.Len() > 0 {
-		key, _ := h.Peek()
-		step := int(key.Major)
+	group := s.runGroup[:0]
+	// The crossing iterator: the steps cycle*bs + the phase of cross[g] below k,
+	// over the groups g, in increasing order; MaxInt when there are no more.
+	g, cycle := 0, 0
+	nextCross := func() int {
+		for len(cross) > 0 {
+			if g == len(cross) {
+				g, cycle = 0, cycle+1
+			}
+			if step := cycle*bs + int(cross[g]>>32); step >= k {
+				break // allocations for steps after the run
+			} else if step >= 1 {
+				return step
+			}
+			g = groupEnd(cross, g)
+		}
+		return math.MaxInt
+	}
+	cs := nextCross()
+	for len(done) > 0 || cs != math.MaxInt {
+		step := cs
+		if len(done) > 0 {
+			step = min(step, int(done[0]>>32))
+		}
 		if recorded < step-1 {
 			// Commits recorded+1 .. step-1 had no event: same block use.
 			peakUsed, recorded = max(peakUsed, used), step-1
 		}
-		// Every event of this step and phase, in running order.
-		grow = grow[:0]
-		for h.Len() > 0 {
-			if next, _ := h.Peek(); next.Major != key.Major || next.Minor != key.Minor {
-				break
-			}
-			e, _ := h.Pop()
-			grow = append(grow, int(e.Tie))
-		}
-		if key.Minor == phaseFinish {
+		if len(done) > 0 && int(done[0]>>32) == step {
 			// Completions in the commit of step: the request computed and
 			// sampled one token in each of the steps so far.
-			for _, i := range grow {
-				finished, _ = s.advance(run[i], step, step, finished)
+			for len(done) > 0 && int(done[0]>>32) == step {
+				finished, _ = s.advance(run[uint32(done[0])], step, step, finished)
+				done = done[1:]
+				alive--
 			}
-			alive -= len(grow)
 			used = s.pool.n - s.pool.numFree
 			peakUsed, recorded = max(peakUsed, used), step
 			if alive == 0 {
 				steps = step
 				break
 			}
+		}
+		if cs != step {
 			continue
 		}
 		// The commit of step is complete; allocate for step+1, in running order,
-		// if every block fits.
+		// for the group's requests that reach step+1 past their last block, if
+		// every block fits.
 		if recorded < step {
 			peakUsed, recorded = max(peakUsed, used), step
 		}
-		if len(grow) > s.pool.numFree {
+		end := groupEnd(cross, g)
+		group = group[:0]
+		for _, x := range cross[g:end] {
+			r := run[uint32(x)]
+			if r.OutputTokens-r.NumOutput > step && len(r.blocks)*bs <= r.NumComputed+step {
+				group = append(group, int(uint32(x)))
+			}
+		}
+		if len(group) > s.pool.numFree {
 			steps = step // step+1 needs a preemption: leave it to Schedule
 			break
 		}
-		for _, i := range grow {
-			r := run[i]
-			s.allocate(r, 1)
-			if j := step + 1 + bs; j <= min(k, r.OutputTokens-r.NumOutput) {
-				h.Push(event(j-1, phaseGrow, i), struct{}{})
-			}
+		for _, i := range group {
+			s.allocate(run[i], 1)
 		}
 		used = s.pool.n - s.pool.numFree
+		g = end
+		cs = nextCross()
 	}
 	if recorded < steps {
 		peakUsed = max(peakUsed, used)
 	}
-	h.Clear()
-	s.runGrow = grow[:0]
+	s.runGroup = group[:0]
 	// Survivors advanced by every committed step.
 	for _, r := range run {
 		if r.state == stateRunning {
@@ -165,6 +184,15 @@ func (s *Scheduler) advanceDecodeEvents(k int, finished []*Request) (steps, peak
 		s.dropFinished()
 	}
 	return steps, peakUsed, finished
+}
+
+// groupEnd returns the end of the run of entries of cross sharing cross[g]'s phase.
+func groupEnd(cross []uint64, g int) int {
+	end := g + 1
+	for end < len(cross) && cross[end]>>32 == cross[g]>>32 {
+		end++
+	}
+	return end
 }
 
 // advanceDecodeSteps is AdvanceDecodes one step at a time: Commit's accounting, then

@@ -12,16 +12,23 @@
 //	... price the step, advance time ...
 //	finished = s.Commit(b, finished[:0]) // apply the step
 //
+// Between arrivals, a pure decode step over the whole running set may instead be
+// committed together with the decode steps that follow it ([Scheduler.DecodeRunLimit],
+// [Scheduler.AdvanceDecodes]), with the same results as stepping.
+//
 // Reading order:
 //   - config.go: [Config], [DefaultConfig], [Config.Validate].
 //   - request.go: [Request], [Segment] (prefix-cache content identity), [RejectError].
 //   - batch.go: [Batch] and [Scheduled], what one step computes.
 //   - kvcache.go: the fixed block pool, reference counts and the LRU free queue.
 //   - prefix_cache.go: block content hashes, prefix lookup and registration.
-//   - policy.go: waiting-queue orders (fcfs, priority, sjf).
+//   - policy.go: the table of waiting-queue policies (fcfs, priority, sjf).
 //   - scheduler.go: [Scheduler], [New], [Scheduler.Add], [Scheduler.Stats].
 //   - schedule.go: [Scheduler.Schedule] (running requests, then admission), preemption.
-//   - commit.go: [Scheduler.Commit].
+//   - commit.go: [Scheduler.Commit] and advance, the one place a step's tokens and
+//     completions are accounted.
+//   - decode_run.go: [Scheduler.AdvanceDecodes], a run of pure decode steps committed
+//     in one call with Commit's and Schedule's primitives, in O(events).
 //   - invariants.go: [Scheduler.CheckInvariants] for tests.
 //
 // Token accounting follows vLLM v1. A request "knows" PromptTokens+NumOutput tokens;

@@ -3,8 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-
-	"github.com/roofsim/roofsim/internal/heapq"
 )
 
 // Scheduler is one serving instance's batch former. It is a single-goroutine state
@@ -24,10 +22,10 @@ type Scheduler struct {
 	blockSlices [][]int32
 	hashSlices  [][]uint64
 
-	// runEvents and runGrow are AdvanceDecodes' scratch: its event heap and the
-	// running indices of one step's events.
-	runEvents heapq.Heap[struct{}]
-	runGrow   []int
+	// runDone, runCross and runGroup are AdvanceDecodes' scratch: completions and
+	// block crossings in order, and the requests growing in one step.
+	runDone, runCross []uint64
+	runGroup          []int
 
 	preemptions       int64
 	prefixHitTokens   int64

@@ -118,6 +118,10 @@ type Result struct {
 	// by the engine independently of the records: InSystemSeconds / End is
 	// the time-average occupancy L of Little's law.
 	InSystemSeconds float64
+	// PeakInSystem is the largest number of requests in the system at once
+	// (vllm bench serve's max_concurrent_requests when every request
+	// completes).
+	PeakInSystem int64
 }
 
 // reqState is the engine's bookkeeping for one in-flight request. States
@@ -176,7 +180,10 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		// (bit-identical results; the cache is private to this goroutine).
 		cfg.StepModel = roofline.NewCachedStep(sm)
 	}
-	rt, _ := newRouter(cfg.Router)
+	rt, err := newRouter(cfg.Router)
+	if err != nil {
+		return nil, err
+	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.col = traces.NewCollector(cfg.Clients)
 	e.followUps = true
@@ -287,6 +294,7 @@ func (e *engine) arrive(i int32) error {
 	}
 	e.res.Arrived++
 	e.inSystem++
+	e.res.PeakInSystem = max(e.res.PeakInSystem, e.inSystem)
 	// It has been in the system since its arrival, before the front end.
 	e.res.InSystemSeconds += e.cfg.FrontendDelay.Seconds()
 	e.res.PromptTokens += int64(r.w.PromptTokens)

@@ -45,7 +45,7 @@ type instance struct {
 	// Decode-run scratch: items' remaining outputs, the items ordered by it,
 	// the live decodes' KV lengths, and live decodes per client.
 	rem          []int
-	byRem        []int32
+	byRem        []uint64 // rem<<32 | item index, sorted
 	live         []int
 	clientCounts []int
 }
@@ -153,8 +153,8 @@ func (e *engine) finishStep(in *instance) error {
 	}
 	if run {
 		// The survivors' last token came with the run's last pass.
-		for _, k := range in.byRem[next:] {
-			e.table[b.Items[k].Req.Index].lastTok = start
+		for _, x := range in.byRem[next:] {
+			e.table[b.Items[uint32(x)].Req.Index].lastTok = start
 		}
 	}
 	in.busy = false
@@ -238,14 +238,16 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 }
 
 // addPooledITL records counts[c] inter-token gaps of length gap for each
-// client c.
-func (e *engine) addPooledITL(counts []int, gap Time) {
+// client c and returns their total.
+func (e *engine) addPooledITL(counts []int, gap Time) (total int) {
 	g := float64(gap) / 1e9
 	for c, n := range counts {
 		if n > 0 {
 			e.col.AddITLN(c, g, n)
+			total += n
 		}
 	}
+	return total
 }
 
 // countLiveDecodes counts the decode run's requests per client.
@@ -261,10 +263,7 @@ func (e *engine) countLiveDecodes(in *instance, b *scheduler.Batch) {
 // d: every live decode got a token in the previous pass, so each adds one
 // token and one gap of d, pooled per client. O(clients).
 func (e *engine) emitRunTokens(in *instance, d Time) {
-	for _, n := range in.clientCounts {
-		e.res.OutputTokensGenerated += int64(n)
-	}
-	e.addPooledITL(in.clientCounts, d)
+	e.res.OutputTokensGenerated += int64(e.addPooledITL(in.clientCounts, d))
 }
 
 // planDecodeRun extends the pending pure-decode step b (m steps before its
@@ -296,10 +295,11 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	in.byRem = in.byRem[:0]
 	for k := range b.Items {
 		r := b.Items[k].Req
-		in.rem = append(in.rem, r.OutputTokens-r.NumOutput)
-		in.byRem = append(in.byRem, int32(k))
+		rem := r.OutputTokens - r.NumOutput
+		in.rem = append(in.rem, rem)
+		in.byRem = append(in.byRem, uint64(rem)<<32|uint64(k))
 	}
-	slices.SortStableFunc(in.byRem, func(x, y int32) int { return in.rem[x] - in.rem[y] })
+	slices.Sort(in.byRem)
 	// Price passes 2.. from the count and KV-length sum of the live decodes
 	// (O(1) a pass) when the step model allows it, else from their lengths.
 	dc, fast := e.cfg.StepModel.(decodeCoster)
@@ -311,8 +311,8 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	n, next := len(dec), 0
 	for j := 2; j <= kmax; j++ {
 		// Drop the requests that finished in pass j-1.
-		for next < len(in.byRem) && in.rem[in.byRem[next]] == j-1 {
-			base -= int64(dec[in.byRem[next]])
+		for next < len(in.byRem) && int(in.byRem[next]>>32) == j-1 {
+			base -= int64(dec[uint32(in.byRem[next])])
 			n--
 			next++
 		}
@@ -354,8 +354,8 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	in.doneBy = in.doneBy[:0]
 	next = 0
 	for j := 1; j <= steps; j++ {
-		for next < len(in.byRem) && in.rem[in.byRem[next]] == j {
-			if next >= len(fin) || fin[next] != b.Items[in.byRem[next]].Req {
+		for next < len(in.byRem) && int(in.byRem[next]>>32) == j {
+			if next >= len(fin) || fin[next] != b.Items[uint32(in.byRem[next])].Req {
 				return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished requests out of the expected order", in.id, e.now.Seconds())
 			}
 			next++

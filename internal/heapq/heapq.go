@@ -1,6 +1,6 @@
 // Package heapq is the binary min-heap every ordered queue in roofsim uses: the
 // engine's event queue, the scheduler's priority and shortest-job-first waiting
-// queues and its decode fast-forward events, and the workload generator's clients.
+// queues, and the workload generator's clients.
 //
 // Entries are ordered by a fixed three-part Key and carry a value of any type. The
 // key is concrete rather than a type parameter with a Less method because Go compiles
