@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/mix"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -21,23 +22,13 @@ var vocabulary = [...]string{
 	"could", "these", "two", "may",
 }
 
-// mix64 is the SplitMix64 finaliser: a well-spread hash of x.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
 // words appends n words of the content stream named key, from position
 // from on. The same key always yields the same words, so requests that
 // share a workload segment share their prompt text and a server's prefix
 // cache sees the reuse the simulator models.
 func words(b *strings.Builder, key uint64, from, n int) {
 	for i := from; i < from+n; i++ {
-		h := mix64(key ^ mix64(uint64(i)+0x9e3779b97f4a7c15))
+		h := mix.SplitMix64(key ^ mix.SplitMix64(uint64(i)+0x9e3779b97f4a7c15))
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
@@ -58,7 +49,7 @@ func promptText(r *workload.Request, seed uint64, wordsPerToken float64) string 
 		used += s.Tokens
 	}
 	if rest := r.PromptTokens - used; rest > 0 {
-		words(&b, mix64(seed^0x6a09e667f3bcc909)^mix64(r.ID+1), 0, scale(rest))
+		words(&b, mix.SplitMix64(seed^0x6a09e667f3bcc909)^mix.SplitMix64(r.ID+1), 0, scale(rest))
 	}
 	if b.Len() == 0 {
 		b.WriteString(vocabulary[0])
