@@ -747,3 +747,27 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateStepPredictionsCSV(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	csv := "phase,workload_segment,sum_prefill_tokens,latency_ms,predicted_ms\ncontext,sweep,128,10.8,8.1\ngeneration,sweep,0,5.5,6\n"
+	var res validateResponse
+	if st := call(t, ts, "POST", "/api/validate", csv, &res); st != 200 {
+		t.Fatalf("status %d", st)
+	}
+	var rep struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(res.Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0]["measured_step_ms"] != 10.8 || rep.Rows[0]["predicted_step_ms"] != 8.1 || rep.Rows[1]["phase"] != "generation" {
+		t.Errorf("rows %v", rep.Rows)
+	}
+	var odd validateResponse
+	if st := call(t, ts, "POST", "/api/validate", "latency_ms,predicted_ms,\xff\n1,2,\"\xfe\"\n", &odd); st != 200 || !json.Valid(odd.Report) {
+		t.Errorf("invalid UTF-8 in a CSV: %d %q", st, odd.Report)
+	}
+	wantError(t, ts, "POST", "/api/validate", "a,b\n1,2\n", 400, "latency_ms and predicted_ms")
+	wantError(t, ts, "POST", "/api/validate", "latency_ms,predicted_ms\n1,x\n", 400, "line 2")
+}

@@ -117,7 +117,7 @@ func csvSweepRows(data []byte) ([]json.RawMessage, error) {
 			if i > 0 {
 				obj = append(obj, ',')
 			}
-			obj = strconv.AppendQuote(obj, c)
+			obj = appendJSONString(obj, c)
 			obj = append(obj, ':')
 			obj = append(obj, csvCell(c, rec[i])...)
 		}
@@ -144,7 +144,7 @@ func csvCell(col, v string) []byte {
 			return strconv.AppendFloat(nil, f, 'g', -1, 64)
 		}
 	}
-	return strconv.AppendQuote(nil, v)
+	return appendJSONString(nil, v)
 }
 
 func isNaNOrInf(f float64) bool { return f != f || f > 1e308 || f < -1e308 }

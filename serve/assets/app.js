@@ -585,7 +585,7 @@ function renderValidation(res) {
         tip.className = "tip"; tip.hidden = true;
         box.appendChild(ch); box.appendChild(tip);
         grid.appendChild(box);
-        const groupKey = "gpu" in arr[0] ? "gpu" : null;
+        const groupKey = ["gpu", "kind", "phase", "workload_segment"].find((k) => k in arr[0]) || null;
         const groups = [...new Set(arr.map((r) => (groupKey ? r[groupKey] : "")))];
         const pts = arr.filter((r) => r["measured_" + m] > 0 && r["predicted_" + m] > 0).map((r) => ({
           x: r["measured_" + m], y: r["predicted_" + m], color: RUN_COLORS[groups.indexOf(groupKey ? r[groupKey] : "") % RUN_COLORS.length], size: 4,
@@ -604,6 +604,7 @@ function renderValidation(res) {
       });
     }
     // Table.
+    if (arr.length > 500) panel.querySelector("h3").textContent += ` (table shows the first 500)`;
     const cols = Object.keys(arr[0]).filter((c) => arr.some((r) => r[c] === null || typeof r[c] !== "object" || isFlat(r[c])));
     const flat = (v) => v === null || v === undefined ? "–" : typeof v === "number" ? fmtNum(v, 4) : typeof v === "object" ? Object.entries(v).map(([a, b]) => `${esc(a)} ${typeof b === "number" ? fmtNum(b, 3) : esc(b)}`).join(", ") : esc(v);
     const wrap = document.createElement("div");
@@ -634,7 +635,7 @@ async function init() {
     fillSelect($("sc-prec"), PRECISIONS.map((p) => ({ value: p, label: p.toUpperCase() })));
     const files = data.filter((d) => !d.dir);
     fillSelect($("sw-data"), files.filter((f) => /\.(parquet|csv)$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
-    fillSelect($("va-data"), files.filter((f) => /\.json$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
+    fillSelect($("va-data"), files.filter((f) => /\.(json|csv)$/i.test(f.path)).map((f) => ({ value: f.path, label: f.path })), 1);
     fillSelect($("vr-file"), data.filter((d) => d.dir || /\.csv$/i.test(d.path)).map((d) => ({ value: d.path, label: d.path + (d.dir ? "/" : "") })), 1);
     fillSelect($("vr-gpu"), gpus.map((g) => ({ value: g.name, label: g.name })));
     $("vr-gpu").value = $("rf-gpu").value;
