@@ -127,22 +127,17 @@ const DefaultBenchRequestsPerClient = 9
 // Errors summarises one metric's errors over rows: absolute
 // percentage error quantiles and the mean signed error (bias).
 type Errors struct {
-	N             int     `json:"n"`
-	MedianAPE     float64 `json:"median_ape_pct"`
-	P90APE        float64 `json:"p90_ape_pct"`
+	calibrate.APEStats
 	MeanSignedPct float64 `json:"mean_signed_pct"`
 }
 
-// errorStats summarises absolute errors with calibrate.Quantile
-// (nearest rank) and the signed errors' sum as their mean.
+// errorStats summarises absolute errors (calibrate.SummarizeAPE) and the
+// signed errors' sum as their mean; all zero when there are none.
 func errorStats(abs []float64, signedSum float64) Errors {
-	e := Errors{N: len(abs)}
 	if len(abs) == 0 {
-		return e
+		return Errors{}
 	}
-	e.MedianAPE, e.P90APE = calibrate.Quantile(0.5, abs), calibrate.Quantile(0.9, abs)
-	e.MeanSignedPct = signedSum / float64(len(abs))
-	return e
+	return Errors{APEStats: calibrate.SummarizeAPE(abs), MeanSignedPct: signedSum / float64(len(abs))}
 }
 
 // Report is Validate's result.
