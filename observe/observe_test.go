@@ -112,6 +112,7 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 				t.Fatalf("injected %d failed %d completed %d finished %d; want 2, 2, 10, 10", injected, res.Failed, res.Completed, finished)
 			}
 			ids := map[uint64]bool{}
+			var tpots []float64
 			step := float64(mc.StepTime(4, 4)) / 1e6 // a 4-request decode step, ms
 			for i, r := range sink.recs {
 				ids[r.ID] = true
@@ -130,17 +131,26 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 				}
 				// A prefill step of one 50-token request costs at least
 				// 2 + 0.2 + 0.5 ms.
-				if r.TTFTms < 2.6 || r.TTFTms > 60 {
-					t.Errorf("row %d: TTFT %.2f ms outside [2.6, 60]", r.ID, r.TTFTms)
+				if r.TTFTms < 2.6 || r.TTFTms > 2000 {
+					t.Errorf("row %d: TTFT %.2f ms outside [2.6, 2000]", r.ID, r.TTFTms)
 				}
-				// Decode steps hold 1 to 4 requests: 2.2 to 2.84 ms plus
-				// scheduling noise on a busy machine.
-				if r.TPOTms < 2.1 || r.TPOTms > 3*step {
-					t.Errorf("row %d: TPOT %.2f ms outside [2.1, %.1f]", r.ID, r.TPOTms, 3*step)
+				// The prefill step and seven decode steps of at least one
+				// request each: 2.7 + 7*2.2 ms. (A single TPOT can dip
+				// below a step when the mock catches up with its schedule
+				// after the machine delayed it; E2E cannot.)
+				if r.E2Ems < 18.1 {
+					t.Errorf("row %d: E2E %.2f ms, below the step model's 18.1", r.ID, r.E2Ems)
 				}
+				tpots = append(tpots, r.TPOTms)
 				if !math.IsNaN(r.QueueMs) {
 					t.Errorf("row %d: queue time %g; a client cannot see it", r.ID, r.QueueMs)
 				}
+			}
+			// Decode steps hold 1 to 4 requests: 2.2 to 2.84 ms, plus
+			// scheduling noise on a busy machine.
+			slices.Sort(tpots)
+			if med := tpots[len(tpots)/2]; med < 2.1 || (quietMachine(t) && med > 3*step) {
+				t.Errorf("median TPOT %.2f ms outside [2.1, %.1f]", med, 3*step)
 			}
 			if len(ids) != 12 {
 				t.Errorf("%d distinct ids, want 12", len(ids))
@@ -165,23 +175,47 @@ clients:
     output_tokens: {dist: constant, value: 4}
 `)
 	res, sink := run(t, context.Background(), observe.NewConfig(url, "mock-model"), sp)
-	if res.Completed != 40 {
-		t.Fatalf("completed %d of 40", res.Completed)
+	if res.Completed != 40 || res.TargetRate != 100 {
+		t.Fatalf("completed %d of 40, target rate %g", res.Completed, res.TargetRate)
 	}
-	if res.TargetRate != 100 || math.Abs(res.AchievedRate-100)/100 > 0.1 {
-		t.Errorf("achieved rate %.1f req/s, target %.0f", res.AchievedRate, res.TargetRate)
-	}
-	for i, d := range sink.dets {
+	for _, d := range sink.dets {
 		if math.Abs(d.ScheduledS-float64(d.ID)*0.01) > 1e-9 {
 			t.Fatalf("request %d scheduled at %g s, want %g", d.ID, d.ScheduledS, float64(d.ID)*0.01)
 		}
-		if d.LatenessMs < 0 || d.LatenessMs > 50 {
-			t.Errorf("request %d left %.1f ms late", sink.recs[i].ID, d.LatenessMs)
+		if d.LatenessMs < 0 {
+			t.Errorf("request %d left %.3f ms early", d.ID, -d.LatenessMs)
 		}
 	}
-	if res.LatenessMs.P50 > 10 {
-		t.Errorf("median lateness %.2f ms", res.LatenessMs.P50)
+	// How close to schedule a client keeps depends on the machine: the
+	// bounds are checked when it is not overloaded.
+	if !quietMachine(t) {
+		return
 	}
+	if math.Abs(res.AchievedRate-100)/100 > 0.1 {
+		t.Errorf("achieved rate %.1f req/s, target %.0f", res.AchievedRate, res.TargetRate)
+	}
+	if res.LatenessMs.P50 > 10 || res.MaxLatenessMs > 50 {
+		t.Errorf("lateness p50 %.2f ms, max %.1f ms", res.LatenessMs.P50, res.MaxLatenessMs)
+	}
+}
+
+// quietMachine reports whether this machine runs timers on time: the
+// median overshoot of 20 sleeps of 1 ms under 1 ms. Wall-clock bounds that
+// depend on it are skipped (and logged) on an overloaded machine.
+func quietMachine(t *testing.T) bool {
+	t.Helper()
+	var over []time.Duration
+	for range 20 {
+		t0 := time.Now()
+		time.Sleep(time.Millisecond)
+		over = append(over, time.Since(t0)-time.Millisecond)
+	}
+	slices.Sort(over)
+	if over[10] > time.Millisecond {
+		t.Logf("machine overloaded (1 ms sleeps overshoot by %v at the median): wall-clock bounds not checked", over[10])
+		return false
+	}
+	return true
 }
 
 func TestObserveBoundsConcurrency(t *testing.T) {
@@ -225,7 +259,9 @@ clients:
 	if peak > 2 {
 		t.Errorf("%d requests in flight at once, limit 2", peak)
 	}
-	if res.MaxLatenessMs < 10 {
+	// 12 requests due within 12 ms, two at a time, each over 20 ms long:
+	// the last ones leave at least 100 ms late.
+	if res.MaxLatenessMs < 100 {
 		t.Errorf("max lateness %.1f ms: requests queued behind the limit should be late", res.MaxLatenessMs)
 	}
 }
