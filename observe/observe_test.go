@@ -276,7 +276,7 @@ clients:
     prompt_tokens: {dist: constant, value: 10}
     output_tokens: {dist: constant, value: 2000}
 `)
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	res, sink := run(t, ctx, observe.NewConfig(url, "mock-model"), sp)
 	if res.Stopped != "interrupted" {

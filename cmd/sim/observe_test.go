@@ -125,7 +125,7 @@ func TestObserveInterruptedLeavesValidFiles(t *testing.T) {
 	wl := filepath.Join(dir, "w.yaml")
 	os.WriteFile(wl, []byte("seed: 1\nclients:\n  - concurrency: 2\n    num_requests: 100\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 5000}\n"), 0o644)
 	out := filepath.Join(dir, "obs")
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	var so, se bytes.Buffer
 	code := execute(ctx, []string{"observe", "--url", url, "--model", "m", "--workload", wl, "--out", out}, strings.NewReader(""), &so, &se)
