@@ -31,7 +31,11 @@ import (
 // (request, KV head) cost (the KV heads per GPU are fixed), and across
 // degrees the per-pair form is the one that carries over (docs/accuracy.md).
 type Terms struct {
-	StepUS                     float64 `json:"step_overhead_us"`
+	StepUS float64 `json:"step_overhead_us"`
+	// PerRequestUS is a plain per-request cost, fitted only in its place of
+	// PerRequestKVHeadUS when FitOptions.PerRequest asks for it (to compare
+	// the two forms across tensor-parallel degrees).
+	PerRequestUS               float64 `json:"per_request_overhead_us,omitempty"`
 	GraphLaunchFactor          float64 `json:"graph_launch_factor"`
 	PerRequestKVHeadUS         float64 `json:"per_request_kv_head_us"`
 	ServingComputeEfficiency   float64 `json:"serving_compute_efficiency"`
@@ -49,7 +53,7 @@ func (t Terms) Apply(p *hardware.Profile) *hardware.Profile {
 	c := p.Clone()
 	c.StepOverheadUS = t.StepUS
 	c.GraphLaunchFactor = t.GraphLaunchFactor
-	c.PerRequestOverheadUS = 0
+	c.PerRequestOverheadUS = t.PerRequestUS
 	c.PerRequestKVHeadUS = t.PerRequestKVHeadUS
 	c.ServingComputeEfficiency = t.ServingComputeEfficiency
 	c.ServingAllReduceEfficiency = t.ServingAllReduceEfficiency
@@ -66,7 +70,7 @@ func (t Terms) ApplyCarried(p *hardware.Profile) *hardware.Profile {
 	c := p.Clone()
 	c.StepOverheadUS = t.StepUS
 	c.GraphLaunchFactor = t.GraphLaunchFactor
-	c.PerRequestOverheadUS = 0
+	c.PerRequestOverheadUS = t.PerRequestUS
 	c.PerRequestKVHeadUS = t.PerRequestKVHeadUS
 	c.GraphMaxTokens = VLLMGraphMaxTokens
 	return c
@@ -74,8 +78,12 @@ func (t Terms) ApplyCarried(p *hardware.Profile) *hardware.Profile {
 
 // String lists the terms with their units.
 func (t Terms) String() string {
-	return fmt.Sprintf("step %.1f us, graph launch factor %.3f, per (request, KV head) %.2f us, serving compute efficiency %.3f, serving all-reduce efficiency %.3f",
-		t.StepUS, t.GraphLaunchFactor, t.PerRequestKVHeadUS, eff1(t.ServingComputeEfficiency), eff1(t.ServingAllReduceEfficiency))
+	per := fmt.Sprintf("per (request, KV head) %.2f us", t.PerRequestKVHeadUS)
+	if t.PerRequestUS != 0 {
+		per = fmt.Sprintf("per request %.2f us", t.PerRequestUS)
+	}
+	return fmt.Sprintf("step %.1f us, graph launch factor %.3f, %s, serving compute efficiency %.3f, serving all-reduce efficiency %.3f",
+		t.StepUS, t.GraphLaunchFactor, per, eff1(t.ServingComputeEfficiency), eff1(t.ServingAllReduceEfficiency))
 }
 
 // eff1 reads an unset (0) efficiency as 1.
@@ -140,7 +148,19 @@ const LossScale = 0.05
 // the few prefill ones. The kernel efficiencies are not touched: they come
 // from the kernel tables only. The reported errors are those of the full
 // step model with the fitted terms.
-func Fit(ds ...Dataset) (*FitResult, error) {
+func Fit(ds ...Dataset) (*FitResult, error) { return FitWith(FitOptions{}, ds...) }
+
+// FitOptions changes the form of a fit.
+type FitOptions struct {
+	// PerRequest fits a plain cost per request (Terms.PerRequestUS) in
+	// place of the cost per (request, KV head). Within one tensor-parallel
+	// degree the two fit alike; across degrees they differ by the ratio of
+	// KV heads per GPU, which is how the data tell them apart.
+	PerRequest bool
+}
+
+// FitWith is Fit with options.
+func FitWith(o FitOptions, ds ...Dataset) (*FitResult, error) {
 	if len(ds) == 0 {
 		return nil, fmt.Errorf("fit: no tables")
 	}
@@ -174,6 +194,9 @@ func Fit(ds ...Dataset) (*FitResult, error) {
 			meas = append(meas, r.LatencyMS)
 			y = append(y, r.LatencyMS-k)
 			pairs := float64((r.PrefillRequests + r.DecodeRequests) * kvHeads)
+			if o.PerRequest {
+				pairs = float64(r.PrefillRequests + r.DecodeRequests)
+			}
 			X = append(X, []float64{1e-3, c.OverheadS * 1e3, pairs * 1e-3, c.ComputeS * 1e3, c.CommS * 1e3})
 			w0 = append(w0, 1/(r.LatencyMS*r.LatencyMS*float64(kindN[r.Kind()]*len(ds))))
 		}
@@ -201,6 +224,9 @@ func Fit(ds ...Dataset) (*FitResult, error) {
 	}
 	res.Terms = Terms{StepUS: b[0], GraphLaunchFactor: b[1], PerRequestKVHeadUS: b[2],
 		ServingComputeEfficiency: 1 / (1 + b[3]), ServingAllReduceEfficiency: 1 / (1 + b[4])}
+	if o.PerRequest {
+		res.Terms.PerRequestUS, res.Terms.PerRequestKVHeadUS = b[2], 0
+	}
 	for _, d := range ds {
 		m, err := d.Setup.NewModel(res.Terms)
 		if err != nil {

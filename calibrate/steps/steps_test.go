@@ -278,3 +278,18 @@ func TestEngineConfigCaptureMax(t *testing.T) {
 		}
 	}
 }
+
+// The plain per-request form is fitted when asked for, and recovered from
+// data made with it.
+func TestFitPerRequestForm(t *testing.T) {
+	want := Terms{StepUS: 200, GraphLaunchFactor: 0.4, PerRequestUS: 60}
+	s := setup(t, "h100", 1)
+	res, err := FitWith(FitOptions{PerRequest: true}, Dataset{synthetic(t, s, want), s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Terms
+	if math.Abs(got.PerRequestUS-60) > 3 || got.PerRequestKVHeadUS != 0 || math.Abs(got.StepUS-200) > 30 {
+		t.Errorf("per-request fit %+v, want %+v", got, want)
+	}
+}

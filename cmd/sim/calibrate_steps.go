@@ -12,16 +12,17 @@ import (
 )
 
 type calibrateStepsOptions struct {
-	Files     []string
-	TPs       []int
-	Holdout   []string
-	HoldoutTP []int
-	GPU       string
-	Model     string
-	Update    []string
-	Carry     []string
-	JSON      bool
-	Plot      string
+	Files      []string
+	TPs        []int
+	Holdout    []string
+	HoldoutTP  []int
+	GPU        string
+	Model      string
+	Update     []string
+	Carry      []string
+	PerRequest bool
+	JSON       bool
+	Plot       string
 }
 
 // stepsNote starts the part of a profile's source that records a per-step
@@ -60,6 +61,7 @@ records this command in their source.`,
 	f.StringVar(&o.Model, "model", "", "catalog model name or Hugging Face config.json (required)")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted terms into")
 	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of other GPUs to write only the terms that carry across GPUs into (step cost, graph launch share, per (request, KV head) cost)")
+	f.BoolVar(&o.PerRequest, "per-request", false, "fit a plain per-request cost instead of the cost per (request, KV head), to compare the two forms")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&o.Plot, "plot", "", "draw predicted against measured step times of the held-out tables (else the fitted ones), coloured by step kind (.png or .svg)")
 	return cmd
@@ -119,7 +121,7 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	if err != nil {
 		return err
 	}
-	fit, err := steps.Fit(train...)
+	fit, err := steps.FitWith(steps.FitOptions{PerRequest: o.PerRequest}, train...)
 	if err != nil {
 		return err
 	}
