@@ -171,6 +171,13 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#sc-example`)),
 		wait(`state.spot.some(p => p.measured && p.measured.status === "ok")`))
 	shot("web-spotcheck-h200-measured.png")
+	step("example shape filter",
+		chromedp.SetValue(chromedp.CSS(`#sc-shape`), "2048×4096×4096"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("sc-shape").dispatchEvent(new Event("change"))`),
+		wait(`state.spot.length === 5`))
+	if n := eval(`+document.getElementById("rf-chart").dataset.spotPoints`); n != 10 {
+		t.Errorf("one example shape drew %d points, want 5 predicted + 5 measured", n)
+	}
 	// A small simulation.
 	step("simulation",
 		chromedp.Navigate(ts.URL+"/#simulate"),

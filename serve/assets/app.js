@@ -363,7 +363,11 @@ async function showExample() {
     $("rf-gpu").value = ex.gpu.name;
     $("rf-gpu-file").value = "";
     await drawRoofline();
-    state.spot = ex.points.filter((p) => p.measured && p.measured.status === "ok");
+    state.example = ex.points.filter((p) => p.measured && p.measured.status === "ok");
+    state.spot = state.example;
+    fillSelect($("sc-shape"), [...new Set(state.example.map((p) => `${p.m}×${p.n}×${p.k}`))].map((s) => ({ value: s, label: s })), 1);
+    $("sc-shape").value = "";
+    $("sc-shape-wrap").hidden = false;
     note.innerHTML = `Measured on ${esc(ex.device)} (torch ${esc(ex.torch)}) with <code>${esc(ex.command)}</code>: ${state.spot.length} measured points (filled) beside the ${esc(ex.gpu.name)} profile's predictions (hollow). Shapes: ${ex.shapes.map(esc).join(", ")}. Rows the agent could not run (fp4 on Hopper, int8 at m = 1) are in docs/h200_spotcheck.csv.`;
     renderSpotTable();
     renderRoofline();
@@ -650,7 +654,13 @@ async function init() {
   document.querySelectorAll(".preset").forEach((b) => b.addEventListener("click", () => { $("sc-m").value = b.dataset.m; $("sc-n").value = b.dataset.n; $("sc-k").value = b.dataset.k; }));
   $("sc-run").addEventListener("click", runSpot);
   $("sc-example").addEventListener("click", showExample);
-  $("sc-clear").addEventListener("click", () => { state.spot = []; renderSpotTable(); renderRoofline(); $("sc-note").textContent = ""; });
+  $("sc-shape").addEventListener("change", () => {
+    const v = $("sc-shape").value;
+    state.spot = (state.example || []).filter((p) => !v || `${p.m}×${p.n}×${p.k}` === v);
+    renderSpotTable(); renderRoofline();
+  });
+  $("sc-clear").addEventListener("click", () => {
+    $("sc-shape-wrap").hidden = true; state.spot = []; renderSpotTable(); renderRoofline(); $("sc-note").textContent = ""; });
   $("sim-run").addEventListener("click", runSim);
   $("sim-file").addEventListener("change", () => { const f = $("sim-file").files[0]; $("sim-file-name").textContent = f ? `using ${f.name} instead of the example` : ""; });
   $("sw-load").addEventListener("click", loadSweep);
