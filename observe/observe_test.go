@@ -440,3 +440,14 @@ func TestObserveTokenizerSetsPromptLengths(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func FuzzParseMetrics(f *testing.F) {
+	f.Add("vllm:num_requests_running{a=\"b\"} 3\nvllm:num_requests_waiting 1e2\n# c\n")
+	f.Add("vllm:gpu_cache_usage_perc{x=\"}\"} NaN\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := observe.ParseMetrics(text)
+		if err == nil && len(s.Present) > 4 {
+			t.Fatalf("present %v", s.Present)
+		}
+	})
+}
