@@ -771,3 +771,27 @@ func TestValidateStepPredictionsCSV(t *testing.T) {
 	wantError(t, ts, "POST", "/api/validate", "a,b\n1,2\n", 400, "latency_ms and predicted_ms")
 	wantError(t, ts, "POST", "/api/validate", "latency_ms,predicted_ms\n1,x\n", 400, "line 2")
 }
+
+func TestSimulateUploadedGPUAndWorkload(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	gpu := "name: mygpu\npeak_tflops: {bf16: 400, fp16: 400}\nmemory_bandwidth_gbps: 2000\nmemory_gib: 48\n"
+	wl := "model: qwen3-8b\nseed: 7\nclients:\n  - arrival: {process: constant, rate: 4, num_requests: 40}\n    prompt_tokens: {dist: constant, value: 256}\n    output_tokens: {dist: constant, value: 32}\n"
+	j := runJob(t, ts, map[string]any{"workload_yaml": wl, "gpu_yaml": gpu})
+	if j.State != jobDone {
+		t.Fatalf("job %s: %s", j.State, j.Error)
+	}
+	c := j.Result.Counters
+	if c.Completed != 40 || j.Result.Capped {
+		t.Errorf("counters %+v capped %v: want all 40 completed", c, j.Result.Capped)
+	}
+	var run runJSON
+	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &run); err != nil || run.Config.GPU != "mygpu" || run.Config.Model != "qwen3-8b" || run.Seed != 7 {
+		t.Errorf("run.json config %+v seed %d (%v)", run.Config, run.Seed, err)
+	}
+	// A constant-length, constant-rate stream: every TTFT is finite and the
+	// uploaded GPU's slower roofs give a longer TPOT than the H100's.
+	h := runJob(t, ts, map[string]any{"workload_yaml": wl, "gpu": "h100"})
+	if !(j.Result.Summary.TPOTms.Mean > h.Result.Summary.TPOTms.Mean) {
+		t.Errorf("TPOT on the 2 TB/s part %.3f ms, on h100 %.3f ms: want slower", j.Result.Summary.TPOTms.Mean, h.Result.Summary.TPOTms.Mean)
+	}
+}

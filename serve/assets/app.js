@@ -443,7 +443,9 @@ async function runSim() {
   try {
     const up = await readFile($("sim-file"));
     if (up) req.workload_yaml = up.data; else req.example = $("sim-example").value;
-    if ($("sim-gpu").value) req.gpu = $("sim-gpu").value;
+    const gpuUp = await readFile($("sim-gpu-file"));
+    if (gpuUp) req.gpu_yaml = gpuUp.data;
+    else if ($("sim-gpu").value) req.gpu = $("sim-gpu").value;
     if ($("sim-model").value) req.model = $("sim-model").value;
     for (const [k, id] of [["tp", "sim-tp"], ["replicas", "sim-replicas"], ["rate", "sim-rate"], ["max_requests", "sim-max"]]) {
       const v = $(id).value.trim();
