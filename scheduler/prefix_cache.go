@@ -85,7 +85,7 @@ func (s *Scheduler) ensureHashes(r *Request, nBlocks int) {
 		return
 	}
 	if r.hashes == nil {
-		r.hashes = s.takeHashSlice()
+		r.hashes = takeSlice(&s.hashSlices)
 	}
 	for len(r.hashes) < nBlocks {
 		hashNextBlock(r, s.cfg.BlockSize)

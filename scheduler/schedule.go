@@ -102,7 +102,7 @@ func (s *Scheduler) admit(budget int) {
 		}
 		s.waiting.Pop()
 		if r.blocks == nil {
-			r.blocks = s.takeBlockSlice()
+			r.blocks = takeSlice(&s.blockSlices)
 		}
 		for _, blk := range s.hits {
 			s.pool.touch(blk)

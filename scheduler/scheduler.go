@@ -154,20 +154,13 @@ func (s *Scheduler) recycle(r *Request) {
 	}
 }
 
-func (s *Scheduler) takeBlockSlice() []int32 {
-	if n := len(s.blockSlices); n > 0 {
-		b := s.blockSlices[n-1]
-		s.blockSlices = s.blockSlices[:n-1]
-		return b
+// takeSlice pops an empty slice from a recycling pool (blockSlices, hashSlices), or
+// makes one.
+func takeSlice[T any](pool *[][]T) []T {
+	if n := len(*pool); n > 0 {
+		x := (*pool)[n-1]
+		*pool = (*pool)[:n-1]
+		return x
 	}
-	return make([]int32, 0, 16)
-}
-
-func (s *Scheduler) takeHashSlice() []uint64 {
-	if n := len(s.hashSlices); n > 0 {
-		h := s.hashSlices[n-1]
-		s.hashSlices = s.hashSlices[:n-1]
-		return h
-	}
-	return make([]uint64, 0, 16)
+	return make([]T, 0, 16)
 }
