@@ -339,7 +339,7 @@ func TestCatalogErrors(t *testing.T) {
 		{"missing key", "gpus:\n  - name: x\n    peak_tflops: {fp16: 1}\n    memory_gib: 1\n",
 			nil, `mini.yaml:2: gpus[0]: memory_bandwidth_gbps: required key missing`},
 		{"invalid entry", "gpus:\n  - name: x\n    peak_tflops: {fp16: 1}\n    memory_bandwidth_gbps: -1\n    memory_gib: 1\n",
-			nil, `mini.yaml:4: gpu "x": memory_bandwidth_gbps: must be > 0`},
+			nil, `mini.yaml:4: gpu "x": memory_bandwidth_gbps: must be in [1, 1000000], got -1`},
 		{"empty", "gpus: []\n", nil, `mini.yaml: gpus: must list at least one GPU`},
 	}
 	for _, tt := range tests {

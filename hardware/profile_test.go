@@ -98,28 +98,28 @@ func TestProfileValidate(t *testing.T) {
 		{"max NaN", func(p *Profile) { p.MoE.Compute.Max = math.NaN() }, "moe.compute.max: must be in (0, 1]"},
 		{"half negative", func(p *Profile) { p.Elementwise.Memory.Half = -1 }, "elementwise.memory.half: must be >= 0"},
 		{"half infinite", func(p *Profile) { p.Elementwise.Memory.Half = math.Inf(1) }, "elementwise.memory.half: must be >= 0"},
-		{"launch negative", func(p *Profile) { p.AttentionDecode.LaunchUS = -1 }, "attention_decode.launch_us: must be >= 0"},
-		{"per sequence negative", func(p *Profile) { p.AttentionDecode.PerSeqHeadUS = -0.1 }, "attention_decode.per_seq_head_us: must be >= 0"},
-		{"per sequence NaN", func(p *Profile) { p.AttentionPrefill.PerSeqHeadUS = math.NaN() }, "attention_prefill.per_seq_head_us: must be >= 0"},
+		{"launch negative", func(p *Profile) { p.AttentionDecode.LaunchUS = -1 }, "attention_decode.launch_us: must be in [0, 1000000], got -1"},
+		{"per sequence negative", func(p *Profile) { p.AttentionDecode.PerSeqHeadUS = -0.1 }, "attention_decode.per_seq_head_us: must be in [0, 1000000], got -0.1"},
+		{"per sequence NaN", func(p *Profile) { p.AttentionPrefill.PerSeqHeadUS = math.NaN() }, "attention_prefill.per_seq_head_us: must be in [0, 1000000], got NaN"},
 		{"switch negative", func(p *Profile) {
 			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, SwitchBytes: -1}}
 		}, "allreduce.by_gpus.4.switch_bytes: must be >= 0"},
 		{"switch without large bandwidth", func(p *Profile) {
 			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, SwitchBytes: 1e6, LargeLatencyUS: 20}}
-		}, "allreduce.by_gpus.4.large_bus_bandwidth_gbps: must be > 0"},
+		}, "allreduce.by_gpus.4.large_bus_bandwidth_gbps: must be in [0.001, 1000000], got 0"},
 		{"large pair without switch", func(p *Profile) {
 			p.AllReduce.ByGPUs = map[int]AllReducePoint{4: {LatencyUS: 5, BusBandwidthGBps: 100, LargeBusBandwidthGBps: 300}}
 		}, "allreduce.by_gpus.4.switch_bytes: must be > 0 when large_latency_us or large_bus_bandwidth_gbps is set"},
 		{"tiles", func(p *Profile) { p.GEMM.TileM, p.GEMM.TileN = 128, 128 }, ""},
-		{"tile_m negative", func(p *Profile) { p.GEMM.TileM, p.GEMM.TileN = -1, 128 }, "gemm.tile_m: must be >= 0"},
-		{"tile_n negative", func(p *Profile) { p.GEMM.TileN = -64 }, "gemm.tile_n: must be >= 0"},
+		{"tile_m negative", func(p *Profile) { p.GEMM.TileM, p.GEMM.TileN = -1, 128 }, "gemm.tile_m: must be in [0, 65536], got -1"},
+		{"tile_n negative", func(p *Profile) { p.GEMM.TileN = -64 }, "gemm.tile_n: must be in [0, 65536], got -64"},
 		{"tile_m without tile_n", func(p *Profile) { p.GEMM.TileM = 128 }, "gemm.tile_n: tile_m and tile_n must both be set or both be 0"},
 		{"tile_n without tile_m", func(p *Profile) {
 			p.GEMMByPrecision = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.4}, Memory: Curve{Max: 0.9}, TileN: 128}}
 		}, "gemm_by_precision.fp8.tile_n: tile_m and tile_n must both be set or both be 0"},
-		{"allreduce latency", func(p *Profile) { p.AllReduce.LatencyUS = -1 }, "allreduce.latency_us: must be >= 0"},
-		{"allreduce bw", func(p *Profile) { p.AllReduce.BusBandwidthGBps = -1 }, "allreduce.bus_bandwidth_gbps: must be >= 0"},
-		{"per request", func(p *Profile) { p.PerRequestOverheadUS = -1 }, "per_request_overhead_us: must be >= 0"},
+		{"allreduce latency", func(p *Profile) { p.AllReduce.LatencyUS = -1 }, "allreduce.latency_us: must be in [0, 1000000], got -1"},
+		{"allreduce bw", func(p *Profile) { p.AllReduce.BusBandwidthGBps = -1 }, "allreduce.bus_bandwidth_gbps: must be in [0, 1000000], got -1"},
+		{"per request", func(p *Profile) { p.PerRequestOverheadUS = -1 }, "per_request_overhead_us: must be in [0, 1000000], got -1"},
 		{"graph factor", func(p *Profile) { p.GraphLaunchFactor = -0.1 }, "graph_launch_factor: must be in [0, 1]"},
 		{"moe by precision", func(p *Profile) {
 			p.MoEByPrecision = map[string]OpEfficiency{"q8_0": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}

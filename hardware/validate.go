@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/limits"
 )
 
 // Precisions returns the compute precision names a peak_tflops map may use,
@@ -46,20 +48,25 @@ func (e *FieldError) Error() string {
 // fieldErr is the shorthand the checks below use.
 func fieldErr(path, reason string) *FieldError { return &FieldError{Path: path, Reason: reason} }
 
-// positive checks v > 0 and finite (NaN fails).
-func positive(path string, v float64) *FieldError {
-	if !(v > 0) || math.IsInf(v, 0) {
-		return fieldErr(path, "must be > 0")
-	}
-	return nil
-}
-
 // nonNegative checks v >= 0 and finite (NaN fails).
 func nonNegative(path string, v float64) *FieldError {
 	if !(v >= 0) || math.IsInf(v, 0) {
 		return fieldErr(path, "must be >= 0")
 	}
 	return nil
+}
+
+// within checks lo <= v <= hi (NaN fails), with limits' message.
+func within(path string, v, lo, hi float64) *FieldError {
+	if err := limits.FloatIn(v, lo, hi); err != nil {
+		return fieldErr(path, err.Error())
+	}
+	return nil
+}
+
+// overhead checks a fixed time in microseconds: [0, limits.MaxOverheadUS].
+func overhead(path string, v float64) *FieldError {
+	return within(path, v, 0, limits.MaxOverheadUS)
 }
 
 // Validate reports the first problem with g, checking fields in schema order,
@@ -98,27 +105,29 @@ func (g *GPU) validate() *FieldError {
 			return fieldErr("peak_tflops."+k, "unknown precision (known: "+strings.Join(Precisions(), ", ")+")")
 		}
 	}
+	// Physical decades (internal/limits): a figure outside them is a typo or a unit
+	// mix-up, and would overflow the step model's times or the KV sizing.
 	for _, k := range keys {
-		if err := positive("peak_tflops."+k, g.PeakTFLOPS[k]); err != nil {
+		if err := within("peak_tflops."+k, g.PeakTFLOPS[k], limits.MinPeakTFLOPS, limits.MaxPeakTFLOPS); err != nil {
 			return err
 		}
 	}
-	if err := positive("memory_bandwidth_gbps", g.MemoryBandwidthGBps); err != nil {
+	if err := within("memory_bandwidth_gbps", g.MemoryBandwidthGBps, limits.MinBandwidthGBps, limits.MaxBandwidthGBps); err != nil {
 		return err
 	}
-	if err := positive("memory_gib", g.MemoryGiB); err != nil {
+	if err := within("memory_gib", g.MemoryGiB, limits.MinMemoryGiB, limits.MaxMemoryGiB); err != nil {
 		return err
 	}
-	if err := nonNegative("usable_memory_gib", g.UsableMemoryGiB); err != nil {
+	if err := within("usable_memory_gib", g.UsableMemoryGiB, 0, limits.MaxMemoryGiB); err != nil {
 		return err
 	}
 	if g.UsableMemoryGiB > g.MemoryGiB {
 		return fieldErr("usable_memory_gib", fmt.Sprintf("must be <= memory_gib (%g)", g.MemoryGiB))
 	}
-	if err := nonNegative("interconnect_gbps", g.InterconnectGBps); err != nil {
+	if err := within("interconnect_gbps", g.InterconnectGBps, 0, limits.MaxInterconnectGBps); err != nil {
 		return err
 	}
-	if err := nonNegative("l2_mib", g.L2MiB); err != nil {
+	if err := within("l2_mib", g.L2MiB, 0, limits.MaxL2MiB); err != nil {
 		return err
 	}
 	if g.Profile != nil {
@@ -176,16 +185,16 @@ func (p *Profile) validate() *FieldError {
 	if err := p.AllReduce.validate("allreduce"); err != nil {
 		return err
 	}
-	if err := nonNegative("step_overhead_us", p.StepOverheadUS); err != nil {
+	if err := overhead("step_overhead_us", p.StepOverheadUS); err != nil {
 		return err
 	}
-	if err := nonNegative("per_request_overhead_us", p.PerRequestOverheadUS); err != nil {
+	if err := overhead("per_request_overhead_us", p.PerRequestOverheadUS); err != nil {
 		return err
 	}
-	if err := nonNegative("frontend_latency_us", p.FrontendLatencyUS); err != nil {
+	if err := overhead("frontend_latency_us", p.FrontendLatencyUS); err != nil {
 		return err
 	}
-	if err := nonNegative("per_request_kv_head_us", p.PerRequestKVHeadUS); err != nil {
+	if err := overhead("per_request_kv_head_us", p.PerRequestKVHeadUS); err != nil {
 		return err
 	}
 	if !(p.ServingComputeEfficiency >= 0 && p.ServingComputeEfficiency <= 1) {
@@ -194,17 +203,17 @@ func (p *Profile) validate() *FieldError {
 	if !(p.ServingAllReduceEfficiency >= 0 && p.ServingAllReduceEfficiency <= 1) {
 		return fieldErr("serving_allreduce_efficiency", "must be in [0, 1] (0 means 1)")
 	}
-	if err := nonNegative("host_step_us", p.HostStepUS); err != nil {
+	if err := overhead("host_step_us", p.HostStepUS); err != nil {
 		return err
 	}
-	if err := nonNegative("host_per_request_us", p.HostPerRequestUS); err != nil {
+	if err := overhead("host_per_request_us", p.HostPerRequestUS); err != nil {
 		return err
 	}
-	if p.GraphCaptureMaxTokens < 0 {
-		return fieldErr("graph_capture_max_tokens", "must be >= 0")
+	if err := limits.IntAtMost(p.GraphCaptureMaxTokens, limits.MaxGraphCaptureTokens); err != nil {
+		return fieldErr("graph_capture_max_tokens", err.Error())
 	}
-	if p.GraphMaxTokens < 0 {
-		return fieldErr("graph_max_tokens", "must be >= 0")
+	if err := limits.IntAtMost(p.GraphMaxTokens, limits.MaxGraphCaptureTokens); err != nil {
+		return fieldErr("graph_max_tokens", err.Error())
 	}
 	if !(p.GraphLaunchFactor >= 0 && p.GraphLaunchFactor <= 1) {
 		return fieldErr("graph_launch_factor", "must be in [0, 1]")
@@ -222,17 +231,17 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := o.Memory.validate(prefix + ".memory"); err != nil {
 		return err
 	}
-	if err := nonNegative(prefix+".launch_us", o.LaunchUS); err != nil {
+	if err := overhead(prefix+".launch_us", o.LaunchUS); err != nil {
 		return err
 	}
-	if err := nonNegative(prefix+".per_seq_head_us", o.PerSeqHeadUS); err != nil {
+	if err := overhead(prefix+".per_seq_head_us", o.PerSeqHeadUS); err != nil {
 		return err
 	}
-	if o.TileM < 0 {
-		return fieldErr(prefix+".tile_m", "must be >= 0")
+	if err := limits.IntAtMost(o.TileM, 1<<16); err != nil {
+		return fieldErr(prefix+".tile_m", err.Error())
 	}
-	if o.TileN < 0 {
-		return fieldErr(prefix+".tile_n", "must be >= 0")
+	if err := limits.IntAtMost(o.TileN, 1<<16); err != nil {
+		return fieldErr(prefix+".tile_n", err.Error())
 	}
 	if (o.TileM > 0) != (o.TileN > 0) {
 		return fieldErr(prefix+".tile_n", "tile_m and tile_n must both be set or both be 0")
@@ -261,15 +270,18 @@ func (c Curve) validate(prefix string) *FieldError {
 	if !(c.Max > 0 && c.Max <= 1) {
 		return fieldErr(prefix+".max", "must be in (0, 1]")
 	}
+	if err := within(prefix+".exp", c.Exp, 0, limits.MaxCurveExp); err != nil {
+		return err
+	}
 	return nonNegative(prefix+".half", c.Half)
 }
 
 func (a AllReduce) validate(prefix string) *FieldError {
-	if err := nonNegative(prefix+".latency_us", a.LatencyUS); err != nil {
+	if err := overhead(prefix+".latency_us", a.LatencyUS); err != nil {
 		return err
 	}
 	// 0 is allowed: the bus bandwidth then comes from the GPU's interconnect.
-	if err := nonNegative(prefix+".bus_bandwidth_gbps", a.BusBandwidthGBps); err != nil {
+	if err := within(prefix+".bus_bandwidth_gbps", a.BusBandwidthGBps, 0, limits.MaxBandwidthGBps); err != nil {
 		return err
 	}
 	ns := make([]int, 0, len(a.ByGPUs))
@@ -283,20 +295,20 @@ func (a AllReduce) validate(prefix string) *FieldError {
 		if n < 2 {
 			return fieldErr(p, "GPU count must be >= 2")
 		}
-		if err := nonNegative(p+".latency_us", pt.LatencyUS); err != nil {
+		if err := overhead(p+".latency_us", pt.LatencyUS); err != nil {
 			return err
 		}
-		if err := positive(p+".bus_bandwidth_gbps", pt.BusBandwidthGBps); err != nil {
+		if err := within(p+".bus_bandwidth_gbps", pt.BusBandwidthGBps, 1e-3, limits.MaxBandwidthGBps); err != nil {
 			return err
 		}
 		if err := nonNegative(p+".switch_bytes", pt.SwitchBytes); err != nil {
 			return err
 		}
 		if pt.SwitchBytes > 0 {
-			if err := nonNegative(p+".large_latency_us", pt.LargeLatencyUS); err != nil {
+			if err := overhead(p+".large_latency_us", pt.LargeLatencyUS); err != nil {
 				return err
 			}
-			if err := positive(p+".large_bus_bandwidth_gbps", pt.LargeBusBandwidthGBps); err != nil {
+			if err := within(p+".large_bus_bandwidth_gbps", pt.LargeBusBandwidthGBps, 1e-3, limits.MaxBandwidthGBps); err != nil {
 				return err
 			}
 		} else if pt.LargeLatencyUS != 0 || pt.LargeBusBandwidthGBps != 0 {

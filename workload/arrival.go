@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/internal/registry"
 )
 
@@ -148,8 +149,8 @@ func drawPoisson(p *arrivalProcess, st *stageNS) float64 {
 }
 
 func checkGammaCV(a *Arrival, path string) error {
-	if !(a.CV > 0) || math.IsInf(a.CV, 0) {
-		return fmt.Errorf("%s.cv: must be > 0 for process gamma", path)
+	if err := limits.FloatIn(a.CV, limits.MinCV, limits.MaxCV); err != nil {
+		return fmt.Errorf("%s.cv: %w for process gamma", path, err)
 	}
 	return nil
 }

@@ -142,7 +142,7 @@ func TestArrivalRegistry(t *testing.T) {
 		{Arrival{Process: "bursty", Rate: 1, NumRequests: 1}, `a.process: unknown process "bursty" (want poisson, constant or gamma)`},
 		{Arrival{Rate: 1, NumRequests: 1}, `a.process: required (poisson, constant or gamma)`},
 		{Arrival{Process: ProcessPoisson, CV: 1, Rate: 1, NumRequests: 1}, `a.cv: only used by process gamma`},
-		{Arrival{Process: ProcessGamma, Rate: 1, NumRequests: 1}, `a.cv: must be > 0 for process gamma`},
+		{Arrival{Process: ProcessGamma, Rate: 1, NumRequests: 1}, `a.cv: must be in [0.001, 1000], got 0 for process gamma`},
 	} {
 		if err := tc.a.validate("a"); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: error %v, want %s", tc.a, err, tc.want)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/scheduler"
 )
 
@@ -99,17 +100,32 @@ func (d *Deployment) Validate() error {
 			return bad(f.key, "must not be empty")
 		}
 	}
-	if d.TP < 1 {
-		return bad("tp", "must be >= 1, got %d", d.TP)
-	}
-	if d.Replicas < 1 {
-		return bad("replicas", "must be >= 1, got %d", d.Replicas)
+	sc := &d.Serving.Config
+	// Ranges (internal/limits); 0 is "derive" for num_gpu_blocks and
+	// max_model_len, "no cap" for long_prefill_token_threshold and "the
+	// profile's" for max_cudagraph_capture_size.
+	for _, f := range []struct {
+		key       string
+		v, lo, hi int
+	}{
+		{"tp", d.TP, 1, limits.MaxTP},
+		{"replicas", d.Replicas, 1, limits.MaxReplicas},
+		{"serving.max_num_seqs", sc.MaxNumSeqs, 1, limits.MaxNumSeqs},
+		{"serving.max_num_batched_tokens", sc.MaxNumBatchedTokens, 1, limits.MaxBatchedTokens},
+		{"serving.num_gpu_blocks", sc.NumGPUBlocks, 0, limits.MaxKVBlocks},
+		{"serving.max_model_len", sc.MaxModelLen, 0, limits.MaxTokens},
+		{"serving.long_prefill_token_threshold", sc.LongPrefillTokenThreshold, 0, limits.MaxTokens},
+		{"serving.max_cudagraph_capture_size", d.Serving.MaxCUDAGraphCaptureSize, 0, limits.MaxGraphCaptureTokens},
+	} {
+		if err := limits.IntIn(f.v, f.lo, f.hi); err != nil {
+			return bad(f.key, "%s", err)
+		}
 	}
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad("serving.gpu_memory_utilization", "must be in (0, 1], got %g", u)
 	}
-	if d.Serving.MaxCUDAGraphCaptureSize < 0 {
-		return bad("serving.max_cudagraph_capture_size", "must be >= 0, got %d", d.Serving.MaxCUDAGraphCaptureSize)
+	if total := d.Replicas * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
+		return bad("replicas", "%d replicas x %d KV blocks = %d blocks held in memory; at most %d", d.Replicas, sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)
 	}
 	if err := d.Serving.Config.ValidateSettings(); err != nil {
 		var fe *scheduler.FieldError

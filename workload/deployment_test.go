@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -31,15 +32,24 @@ func TestDeploymentValidate(t *testing.T) {
 		{"empty model", func(d *Deployment) { d.Model = " " }, "model", "must not be empty"},
 		{"empty gpu", func(d *Deployment) { d.GPU = "" }, "gpu", "must not be empty"},
 		{"empty router", func(d *Deployment) { d.Router = "" }, "router", "must not be empty"},
-		{"tp 0", func(d *Deployment) { d.TP = 0 }, "tp", "must be >= 1, got 0"},
-		{"replicas 0", func(d *Deployment) { d.Replicas = 0 }, "replicas", "must be >= 1, got 0"},
+		{"tp 0", func(d *Deployment) { d.TP = 0 }, "tp", "must be in [1, 1024], got 0"},
+		{"replicas 0", func(d *Deployment) { d.Replicas = 0 }, "replicas", "must be in [1, 4096], got 0"},
 		{"utilization 0", func(d *Deployment) { d.Serving.GPUMemoryUtilization = 0 }, "serving.gpu_memory_utilization", "must be in (0, 1], got 0"},
 		{"utilization above 1", func(d *Deployment) { d.Serving.GPUMemoryUtilization = 1.01 }, "serving.gpu_memory_utilization", "must be in (0, 1], got 1.01"},
 		{"block size 3", func(d *Deployment) { d.Serving.BlockSize = 3 }, "serving.block_size", "must be one of 1, 2, 4, 8, 16, 32, 64, 128 (got 3)"},
 		{"block size 256", func(d *Deployment) { d.Serving.BlockSize = 256 }, "serving.block_size", "must be one of"},
-		{"seqs 0", func(d *Deployment) { d.Serving.MaxNumSeqs = 0 }, "serving.max_num_seqs", "must be > 0 (got 0)"},
-		{"negative blocks", func(d *Deployment) { d.Serving.NumGPUBlocks = -1 }, "serving.num_gpu_blocks", "must be > 0 (got -1)"},
-		{"negative model length", func(d *Deployment) { d.Serving.MaxModelLen = -1 }, "serving.max_model_len", "must be > 0 (got -1)"},
+		{"seqs 0", func(d *Deployment) { d.Serving.MaxNumSeqs = 0 }, "serving.max_num_seqs", "must be in [1, 1048576], got 0"},
+		{"negative blocks", func(d *Deployment) { d.Serving.NumGPUBlocks = -1 }, "serving.num_gpu_blocks", "must be in [0, 33554432], got -1"},
+		{"negative model length", func(d *Deployment) { d.Serving.MaxModelLen = -1 }, "serving.max_model_len", "must be in [0, 2147483647], got -1"},
+		{"tp 2000", func(d *Deployment) { d.TP = 2000 }, "tp", "must be in [1, 1024], got 2000"},
+		{"replicas 100000", func(d *Deployment) { d.Replicas = 100000 }, "replicas", "must be in [1, 4096], got 100000"},
+		{"blocks 2e9", func(d *Deployment) { d.Serving.NumGPUBlocks = 2_000_000_000 }, "serving.num_gpu_blocks", "must be in [0, 33554432], got 2000000000"},
+		{"replicas x blocks", func(d *Deployment) { d.Replicas, d.Serving.NumGPUBlocks = 4096, 1<<20 }, "replicas", "blocks held in memory; at most 67108864"},
+		{"batched tokens 2^30", func(d *Deployment) { d.Serving.MaxNumBatchedTokens = 1 << 30 }, "serving.max_num_batched_tokens", "must be in [1, 16777216]"},
+		{"model length 2^40", func(d *Deployment) { d.Serving.MaxModelLen = 1 << 40 }, "serving.max_model_len", "must be in [0, 2147483647]"},
+		{"threshold 2^40", func(d *Deployment) { d.Serving.LongPrefillTokenThreshold = 1 << 40 }, "serving.long_prefill_token_threshold", "must be in [0, 2147483647]"},
+		{"graph capture 2^30", func(d *Deployment) { d.Serving.MaxCUDAGraphCaptureSize = 1 << 30 }, "serving.max_cudagraph_capture_size", "must be in [0, 1048576]"},
+		{"utilization NaN", func(d *Deployment) { d.Serving.GPUMemoryUtilization = math.NaN() }, "serving.gpu_memory_utilization", "must be in (0, 1]"},
 		{"threshold without chunking", func(d *Deployment) {
 			d.Serving.EnableChunkedPrefill, d.Serving.LongPrefillTokenThreshold = false, 64
 		}, "serving.long_prefill_token_threshold", "requires enable_chunked_prefill"},

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/roofsim/roofsim/internal/heapq"
+	"github.com/roofsim/roofsim/internal/limits"
 )
 
 // Generator produces the request stream of a workload deterministically from a seed.
@@ -28,6 +29,8 @@ type Generator struct {
 	cutoffNS    int64 // global cut-off (exclusive); math.MaxInt64 when none
 	total       int
 	totalKnown  bool
+	maxRequests uint64 // 0 = no cap (SetMaxRequests)
+	exceeded    bool
 
 	trace    *Trace
 	tracePos int
@@ -112,14 +115,14 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 		cg := &g.clients[i]
 		cg.spec = c
 		cg.index = i
-		cg.prompt = newSampler(&c.PromptTokens)
-		cg.output = newSampler(&c.OutputTokens)
+		cg.prompt = newSampler(&c.PromptTokens, limits.MaxTokens)
+		cg.output = newSampler(&c.OutputTokens, limits.MaxTokens)
 		cg.promptRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamPrompt)))
 		cg.outputRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamOutput)))
 		cg.prefixRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamPrefix)))
 		cg.turnsRng = rand.New(rand.NewPCG(streamSeeds(seed, i, streamTurns)))
 		if c.Session != nil {
-			cg.turns = newSampler(&c.Session.Turns)
+			cg.turns = newSampler(&c.Session.Turns, limits.MaxTurns)
 		}
 		if c.Prefix != nil {
 			cg.prefixTokens = c.Prefix.Tokens
@@ -186,6 +189,27 @@ func (g *Generator) Totals() (requests int, known bool) {
 	return g.total, true
 }
 
+// SetMaxRequests caps the requests the generator produces at n (0: no cap). Once n
+// requests exist, NextArrival and OnComplete return none and Exceeded reports true:
+// a random workload (a bursty gamma process, a duration-bounded closed loop) that
+// turns out far larger than expected stops instead of running for hours.
+func (g *Generator) SetMaxRequests(n int) {
+	g.maxRequests = uint64(max(n, 0))
+}
+
+// Exceeded reports whether the generator withheld a request because of the cap set by
+// SetMaxRequests.
+func (g *Generator) Exceeded() bool { return g.exceeded }
+
+// capped withholds r, when ok, if it is past the cap (request IDs count from 0).
+func (g *Generator) capped(r Request, ok bool) (Request, bool) {
+	if ok && g.maxRequests > 0 && r.ID >= g.maxRequests {
+		g.exceeded = true
+		return Request{}, false
+	}
+	return r, ok
+}
+
 // advance computes the client's next known arrival into cg.nextNS; false when none.
 func (g *Generator) advance(cg *clientGen) bool {
 	if cg.spec.Arrival != nil {
@@ -222,6 +246,10 @@ func (g *Generator) advance(cg *clientGen) bool {
 // O(log clients); it does not allocate for poisson or constant clients without sessions
 // (gamma draws allocate inside gonum).
 func (g *Generator) NextArrival() (Request, bool) {
+	return g.capped(g.nextArrival())
+}
+
+func (g *Generator) nextArrival() (Request, bool) {
 	if g.trace != nil {
 		return g.nextTraceArrival()
 	}
@@ -251,6 +279,10 @@ func (g *Generator) NextArrival() (Request, bool) {
 // loop would loop at one instant; engines should not reject all requests at time t with
 // no progress.
 func (g *Generator) OnComplete(r Request, finishNS int64) (Request, bool) {
+	return g.capped(g.onComplete(r, finishNS))
+}
+
+func (g *Generator) onComplete(r Request, finishNS int64) (Request, bool) {
 	if g.trace != nil || r.Client < 0 || r.Client >= len(g.clients) {
 		return Request{}, false
 	}

@@ -566,3 +566,61 @@ clients:
 		t.Fatalf("random ramp looks even: %d of 50 starts on the even grid", evenly)
 	}
 }
+
+// TestMaxRequestsCap: a cap at the exact count lets every request through and is not
+// reported; a lower cap stops generation there and is.
+func TestMaxRequestsCap(t *testing.T) {
+	sp := &Spec{Clients: []Client{{Name: "a", Concurrency: 2, NumRequests: 10,
+		PromptTokens: LengthDist{Dist: DistConstant, Value: 5}, OutputTokens: LengthDist{Dist: DistConstant, Value: 5}}}}
+	for _, tc := range []struct{ cap, want int }{{0, 10}, {10, 10}, {100, 10}, {4, 4}} {
+		g, err := NewGenerator(sp, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetMaxRequests(tc.cap)
+		var pending []Request
+		n := 0
+		for {
+			r, ok := g.NextArrival()
+			if !ok {
+				break
+			}
+			pending = append(pending, r)
+		}
+		for len(pending) > 0 {
+			r := pending[0]
+			pending = pending[1:]
+			n++
+			if f, ok := g.OnComplete(r, r.ArrivalNS+1); ok {
+				pending = append(pending, f)
+			}
+		}
+		if n != tc.want || g.Exceeded() != (tc.want < 10) {
+			t.Errorf("cap %d: %d requests, exceeded %v; want %d, %v", tc.cap, n, g.Exceeded(), tc.want, tc.want < 10)
+		}
+	}
+}
+
+// TestEstimateRequests: counts, windows, stages, the global cut-off and session turns.
+func TestEstimateRequests(t *testing.T) {
+	c := func(a *Arrival) Client {
+		return Client{Arrival: a, PromptTokens: LengthDist{Dist: DistConstant, Value: 1}, OutputTokens: LengthDist{Dist: DistConstant, Value: 1}}
+	}
+	sp := &Spec{Clients: []Client{
+		c(&Arrival{Rate: 10, NumRequests: 100}),
+		c(&Arrival{Rate: 10, Duration: Duration(20e9)}),
+		c(&Arrival{Stages: []Stage{{Rate: 1, Duration: Duration(10e9)}, {Rate: 100, Duration: Duration(10e9)}}}),
+	}}
+	if got := sp.EstimateRequests(); got != 100+200+1010 {
+		t.Errorf("estimate %g, want 1310", got)
+	}
+	sp.Duration = Duration(5e9) // cut-off at 5 s
+	if got := sp.EstimateRequests(); got != 50+50+5 {
+		t.Errorf("cut estimate %g, want 105", got)
+	}
+	sp = &Spec{Clients: []Client{c(&Arrival{Rate: 1, NumRequests: 7})}}
+	sp.Clients[0].Session = &Session{Turns: LengthDist{Dist: DistUniform, Min: 2, Max: 4}}
+	if got := sp.EstimateRequests(); got != 21 {
+		t.Errorf("session estimate %g, want 21", got)
+	}
+}

@@ -8,8 +8,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/limits"
 )
 
 // Names of the length distributions accepted in LengthDist.Dist.
@@ -57,14 +60,26 @@ type LengthDist struct {
 	empirical *empiricalTable
 }
 
+// maxEmpiricalValues bounds the lines of an empirical table.
+const maxEmpiricalValues = 1 << 24
+
 // empiricalTable is a discrete distribution: values with cumulative weights.
 type empiricalTable struct {
 	values []int
 	cum    []float64 // cum[i] = sum of weights of values[0..i]
 }
 
-// validate checks the parameters of d; path names the field in errors.
-func (d *LengthDist) validate(path string) error {
+// validate checks the parameters of d against the range [1, hi] of its samples (every
+// value, bound and mean must lie in it; std in [0, hi]); path names the field in
+// errors. The sampler and the empirical table take the same hi (limits.MaxTokens for
+// token counts, limits.MaxTurns for session turns).
+func (d *LengthDist) validate(path string, hi int) error {
+	inRange := func(field string, v, lo int) error {
+		if err := limits.IntIn(v, lo, hi); err != nil {
+			return fmt.Errorf("%s.%s: %w", path, field, err)
+		}
+		return nil
+	}
 	unused := func(field string, set bool) error {
 		if set {
 			return fmt.Errorf("%s.%s: not used by dist %s", path, field, d.Dist)
@@ -72,11 +87,11 @@ func (d *LengthDist) validate(path string) error {
 		return nil
 	}
 	checkBounds := func() error {
-		if d.Min < 0 {
-			return fmt.Errorf("%s.min: must be >= 0 (0 = unbounded)", path)
+		if err := inRange("min", d.Min, 0); err != nil {
+			return fmt.Errorf("%w (0 = unbounded)", err)
 		}
-		if d.Max < 0 {
-			return fmt.Errorf("%s.max: must be >= 1 (0 = unbounded)", path)
+		if err := inRange("max", d.Max, 0); err != nil {
+			return fmt.Errorf("%w (0 = unbounded)", err)
 		}
 		if d.Max > 0 && d.Min > d.Max {
 			return fmt.Errorf("%s.min: must be <= max (%d > %d)", path, d.Min, d.Max)
@@ -84,32 +99,35 @@ func (d *LengthDist) validate(path string) error {
 		return nil
 	}
 	checkMean := func() error {
-		if !(d.Mean > 0) || math.IsInf(d.Mean, 0) {
-			return fmt.Errorf("%s.mean: must be > 0 and finite", path)
+		if err := limits.FloatIn(d.Mean, 1, float64(hi)); err != nil {
+			return fmt.Errorf("%s.mean: %w", path, err)
 		}
 		return nil
 	}
 	var errs []error
 	switch d.Dist {
 	case DistConstant:
-		if d.Value < 1 {
-			return fmt.Errorf("%s.value: must be >= 1", path)
+		if err := inRange("value", d.Value, 1); err != nil {
+			return err
 		}
 		errs = append(errs, unused("min", d.Min != 0), unused("max", d.Max != 0),
 			unused("mean", d.Mean != 0), unused("std", d.Std != 0), unused("file", d.File != ""))
 	case DistUniform:
-		if d.Min < 1 {
-			return fmt.Errorf("%s.min: must be >= 1", path)
+		if err := inRange("min", d.Min, 1); err != nil {
+			return err
 		}
 		if d.Max < d.Min {
 			return fmt.Errorf("%s.max: must be >= min (%d < %d)", path, d.Max, d.Min)
+		}
+		if err := inRange("max", d.Max, 1); err != nil {
+			return err
 		}
 		errs = append(errs, unused("value", d.Value != 0), unused("mean", d.Mean != 0),
 			unused("std", d.Std != 0), unused("file", d.File != ""))
 	case DistNormal, DistLognormal:
 		errs = append(errs, checkMean())
-		if !(d.Std >= 0) || math.IsInf(d.Std, 0) {
-			errs = append(errs, fmt.Errorf("%s.std: must be >= 0 and finite", path))
+		if err := limits.FloatIn(d.Std, 0, float64(hi)); err != nil {
+			errs = append(errs, fmt.Errorf("%s.std: %w", path, err))
 		}
 		errs = append(errs, checkBounds(), unused("value", d.Value != 0), unused("file", d.File != ""))
 	case DistExponential:
@@ -134,9 +152,50 @@ func (d *LengthDist) validate(path string) error {
 	return nil
 }
 
+// upper is the largest value a sample of the validated d can take; hi when the
+// distribution is unbounded above.
+func (d *LengthDist) upper(hi int) int {
+	switch d.Dist {
+	case DistConstant:
+		return d.Value
+	case DistUniform:
+		return d.Max
+	case DistEmpirical:
+		if d.empirical != nil {
+			return slices.Max(d.empirical.values)
+		}
+		return hi
+	}
+	if d.Max > 0 {
+		return d.Max
+	}
+	return hi
+}
+
+// mean is the expected sample of the validated (and loaded) d, ignoring truncation.
+func (d *LengthDist) mean() float64 {
+	switch d.Dist {
+	case DistConstant:
+		return float64(d.Value)
+	case DistUniform:
+		return (float64(d.Min) + float64(d.Max)) / 2
+	case DistEmpirical:
+		if t := d.empirical; t != nil {
+			sum, prev := 0.0, 0.0
+			for i, v := range t.values {
+				sum += float64(v) * (t.cum[i] - prev)
+				prev = t.cum[i]
+			}
+			return sum / prev
+		}
+		return 1
+	}
+	return math.Max(d.Mean, 1)
+}
+
 // load reads the table of an empirical distribution (a no-op otherwise or when already
-// loaded). A relative File is resolved against baseDir.
-func (d *LengthDist) load(baseDir, path string) error {
+// loaded). A relative File is resolved against baseDir; values must lie in [1, hi].
+func (d *LengthDist) load(baseDir, path string, hi int) error {
 	if d.Dist != DistEmpirical || d.empirical != nil {
 		return nil
 	}
@@ -148,7 +207,7 @@ func (d *LengthDist) load(baseDir, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s.file: %v", path, err)
 	}
-	t, err := parseEmpirical(data, file)
+	t, err := parseEmpirical(data, file, hi)
 	if err != nil {
 		return fmt.Errorf("%s.file: %v", path, err)
 	}
@@ -156,8 +215,9 @@ func (d *LengthDist) load(baseDir, path string) error {
 	return nil
 }
 
-// parseEmpirical parses "value" or "value,weight" lines; errors carry file:line.
-func parseEmpirical(data []byte, file string) (*empiricalTable, error) {
+// parseEmpirical parses "value" or "value,weight" lines, values in [1, hi], weights
+// finite and > 0 with a finite sum; errors carry file:line.
+func parseEmpirical(data []byte, file string, hi int) (*empiricalTable, error) {
 	t := &empiricalTable{}
 	total := 0.0
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -170,8 +230,8 @@ func parseEmpirical(data []byte, file string) (*empiricalTable, error) {
 		}
 		valStr, wStr, hasW := strings.Cut(s, ",")
 		v, err := strconv.Atoi(strings.TrimSpace(valStr))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%s:%d: value %q: must be an integer >= 1", file, line, strings.TrimSpace(valStr))
+		if err != nil || v < 1 || v > hi {
+			return nil, fmt.Errorf("%s:%d: value %q: must be an integer in [1, %d]", file, line, strings.TrimSpace(valStr), hi)
 		}
 		w := 1.0
 		if hasW {
@@ -181,6 +241,12 @@ func parseEmpirical(data []byte, file string) (*empiricalTable, error) {
 			}
 		}
 		total += w
+		if math.IsInf(total, 0) {
+			return nil, fmt.Errorf("%s:%d: weight %q: the weights' sum overflows; scale them down", file, line, strings.TrimSpace(wStr))
+		}
+		if len(t.values) == maxEmpiricalValues {
+			return nil, fmt.Errorf("%s:%d: more than %d values", file, line, maxEmpiricalValues)
+		}
 		t.values = append(t.values, v)
 		t.cum = append(t.cum, total)
 	}
@@ -204,10 +270,11 @@ type sampler struct {
 	emp       *empiricalTable
 }
 
-// newSampler prepares d for sampling. d must be valid (and loaded, if empirical).
-func newSampler(d *LengthDist) sampler {
+// newSampler prepares d for sampling, with samples in [1, hi]. d must be valid (and
+// loaded, if empirical).
+func newSampler(d *LengthDist, hi int) sampler {
 	s := sampler{kind: d.Dist, value: d.Value, mean: d.Mean, std: d.Std, emp: d.empirical}
-	s.lo, s.hi = max(d.Min, 1), math.MaxInt32
+	s.lo, s.hi = max(d.Min, 1), hi
 	if d.Max > 0 {
 		s.hi = d.Max
 	}
@@ -256,6 +323,9 @@ func (s *sampler) sample(r *rand.Rand) int {
 		if x >= float64(s.lo) && x <= float64(s.hi) {
 			return int(x)
 		}
+	}
+	if math.IsNaN(x) {
+		return s.lo
 	}
 	return int(math.Min(math.Max(x, float64(s.lo)), float64(s.hi)))
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/roofsim/roofsim/internal/limits"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,10 +12,10 @@ import (
 // drawLengths samples n lengths from d with a fixed stream.
 func drawLengths(t *testing.T, d LengthDist, n int) []float64 {
 	t.Helper()
-	if err := d.validate("d"); err != nil {
+	if err := d.validate("d", limits.MaxTokens); err != nil {
 		t.Fatal(err)
 	}
-	s := newSampler(&d)
+	s := newSampler(&d, limits.MaxTokens)
 	r := rand.New(rand.NewPCG(1, 2))
 	xs := make([]float64, n)
 	for i := range xs {
@@ -95,7 +96,7 @@ func TestLengthTruncation(t *testing.T) {
 }
 
 func TestEmpiricalWeights(t *testing.T) {
-	tab, err := parseEmpirical([]byte("10,1\n20,3\n# comment\n\n30\n"), "e.txt")
+	tab, err := parseEmpirical([]byte("10,1\n20,3\n# comment\n\n30\n"), "e.txt", limits.MaxTokens)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package workload
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // TotalRate returns the summed mean rate of the open-loop clients in requests per second
 // (sessions per second for session clients). A staged client contributes its
@@ -80,4 +83,51 @@ func (s *Spec) clone() *Spec {
 		}
 	}
 	return &c
+}
+
+// EstimateRequests returns the expected number of requests the spec's clients generate
+// (session turns included): exact for count-bounded clients with constant turns, the
+// mean rate times the time window for time-bounded open-loop clients. Closed-loop clients
+// bounded by a duration depend on the server's speed; they count their concurrency
+// (one request each), so the estimate is a lower bound for them. A trace spec returns 0.
+// The global cut-off (Duration) shortens open-loop windows. O(clients + stages).
+func (s *Spec) EstimateRequests() float64 {
+	total := 0.0
+	cut := s.Duration.Seconds()
+	window := func(start, end float64) float64 {
+		if cut > 0 {
+			end = math.Min(end, cut)
+		}
+		return math.Max(end-start, 0)
+	}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		turns := 1.0
+		if c.Session != nil {
+			turns = c.Session.Turns.mean()
+		}
+		var n float64
+		switch a := c.Arrival; {
+		case a == nil && c.NumRequests > 0:
+			n = float64(c.NumRequests)
+		case a == nil:
+			n = float64(c.Concurrency)
+		case a.NumRequests > 0:
+			n = float64(a.NumRequests)
+			if cut > 0 {
+				n = math.Min(n, a.Rate*cut)
+			}
+		case a.Duration > 0:
+			n = a.Rate * window(0, a.Duration.Seconds())
+		default:
+			start := 0.0
+			for _, st := range a.Stages {
+				end := start + st.Duration.Seconds()
+				n += st.Rate * window(start, end)
+				start = end
+			}
+		}
+		total += n * turns
+	}
+	return total
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/roofsim/roofsim/internal/limits"
 	"io"
 	"math"
 	"os"
@@ -114,10 +115,12 @@ func (b *traceBuilder) add(r rawRow, line int, where string) error {
 	switch {
 	case !(r.arrivalS >= 0) || r.arrivalS > 1e9: // 1e9 s keeps nanoseconds within int64
 		return fmt.Errorf("%s: %s: must be a number in [0, 1e9] (got %v)", where, colArrival, r.arrivalS)
-	case r.prompt < 1 || r.prompt > math.MaxInt32:
-		return fmt.Errorf("%s: %s: must be >= 1 (got %d)", where, colPrompt, r.prompt)
-	case r.output < 1 || r.output > math.MaxInt32:
-		return fmt.Errorf("%s: %s: must be >= 1 (got %d)", where, colOutput, r.output)
+	case r.prompt < 1 || r.prompt > limits.MaxTokens:
+		return fmt.Errorf("%s: %s: %w", where, colPrompt, limits.IntIn(int(r.prompt), 1, limits.MaxTokens))
+	case r.output < 1 || r.output > limits.MaxTokens:
+		return fmt.Errorf("%s: %s: %w", where, colOutput, limits.IntIn(int(r.output), 1, limits.MaxTokens))
+	case len(b.tr.Rows) >= limits.MaxRequests:
+		return fmt.Errorf("%s: more than %d rows", where, limits.MaxRequests)
 	case r.prefixID != "" && !r.hasPrefixTok:
 		return fmt.Errorf("%s: %s: required with %s", where, colPrefixTokens, colPrefixID)
 	case r.prefixID == "" && r.hasPrefixTok:

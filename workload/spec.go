@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
@@ -215,8 +216,8 @@ func (s *Spec) ValidateSettings() error {
 	if err := s.Deployment.Validate(); err != nil {
 		return err
 	}
-	if s.Duration < 0 {
-		return &FieldError{Key: "duration", Reason: "must not be negative"}
+	if err := limits.SecondsAtMost(s.Duration.Seconds()); err != nil {
+		return &FieldError{Key: "duration", Reason: err.Error()}
 	}
 	return nil
 }
@@ -226,8 +227,8 @@ func (s *Spec) ValidateSettings() error {
 // expects ApplyDefaults to have run (client names must be non-empty). It does no I/O.
 // The deployment settings are checked by Deployment.Validate, which Parse also runs.
 func (s *Spec) Validate() error {
-	if s.Duration < 0 {
-		return errors.New("duration: must not be negative")
+	if err := limits.SecondsAtMost(s.Duration.Seconds()); err != nil {
+		return fmt.Errorf("duration: %w", err)
 	}
 	switch {
 	case s.Trace != "" && len(s.Clients) > 0:
@@ -255,6 +256,10 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
+// maxRandomRamp bounds the concurrency of a client with ramp_up_random, whose start
+// times are drawn and sorted up front (8 bytes each).
+const maxRandomRamp = 1 << 20
+
 // validate checks one client.
 func (c *Client) validate(path string) error {
 	switch {
@@ -262,8 +267,11 @@ func (c *Client) validate(path string) error {
 		return fmt.Errorf("%s.concurrency: a client is open loop (arrival) or closed loop (concurrency), not both", path)
 	case c.Arrival == nil && c.Concurrency == 0:
 		return fmt.Errorf("%s: needs an arrival block (open loop) or concurrency (closed loop)", path)
-	case c.Concurrency < 0:
-		return fmt.Errorf("%s.concurrency: must be > 0", path)
+	case c.Concurrency < 0 || c.Concurrency > limits.MaxRequests:
+		return fmt.Errorf("%s.concurrency: %w", path, limits.IntIn(c.Concurrency, 1, limits.MaxRequests))
+	}
+	if err := limits.IntIn(c.Priority, math.MinInt32, math.MaxInt32); err != nil {
+		return fmt.Errorf("%s.priority: %w", path, err)
 	}
 	if c.Arrival != nil {
 		switch {
@@ -282,8 +290,8 @@ func (c *Client) validate(path string) error {
 			return err
 		}
 	} else {
-		if c.NumRequests < 0 {
-			return fmt.Errorf("%s.num_requests: must be > 0", path)
+		if c.NumRequests < 0 || c.NumRequests > limits.MaxRequests {
+			return fmt.Errorf("%s.num_requests: %w", path, limits.IntIn(c.NumRequests, 1, limits.MaxRequests))
 		}
 		if c.Duration < 0 {
 			return fmt.Errorf("%s.duration: must be > 0", path)
@@ -291,33 +299,48 @@ func (c *Client) validate(path string) error {
 		if (c.NumRequests > 0) == (c.Duration > 0) {
 			return fmt.Errorf("%s: exactly one of num_requests and duration is required", path)
 		}
-		if c.ThinkTime < 0 {
-			return fmt.Errorf("%s.think_time: must not be negative", path)
+		for _, f := range []struct {
+			key string
+			d   Duration
+		}{{"duration", c.Duration}, {"think_time", c.ThinkTime}, {"ramp_up", c.RampUp}} {
+			if err := limits.SecondsAtMost(f.d.Seconds()); err != nil {
+				return fmt.Errorf("%s.%s: %w", path, f.key, err)
+			}
 		}
-		if c.RampUp < 0 {
-			return fmt.Errorf("%s.ramp_up: must not be negative", path)
+		if c.RampUpRandom && c.Concurrency > maxRandomRamp {
+			return fmt.Errorf("%s.ramp_up_random: at most %d clients draw random start times (concurrency %d); use an even ramp_up", path, maxRandomRamp, c.Concurrency)
+		}
+		// Each user sends its requests one after the other, think time apart.
+		if c.NumRequests > 0 && c.Concurrency > 0 {
+			perUser := (c.NumRequests + c.Concurrency - 1) / c.Concurrency
+			if span := float64(perUser) * c.ThinkTime.Seconds(); span > limits.MaxSimSeconds {
+				return fmt.Errorf("%s.think_time: %d requests per user x %s spans %.3g s of simulated time; at most %g s", path, perUser, c.ThinkTime, span, limits.MaxSimSeconds)
+			}
 		}
 	}
 	if c.Prefix != nil {
-		if c.Prefix.Groups < 1 {
-			return fmt.Errorf("%s.prefix.groups: must be >= 1", path)
+		if err := limits.IntIn(c.Prefix.Groups, 1, limits.MaxPrefixGroups); err != nil {
+			return fmt.Errorf("%s.prefix.groups: %w", path, err)
 		}
-		if c.Prefix.Tokens < 1 {
-			return fmt.Errorf("%s.prefix.tokens: must be >= 1", path)
+		if err := limits.IntIn(c.Prefix.Tokens, 1, limits.MaxTokens); err != nil {
+			return fmt.Errorf("%s.prefix.tokens: %w", path, err)
 		}
 	}
 	if c.Session != nil {
-		if err := c.Session.Turns.validate(path + ".session.turns"); err != nil {
+		if err := c.Session.Turns.validate(path+".session.turns", limits.MaxTurns); err != nil {
 			return err
 		}
-		if c.Session.ThinkTime < 0 {
-			return fmt.Errorf("%s.session.think_time: must not be negative", path)
+		if err := limits.SecondsAtMost(c.Session.ThinkTime.Seconds()); err != nil {
+			return fmt.Errorf("%s.session.think_time: %w", path, err)
+		}
+		if span := float64(c.Session.Turns.upper(limits.MaxTurns)) * c.Session.ThinkTime.Seconds(); span > limits.MaxSimSeconds {
+			return fmt.Errorf("%s.session.think_time: up to %d turns x %s span %.3g s of simulated time; at most %g s", path, c.Session.Turns.upper(limits.MaxTurns), c.Session.ThinkTime, span, limits.MaxSimSeconds)
 		}
 	}
-	if err := c.PromptTokens.validate(path + ".prompt_tokens"); err != nil {
+	if err := c.PromptTokens.validate(path+".prompt_tokens", limits.MaxTokens); err != nil {
 		return err
 	}
-	return c.OutputTokens.validate(path + ".output_tokens")
+	return c.OutputTokens.validate(path+".output_tokens", limits.MaxTokens)
 }
 
 // validate checks an open-loop arrival process.
@@ -325,11 +348,14 @@ func (a *Arrival) validate(path string) error {
 	if err := a.checkProcess(path); err != nil {
 		return err
 	}
-	if a.NumRequests < 0 {
-		return fmt.Errorf("%s.num_requests: must be > 0", path)
+	if a.NumRequests < 0 || a.NumRequests > limits.MaxRequests {
+		return fmt.Errorf("%s.num_requests: %w", path, limits.IntIn(a.NumRequests, 1, limits.MaxRequests))
 	}
 	if a.Duration < 0 {
 		return fmt.Errorf("%s.duration: must be > 0", path)
+	}
+	if err := limits.SecondsAtMost(a.Duration.Seconds()); err != nil {
+		return fmt.Errorf("%s.duration: %w", path, err)
 	}
 	n := 0
 	for _, set := range []bool{a.NumRequests > 0, a.Duration > 0, len(a.Stages) > 0} {
@@ -344,6 +370,7 @@ func (a *Arrival) validate(path string) error {
 		if a.Rate != 0 {
 			return fmt.Errorf("%s.rate: not used with stages (each stage has its own rate)", path)
 		}
+		total := 0.0
 		for j, st := range a.Stages {
 			if err := CheckRate(st.Rate); err != nil {
 				return fmt.Errorf("%s.stages[%d].rate: %w", path, j, err)
@@ -351,21 +378,28 @@ func (a *Arrival) validate(path string) error {
 			if st.Duration <= 0 {
 				return fmt.Errorf("%s.stages[%d].duration: must be > 0", path, j)
 			}
+			if total += st.Duration.Seconds(); total > limits.MaxSimSeconds {
+				return fmt.Errorf("%s.stages[%d].duration: the stages span more than %g s of simulated time", path, j, limits.MaxSimSeconds)
+			}
 		}
 		return nil
 	}
 	if err := CheckRate(a.Rate); err != nil {
 		return fmt.Errorf("%s.rate: %w", path, err)
 	}
+	if a.NumRequests > 0 {
+		if span := float64(a.NumRequests) / a.Rate; span > limits.MaxSimSeconds {
+			return fmt.Errorf("%s.rate: %d requests at %g req/s span %.3g s of simulated time; at most %g s", path, a.NumRequests, a.Rate, span, limits.MaxSimSeconds)
+		}
+	}
 	return nil
 }
 
-// CheckRate checks an arrival rate in requests per second: it must be finite and > 0.
+// CheckRate checks an arrival rate in requests per second: it must be in
+// [limits.MinRate, limits.MaxRate] (1e-6 to 1e8 req/s). The command line's --rate
+// and the workload file's rates share this check and its message.
 func CheckRate(rate float64) error {
-	if !(rate > 0) || math.IsInf(rate, 0) {
-		return fmt.Errorf("must be > 0, got %g", rate)
-	}
-	return nil
+	return limits.FloatIn(rate, limits.MinRate, limits.MaxRate)
 }
 
 // loadTables loads the empirical length tables of every client.
@@ -373,14 +407,14 @@ func (s *Spec) loadTables() error {
 	for i := range s.Clients {
 		c := &s.Clients[i]
 		path := fmt.Sprintf("clients[%d]", i)
-		if err := c.PromptTokens.load(s.BaseDir, path+".prompt_tokens"); err != nil {
+		if err := c.PromptTokens.load(s.BaseDir, path+".prompt_tokens", limits.MaxTokens); err != nil {
 			return err
 		}
-		if err := c.OutputTokens.load(s.BaseDir, path+".output_tokens"); err != nil {
+		if err := c.OutputTokens.load(s.BaseDir, path+".output_tokens", limits.MaxTokens); err != nil {
 			return err
 		}
 		if c.Session != nil {
-			if err := c.Session.Turns.load(s.BaseDir, path+".session.turns"); err != nil {
+			if err := c.Session.Turns.load(s.BaseDir, path+".session.turns", limits.MaxTurns); err != nil {
 				return err
 			}
 		}

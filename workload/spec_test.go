@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"github.com/roofsim/roofsim/internal/limits"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,12 +125,12 @@ func TestParseErrors(t *testing.T) {
 		{"bad type", "tp: two\n" + client(arr+pt), "line 1"},
 		{"negative duration", "duration: -5s\n" + client(arr+pt), "line 1: duration: duration \"-5s\" must not be negative"},
 		{"bad duration", client("    arrival: {rate: 10, duration: 10}\n" + pt), "clients[0].arrival.duration: invalid duration"},
-		{"negative tp", "tp: -1\n" + client(arr+pt), "tp: must be >= 1"},
-		{"negative replicas", "replicas: -2\n" + client(arr+pt), "replicas: must be >= 1"},
-		{"max_num_seqs", "serving: {max_num_seqs: -1}\n" + client(arr+pt), "serving.max_num_seqs: must be > 0"},
-		{"max_num_batched_tokens", "serving: {max_num_batched_tokens: -1}\n" + client(arr+pt), "serving.max_num_batched_tokens: must be > 0"},
-		{"num_gpu_blocks", "serving: {num_gpu_blocks: -1}\n" + client(arr+pt), "serving.num_gpu_blocks: must be > 0"},
-		{"max_model_len", "serving: {max_model_len: -1}\n" + client(arr+pt), "serving.max_model_len: must be > 0"},
+		{"negative tp", "tp: -1\n" + client(arr+pt), "tp: must be in [1, 1024], got -1"},
+		{"negative replicas", "replicas: -2\n" + client(arr+pt), "replicas: must be in [1, 4096], got -2"},
+		{"max_num_seqs", "serving: {max_num_seqs: -1}\n" + client(arr+pt), "serving.max_num_seqs: must be in [1, 1048576], got -1"},
+		{"max_num_batched_tokens", "serving: {max_num_batched_tokens: -1}\n" + client(arr+pt), "serving.max_num_batched_tokens: must be in [1, 16777216], got -1"},
+		{"num_gpu_blocks", "serving: {num_gpu_blocks: -1}\n" + client(arr+pt), "serving.num_gpu_blocks: must be in [0, 33554432], got -1"},
+		{"max_model_len", "serving: {max_model_len: -1}\n" + client(arr+pt), "serving.max_model_len: must be in [0, 2147483647], got -1"},
 		{"block_size", "serving: {block_size: 24}\n" + client(arr+pt), "serving.block_size: must be one of"},
 		{"gpu_memory_utilization high", "serving: {gpu_memory_utilization: 1.5}\n" + client(arr+pt), "serving.gpu_memory_utilization: must be in (0, 1]"},
 		{"gpu_memory_utilization negative", "serving: {gpu_memory_utilization: -0.1}\n" + client(arr+pt), "serving.gpu_memory_utilization: must be in (0, 1]"},
@@ -140,40 +141,40 @@ func TestParseErrors(t *testing.T) {
 		{"blank name", "clients:\n  - name: ' '\n" + arr + pt, "clients[0].name: must not be empty"},
 		{"open and closed", client(arr + "    concurrency: 4\n" + pt), "clients[0].concurrency: a client is open loop"},
 		{"neither open nor closed", client(pt), "clients[0]: needs an arrival block"},
-		{"negative concurrency", client("    concurrency: -1\n    num_requests: 5\n" + pt), "clients[0].concurrency: must be > 0"},
+		{"negative concurrency", client("    concurrency: -1\n    num_requests: 5\n" + pt), "clients[0].concurrency: must be in [1, 100000000], got -1"},
 		{"closed loop both bounds", client("    concurrency: 2\n    num_requests: 5\n    duration: 10s\n" + pt), "clients[0]: exactly one of num_requests and duration"},
 		{"closed loop no bound", client("    concurrency: 2\n" + pt), "clients[0]: exactly one of num_requests and duration"},
-		{"closed loop negative requests", client("    concurrency: 2\n    num_requests: -5\n" + pt), "clients[0].num_requests: must be > 0"},
+		{"closed loop negative requests", client("    concurrency: 2\n    num_requests: -5\n" + pt), "clients[0].num_requests: must be in [1, 100000000], got -5"},
 		{"open loop client num_requests", client(arr + "    num_requests: 5\n" + pt), "clients[0].num_requests: only for closed-loop clients"},
 		{"open loop client duration", client(arr + "    duration: 5s\n" + pt), "clients[0].duration: only for closed-loop clients"},
 		{"open loop think_time", client(arr + "    think_time: 5s\n" + pt), "clients[0].think_time: only for closed-loop clients"},
-		{"rate zero", client("    arrival: {rate: 0, num_requests: 100}\n" + pt), "clients[0].arrival.rate: must be > 0"},
-		{"rate negative", client("    arrival: {rate: -1, num_requests: 100}\n" + pt), "clients[0].arrival.rate: must be > 0"},
-		{"num_requests negative", client("    arrival: {rate: 1, num_requests: -100}\n" + pt), "clients[0].arrival.num_requests: must be > 0"},
+		{"rate zero", client("    arrival: {rate: 0, num_requests: 100}\n" + pt), "clients[0].arrival.rate: must be in [1e-06, 100000000]"},
+		{"rate negative", client("    arrival: {rate: -1, num_requests: 100}\n" + pt), "clients[0].arrival.rate: must be in [1e-06, 100000000]"},
+		{"num_requests negative", client("    arrival: {rate: 1, num_requests: -100}\n" + pt), "clients[0].arrival.num_requests: must be in [1, 100000000], got -100"},
 		{"no bound", client("    arrival: {rate: 1}\n" + pt), "clients[0].arrival: exactly one of num_requests, duration and stages"},
 		{"two bounds", client("    arrival: {rate: 1, num_requests: 3, duration: 10s}\n" + pt), "clients[0].arrival: exactly one of num_requests, duration and stages"},
 		{"stages and count", client("    arrival: {num_requests: 3, stages: [{rate: 1, duration: 1s}]}\n" + pt), "clients[0].arrival: exactly one of"},
 		{"stages and rate", client("    arrival: {rate: 3, stages: [{rate: 1, duration: 1s}]}\n" + pt), "clients[0].arrival.rate: not used with stages"},
-		{"stage rate", client("    arrival: {stages: [{rate: 1, duration: 1s}, {rate: 0, duration: 1s}]}\n" + pt), "clients[0].arrival.stages[1].rate: must be > 0"},
+		{"stage rate", client("    arrival: {stages: [{rate: 1, duration: 1s}, {rate: 0, duration: 1s}]}\n" + pt), "clients[0].arrival.stages[1].rate: must be in [1e-06, 100000000], got 0"},
 		{"stage duration", client("    arrival: {stages: [{rate: 1, duration: 0s}]}\n" + pt), "clients[0].arrival.stages[0].duration: must be > 0"},
 		{"unknown process", client("    arrival: {process: bursty, rate: 1, num_requests: 3}\n" + pt), "clients[0].arrival.process: unknown process \"bursty\""},
-		{"gamma without cv", client("    arrival: {process: gamma, rate: 1, num_requests: 3}\n" + pt), "clients[0].arrival.cv: must be > 0"},
+		{"gamma without cv", client("    arrival: {process: gamma, rate: 1, num_requests: 3}\n" + pt), "clients[0].arrival.cv: must be in [0.001, 1000], got 0"},
 		{"cv with poisson", client("    arrival: {process: poisson, cv: 2, rate: 1, num_requests: 3}\n" + pt), "clients[0].arrival.cv: only used by process gamma"},
-		{"prefix groups", client(arr + "    prefix: {groups: 0, tokens: 10}\n" + pt), "clients[0].prefix.groups: must be >= 1"},
-		{"prefix tokens", client(arr + "    prefix: {groups: 2, tokens: 0}\n" + pt), "clients[0].prefix.tokens: must be >= 1"},
-		{"session turns", client(arr + "    session: {turns: {dist: constant, value: 0}}\n" + pt), "clients[0].session.turns.value: must be >= 1"},
+		{"prefix groups", client(arr + "    prefix: {groups: 0, tokens: 10}\n" + pt), "clients[0].prefix.groups: must be in [1, 100000], got 0"},
+		{"prefix tokens", client(arr + "    prefix: {groups: 2, tokens: 0}\n" + pt), "clients[0].prefix.tokens: must be in [1, 2147483647], got 0"},
+		{"session turns", client(arr + "    session: {turns: {dist: constant, value: 0}}\n" + pt), "clients[0].session.turns.value: must be in [1, 10000], got 0"},
 		{"session turns missing", client(arr + "    session: {think_time: 1s}\n" + pt), "clients[0].session.turns.dist: required"},
 		{"dist missing", client(arr + "    prompt_tokens: {value: 3}\n    output_tokens: {dist: constant, value: 10}\n"), "clients[0].prompt_tokens.dist: required"},
 		{"dist unknown", client(arr + "    prompt_tokens: {dist: zipf, mean: 3}\n    output_tokens: {dist: constant, value: 10}\n"), "clients[0].prompt_tokens.dist: unknown distribution \"zipf\""},
-		{"constant value", client(arr + "    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant}\n"), "clients[0].output_tokens.value: must be >= 1"},
+		{"constant value", client(arr + "    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant}\n"), "clients[0].output_tokens.value: must be in [1, 2147483647], got 0"},
 		{"constant with mean", client(arr + "    prompt_tokens: {dist: constant, value: 100, mean: 4}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.mean: not used by dist constant"},
-		{"uniform min", client(arr + "    prompt_tokens: {dist: uniform, min: 0, max: 10}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.min: must be >= 1"},
+		{"uniform min", client(arr + "    prompt_tokens: {dist: uniform, min: 0, max: 10}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.min: must be in [1, 2147483647], got 0"},
 		{"uniform max < min", client(arr + "    prompt_tokens: {dist: uniform, min: 20, max: 10}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.max: must be >= min"},
-		{"normal mean", client(arr + "    prompt_tokens: {dist: normal, mean: 0, std: 1}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.mean: must be > 0"},
-		{"normal std", client(arr + "    prompt_tokens: {dist: normal, mean: 10, std: -1}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.std: must be >= 0"},
+		{"normal mean", client(arr + "    prompt_tokens: {dist: normal, mean: 0, std: 1}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.mean: must be in [1, 2147483647], got 0"},
+		{"normal std", client(arr + "    prompt_tokens: {dist: normal, mean: 10, std: -1}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.std: must be in [0, 2147483647], got -1"},
 		{"lognormal min > max", client(arr + "    prompt_tokens: {dist: lognormal, mean: 10, std: 1, min: 20, max: 5}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.min: must be <= max"},
-		{"lognormal negative min", client(arr + "    prompt_tokens: {dist: lognormal, mean: 10, std: 1, min: -2}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.min: must be >= 0"},
-		{"exponential negative max", client(arr + "    prompt_tokens: {dist: exponential, mean: 10, max: -2}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.max: must be >= 1"},
+		{"lognormal negative min", client(arr + "    prompt_tokens: {dist: lognormal, mean: 10, std: 1, min: -2}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.min: must be in [0, 2147483647], got -2 (0 = unbounded)"},
+		{"exponential negative max", client(arr + "    prompt_tokens: {dist: exponential, mean: 10, max: -2}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.max: must be in [0, 2147483647], got -2 (0 = unbounded)"},
 		{"exponential std", client(arr + "    prompt_tokens: {dist: exponential, mean: 10, std: 3}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.std: not used by dist exponential"},
 		{"empirical no file", client(arr + "    prompt_tokens: {dist: empirical}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.file: required"},
 		{"empirical missing file", client(arr + "    prompt_tokens: {dist: empirical, file: nope.txt}\n    output_tokens: {dist: constant, value: 1}\n"), "clients[0].prompt_tokens.file: open"},
@@ -258,7 +259,7 @@ func TestEmpiricalFileErrors(t *testing.T) {
 		{"0\n", "lens.txt:1: value \"0\""},
 	}
 	for _, tc := range cases {
-		_, err := parseEmpirical([]byte(tc.data), "lens.txt")
+		_, err := parseEmpirical([]byte(tc.data), "lens.txt", limits.MaxTokens)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseEmpirical(%q) = %v, want %q", tc.data, err, tc.want)
 		}
