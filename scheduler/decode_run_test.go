@@ -181,7 +181,9 @@ func TestAdvanceDecodesMatchesStepping(t *testing.T) {
 }
 
 // FuzzAdvanceDecodes is TestAdvanceDecodesMatchesStepping over fuzzer-chosen
-// workload seeds and run lengths.
+// workload seeds and run lengths:
+// go test -run XXX -fuzz FuzzAdvanceDecodes -fuzztime 5000x ./scheduler (see
+// FuzzFastForward in package sim for why a count).
 func FuzzAdvanceDecodes(f *testing.F) {
 	f.Add(uint64(1), uint64(1))
 	f.Add(uint64(17), uint64(5))
