@@ -23,7 +23,10 @@ type Term struct {
 
 // Terms returns the engine terms in fitting priority: when two terms move
 // the predictions the same way (they cannot be told apart on the runs
-// given), the earlier one is fitted and the later held.
+// given), the earlier one is fitted and the later held. The profile's
+// serving compute and all-reduce shares are left out: they scale the
+// kernels' rates, which this fit keeps fixed (sim calibrate steps fits them
+// from per-step timings).
 func Terms() []Term {
 	return []Term{
 		{Key: "step_overhead_us", Cause: "fixed engine cost of every step (scheduling, launches, sync)", ScaleUS: 1000,
@@ -50,19 +53,5 @@ func Terms() []Term {
 		{Key: "gemm_input_fused_fraction", Cause: "share of GEMM input quantisation the engine fuses away", Fraction: true,
 			Get: func(p *hardware.Profile) float64 { return p.GEMMInputFusedFraction },
 			Set: func(p *hardware.Profile, v float64) { p.GEMMInputFusedFraction = v }},
-		{Key: "serving_compute_efficiency", Cause: "share of the kernel tables' compute rate sustained while serving (power limit)", Fraction: true, MinFraction: 0.05,
-			Get: func(p *hardware.Profile) float64 { return oneIfZero(p.ServingComputeEfficiency) },
-			Set: func(p *hardware.Profile, v float64) { p.ServingComputeEfficiency = v }},
-		{Key: "serving_allreduce_efficiency", Cause: "all-reduce rate while serving relative to the isolated benchmark", Fraction: true, MinFraction: 0.05,
-			Get: func(p *hardware.Profile) float64 { return oneIfZero(p.ServingAllReduceEfficiency) },
-			Set: func(p *hardware.Profile, v float64) { p.ServingAllReduceEfficiency = v }},
 	}
-}
-
-// oneIfZero reads the profile convention "0 means 1".
-func oneIfZero(v float64) float64 {
-	if v == 0 {
-		return 1
-	}
-	return v
 }
