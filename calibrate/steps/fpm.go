@@ -70,8 +70,10 @@ type Table struct {
 }
 
 // fpmColumns are the columns a per-step table must have.
-var fpmColumns = []string{"workload_segment", "sum_prefill_tokens", "num_prefill_requests", "sum_prefill_kv_tokens",
-	"var_prefill_length", "num_decode_requests", "sum_decode_kv_tokens", "var_decode_kv_tokens", "latency_ms"}
+func fpmColumns() []string {
+	return []string{"workload_segment", "sum_prefill_tokens", "num_prefill_requests", "sum_prefill_kv_tokens",
+		"var_prefill_length", "num_decode_requests", "sum_decode_kv_tokens", "var_decode_kv_tokens", "latency_ms"}
+}
 
 // ReadFPM reads a per-step timing file (fpm_metrics_detail.csv).
 func ReadFPM(path string) (*Table, error) {
@@ -87,7 +89,7 @@ func ReadFPM(path string) (*Table, error) {
 // ("name:line:column: column: reason"). Every row must describe a
 // non-empty batch with consistent counts and a positive latency.
 func ParseFPM(r io.Reader, name string) (*Table, error) {
-	t, err := table.Open(r, name, table.Options{Required: fpmColumns})
+	t, err := table.Open(r, name, table.Options{Required: fpmColumns()})
 	if err != nil {
 		return nil, err
 	}
