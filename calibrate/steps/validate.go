@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/roofline"
-	"gonum.org/v1/gonum/stat"
 )
 
 // Prediction is one row's predicted step time.
@@ -22,14 +22,15 @@ type Prediction struct {
 	Cost roofline.StepCost `json:"cost"`
 }
 
-// APE is the absolute percentage error of the prediction.
-func (p Prediction) APE() float64 { return math.Abs(p.PredMS-p.Row.LatencyMS) / p.Row.LatencyMS * 100 }
+// APE is the absolute percentage error of the prediction (calibrate.APE).
+func (p Prediction) APE() float64 { return calibrate.APE(p.PredMS, p.Row.LatencyMS) }
 
 // Signed is the signed percentage error (positive: predicted too slow).
 func (p Prediction) Signed() float64 { return (p.PredMS - p.Row.LatencyMS) / p.Row.LatencyMS * 100 }
 
 // Stats are the errors of a group of rows: the median and p90 absolute
-// percentage error (nearest rank) and the mean signed error (bias).
+// percentage error (nearest rank, calibrate.Quantile) and the mean signed
+// error (bias).
 type Stats struct {
 	N         int     `json:"n"`
 	MedianAPE float64 `json:"median_ape_pct"`
@@ -161,11 +162,9 @@ func stats(preds []Prediction) Stats {
 		apes[i], meas[i] = p.APE(), p.Row.LatencyMS
 		signed += p.Signed()
 	}
-	slices.Sort(apes)
-	slices.Sort(meas)
-	s.MedianAPE = stat.Quantile(0.5, stat.Empirical, apes, nil)
-	s.P90APE = stat.Quantile(0.9, stat.Empirical, apes, nil)
-	s.MedianMS = stat.Quantile(0.5, stat.Empirical, meas, nil)
+	s.MedianAPE = calibrate.Quantile(0.5, apes)
+	s.P90APE = calibrate.Quantile(0.9, apes)
+	s.MedianMS = calibrate.Median(meas)
 	s.BiasPct = signed / float64(len(preds))
 	return s
 }
