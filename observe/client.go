@@ -109,7 +109,7 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
-	done := false
+	done, finished := false, false
 	for sc.Scan() {
 		line := sc.Bytes()
 		if !bytes.HasPrefix(line, []byte("data:")) {
@@ -128,6 +128,11 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 			return fail("stream", ch.Error.Message)
 		}
 		now := time.Now()
+		for _, c := range ch.Choices {
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				finished = true
+			}
+		}
 		for _, c := range ch.Choices {
 			text := c.Text
 			if c.Delta != nil {
@@ -148,8 +153,10 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 	if err := sc.Err(); err != nil {
 		return fail("stream", err.Error())
 	}
-	if !done {
-		return fail("stream", "stream ended without [DONE]")
+	if !done && !finished {
+		// A stream that ends after a finish_reason is complete even without
+		// the closing [DONE] some servers leave out.
+		return fail("stream", "stream ended without a finish_reason or [DONE]")
 	}
 	if len(out.tokens) == 0 {
 		return fail("empty", "no output tokens in the response")

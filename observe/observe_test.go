@@ -2,6 +2,7 @@ package observe_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -450,4 +451,41 @@ func FuzzParseMetrics(f *testing.F) {
 			t.Fatalf("present %v", s.Present)
 		}
 	})
+}
+
+// A server that ends its stream after the finish_reason without the
+// closing [DONE] (some do) completes the request; one that ends it before
+// the finish_reason does not.
+func TestObserveStreamEndings(t *testing.T) {
+	handler := func(finish bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/completions" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < 3; i++ {
+				fr := "null"
+				if finish && i == 2 {
+					fr = `"length"`
+				}
+				fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\" a\",\"finish_reason\":%s}]}\n\n", fr)
+				w.(http.Flusher).Flush()
+			}
+		}
+	}
+	sp := parseSpec(t, "seed: 1\nclients:\n  - concurrency: 1\n    num_requests: 2\n    prompt_tokens: {dist: constant, value: 5}\n    output_tokens: {dist: constant, value: 3}\n")
+	for _, c := range []struct {
+		finish bool
+		want   string
+	}{{true, traces.StatusOK}, {false, "rejected:stream"}} {
+		ts := httptest.NewServer(handler(c.finish))
+		_, sink := run(t, context.Background(), observe.NewConfig(ts.URL, "m"), sp)
+		ts.Close()
+		for _, r := range sink.recs {
+			if r.Status != c.want || (c.finish && r.OutputTokens != 3) {
+				t.Errorf("finish_reason %v: status %q, %d output tokens", c.finish, r.Status, r.OutputTokens)
+			}
+		}
+	}
 }
