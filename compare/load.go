@@ -8,9 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/roofsim/roofsim/traces"
@@ -66,7 +66,34 @@ type runJSON struct {
 		Workload string `json:"workload"`
 	} `json:"config"`
 	Workload *stagedWorkload `json:"workload"`
-	Summary  traces.Summary  `json:"summary"`
+	Summary  json.RawMessage `json:"summary"`
+}
+
+// itlDist reads the pooled ITL distribution from run.json's summary: the
+// flat vllm-style result of sim run (schema_version set) or the nested
+// traces.Summary that sim observe writes.
+func (rj *runJSON) itlDist() (traces.Dist, error) {
+	if len(rj.Summary) == 0 {
+		return traces.Dist{}, nil
+	}
+	fr, err := traces.DecodeResult(rj.Summary)
+	if err != nil {
+		return traces.Dist{}, err
+	}
+	if fr.SchemaVersion > 0 {
+		d := fr.Dist("itl")
+		if math.IsNaN(d.Mean) {
+			return traces.Dist{}, nil
+		}
+		// One gap between each two consecutive tokens of a completed request.
+		if n := fr.Numbers["total_output_tokens"] - fr.Numbers["completed"]; n > 0 {
+			d.Count = uint64(n)
+		}
+		return d, nil
+	}
+	var s traces.Summary
+	err = json.Unmarshal(rj.Summary, &s)
+	return s.ITLms, err
 }
 
 // stagedWorkload is the part of a workload spec embedded in run.json (Go
@@ -124,8 +151,11 @@ func loadRoofsim(dir string) (*Side, error) {
 			E2E: r.E2Ems, Queue: r.QueueMs, ITL: itls[r.ID], Output: r.OutputTokens})
 	}
 	side.Overall = summarize(side.Requests, failed)
-	if _, ok := side.Overall.Dists[ITL]; !ok && rj.Summary.ITLms.Count > 0 {
-		d := rj.Summary.ITLms
+	d, err := rj.itlDist()
+	if err != nil {
+		return nil, fmt.Errorf("%s: summary: %v", filepath.Join(dir, "run.json"), err)
+	}
+	if _, ok := side.Overall.Dists[ITL]; !ok && d.Count > 0 {
 		side.Overall.Dists[ITL] = Dist{Count: int(d.Count), Mean: d.Mean, P50: d.P50, P90: d.P90, P99: d.P99}
 	}
 	var bounds []float64
@@ -308,7 +338,22 @@ func parseInferencePerf(data []byte) (Summary, error) {
 	return s, nil
 }
 
-var ipStageFile = regexp.MustCompile(`^stage_(\d+)_lifecycle_metrics\.json$`)
+// ipStage returns N for a file named stage_N_lifecycle_metrics.json.
+func ipStage(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "stage_")
+	if !ok {
+		return 0, false
+	}
+	num, ok := strings.CutSuffix(rest, "_lifecycle_metrics.json")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(num)
+	if err != nil || i < 0 || strconv.Itoa(i) != num {
+		return 0, false
+	}
+	return i, true
+}
 
 func loadInferencePerfDir(dir string) (*Side, error) {
 	read := func(name string) (Summary, error) {
@@ -334,8 +379,7 @@ func loadInferencePerfDir(dir string) (*Side, error) {
 	stages := map[int]string{}
 	maxStage := -1
 	for _, e := range entries {
-		if m := ipStageFile.FindStringSubmatch(e.Name()); m != nil {
-			i, _ := strconv.Atoi(m[1])
+		if i, ok := ipStage(e.Name()); ok {
 			stages[i] = e.Name()
 			maxStage = max(maxStage, i)
 		}
