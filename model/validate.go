@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/limits"
 )
 
 // Sanity ceilings that keep a hostile or corrupt config from making layer
@@ -45,14 +47,14 @@ func (c *Config) Validate() error {
 	if c.NumHeads%c.NumKVHeads != 0 {
 		return fmt.Errorf("num_heads: must be divisible by num_kv_heads (%d), got %d", c.NumKVHeads, c.NumHeads)
 	}
-	if c.MaxPositionEmbeddings < 0 {
-		return fmt.Errorf("max_position_embeddings: must be >= 0, got %d", c.MaxPositionEmbeddings)
+	if err := limits.IntAtMost(c.MaxPositionEmbeddings, limits.MaxTokens); err != nil {
+		return fmt.Errorf("max_position_embeddings: %w", err)
 	}
 	if c.NormsPerLayer < 0 || c.NormsPerLayer > 16 {
 		return fmt.Errorf("norms_per_layer: must be in [0, 16], got %d", c.NormsPerLayer)
 	}
-	if c.SlidingWindow < 0 {
-		return fmt.Errorf("sliding_window: must be >= 0, got %d", c.SlidingWindow)
+	if err := limits.IntAtMost(c.SlidingWindow, limits.MaxTokens); err != nil {
+		return fmt.Errorf("sliding_window: %w", err)
 	}
 	if len(c.LayerTypes) > 0 {
 		if len(c.LayerTypes) != c.NumLayers {

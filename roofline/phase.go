@@ -1,6 +1,25 @@
 package roofline
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/internal/limits"
+)
+
+// Bounds on a phase request: the work of Phases is bounded whatever the request.
+const (
+	// MaxPhaseBatch bounds PhaseRequest.Batch (sequences priced per step).
+	MaxPhaseBatch = 1 << 16
+	// PhaseExactSteps is the number of steps a phase prices one by one; a longer
+	// phase of identical-shape steps (decode, per-sequence prefill chunks) is
+	// priced at the midpoints of PhaseExactSteps equal segments, each weighted by
+	// its length (PhaseResult.SampledSteps says so). A step's cost is smooth in
+	// the context length, so the midpoint rule is within 0.1% of the exact sum.
+	PhaseExactSteps = 4096
+	// MaxTokenSplitSteps bounds the steps of a UbatchTokens prefill, which
+	// differ in shape and are priced one by one.
+	MaxTokenSplitSteps = 1 << 22
+)
 
 // PhaseRequest is a llama-bench / llama-batched-bench style measurement:
 // Batch sequences, each with Depth tokens of context already cached, process
@@ -28,23 +47,34 @@ type PhaseRequest struct {
 	UbatchTokens int `json:"ubatch_tokens,omitempty"`
 }
 
-// Validate reports the first invalid field.
+// Validate reports the first invalid field. Token counts lie in [0, 2^31-1] and so does
+// their sum (the context a sequence reaches); Batch in [1, MaxPhaseBatch].
 func (r PhaseRequest) Validate() error {
+	for _, f := range []struct {
+		key   string
+		v, lo int
+		hi    int
+	}{
+		{"prompt", r.Prompt, 0, limits.MaxTokens},
+		{"depth", r.Depth, 0, limits.MaxTokens},
+		{"batch", r.Batch, 1, MaxPhaseBatch},
+		{"gen", r.Gen, 0, limits.MaxTokens},
+		{"ubatch", r.Ubatch, 0, limits.MaxTokens},
+		{"ubatch_tokens", r.UbatchTokens, 0, limits.MaxTokens},
+	} {
+		if err := limits.IntIn(f.v, f.lo, f.hi); err != nil {
+			return fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
 	switch {
-	case r.Prompt < 0:
-		return fmt.Errorf("prompt: must be >= 0, got %d", r.Prompt)
-	case r.Depth < 0:
-		return fmt.Errorf("depth: must be >= 0, got %d", r.Depth)
-	case r.Batch < 1:
-		return fmt.Errorf("batch: must be >= 1, got %d", r.Batch)
-	case r.Gen < 0:
-		return fmt.Errorf("gen: must be >= 0, got %d", r.Gen)
-	case r.Ubatch < 0:
-		return fmt.Errorf("ubatch: must be >= 0, got %d", r.Ubatch)
-	case r.UbatchTokens < 0:
-		return fmt.Errorf("ubatch_tokens: must be >= 0, got %d", r.UbatchTokens)
+	case r.Depth+r.Prompt+r.Gen > limits.MaxTokens:
+		return fmt.Errorf("gen: depth + prompt + gen = %d tokens of context, above %d", r.Depth+r.Prompt+r.Gen, limits.MaxTokens)
 	case r.UbatchTokens > 0 && r.Ubatch > 0:
 		return fmt.Errorf("ubatch_tokens: set either ubatch or ubatch_tokens, not both")
+	case r.UbatchTokens > 0 && r.Prompt > 0:
+		if steps := (r.Batch*r.Prompt + r.UbatchTokens - 1) / r.UbatchTokens; steps > MaxTokenSplitSteps {
+			return fmt.Errorf("ubatch_tokens: the prefill takes %d steps of %d tokens; at most %d (raise ubatch_tokens)", steps, r.UbatchTokens, MaxTokenSplitSteps)
+		}
 	}
 	return nil
 }
@@ -71,6 +101,10 @@ type PhaseResult struct {
 	// or request overheads: per operator max(FLOPs/peak, bytes/bandwidth),
 	// plus all-reduce bus bytes over the nominal interconnect bandwidth.
 	RooflineTimeS float64 `json:"roofline_time_s"`
+	// SampledSteps is the number of steps priced when the phase was longer
+	// than PhaseExactSteps (each stands for a segment of steps); 0 when every
+	// step was priced.
+	SampledSteps int `json:"sampled_steps,omitempty"`
 }
 
 // Phases predicts the prefill and decode phases of r on m. Prefill runs in
@@ -78,8 +112,16 @@ type PhaseResult struct {
 // last chunk is sampled), or, with UbatchTokens, in
 // ceil(Batch x Prompt / UbatchTokens) steps of consecutive tokens of the
 // sequences taken in order; decode runs Gen steps, step g attending to
-// Depth+Prompt+g+1 keys per sequence. Work is O((steps) x Batch).
+// Depth+Prompt+g+1 keys per sequence. Work is O(min(steps, PhaseExactSteps) x Batch)
+// (see PhaseExactSteps), or O(steps + Batch) for a UbatchTokens prefill, whose steps
+// Validate bounds.
 func Phases(m *StepModel, r PhaseRequest) ([]PhaseResult, error) {
+	return phases(m, r, PhaseExactSteps)
+}
+
+// phases is Phases with the number of steps priced exactly as a parameter (tests
+// compare sampled with exact sums).
+func phases(m *StepModel, r PhaseRequest, exact int) ([]PhaseResult, error) {
 	if m == nil {
 		return nil, fmt.Errorf("phases: step model is nil")
 	}
@@ -96,29 +138,59 @@ func Phases(m *StepModel, r PhaseRequest) ([]PhaseResult, error) {
 		}
 		in := StepInput{Prefills: make([]Chunk, r.Batch)}
 		var tot phaseAcc
-		for done := 0; done < r.Prompt; done += ub {
-			n := min(ub, r.Prompt-done)
+		// Steps 0..full-1 are whole chunks of ub tokens; the last step holds
+		// the rest and is sampled.
+		steps := (r.Prompt + ub - 1) / ub
+		full := steps - 1
+		tot.sum(full, exact, func(k int) {
 			for i := range in.Prefills {
-				in.Prefills[i] = Chunk{Tokens: n, Cached: r.Depth + done, Sampled: done+n == r.Prompt}
+				in.Prefills[i] = Chunk{Tokens: ub, Cached: r.Depth + k*ub}
 			}
-			tot.add(m, &in)
+			tot.add(m, &in, 1)
+		}, func(k int, w float64) {
+			for i := range in.Prefills {
+				in.Prefills[i] = Chunk{Tokens: ub, Cached: r.Depth + k*ub}
+			}
+			tot.add(m, &in, w)
+		})
+		done := full * ub
+		for i := range in.Prefills {
+			in.Prefills[i] = Chunk{Tokens: r.Prompt - done, Cached: r.Depth + done, Sampled: true}
 		}
+		tot.add(m, &in, 1)
 		name := fmt.Sprintf("pp%d", r.Prompt)
 		out = append(out, tot.result(m, "prefill", name, r, r.Batch*r.Prompt))
 	}
 	if r.Gen > 0 {
 		in := StepInput{Decodes: make([]int, r.Batch)}
 		var tot phaseAcc
-		for g := 0; g < r.Gen; g++ {
+		step := func(g int, w float64) {
 			for i := range in.Decodes {
 				in.Decodes[i] = r.Depth + r.Prompt + g + 1
 			}
-			tot.add(m, &in)
+			tot.add(m, &in, w)
 		}
+		tot.sum(r.Gen, exact, func(g int) { step(g, 1) }, step)
 		name := fmt.Sprintf("tg%d", r.Gen)
 		out = append(out, tot.result(m, "decode", name, r, r.Batch*r.Gen))
 	}
 	return out, nil
+}
+
+// sum prices n steps 0..n-1 of one shape: each by one when n <= exact, else the
+// midpoints of exact equal segments, each weighted by its length.
+func (p *phaseAcc) sum(n, exact int, one func(k int), mid func(k int, w float64)) {
+	if n <= exact {
+		for k := range n {
+			one(k)
+		}
+		return
+	}
+	for j := range exact {
+		lo, hi := j*n/exact, (j+1)*n/exact
+		mid((lo+hi-1)/2, float64(hi-lo))
+		p.sampled++
+	}
 }
 
 // tokenSplitPrefill prices the prefill of r cut into steps of
@@ -140,28 +212,30 @@ func tokenSplitPrefill(m *StepModel, r PhaseRequest) PhaseResult {
 				seq, done = seq+1, 0
 			}
 		}
-		tot.add(m, &in)
+		tot.add(m, &in, 1)
 	}
 	return tot.result(m, "prefill", fmt.Sprintf("pp%d", r.Prompt), r, r.Batch*r.Prompt)
 }
 
 // phaseAcc sums steps of one phase.
 type phaseAcc struct {
-	steps                    int
+	steps, sampled, evals    int
 	flops, bytes, rooflineS  float64
 	timeS, computeS, memoryS float64
 }
 
-func (p *phaseAcc) add(m *StepModel, in *StepInput) {
+// add prices one step standing for w steps of its shape.
+func (p *phaseAcc) add(m *StepModel, in *StepInput, w float64) {
 	var acc stepAcc
 	m.eval(in, &acc)
-	p.steps++
-	p.flops += acc.flops
-	p.bytes += acc.bytes
-	p.rooflineS += acc.rooflineS
-	p.timeS += acc.c.Seconds
-	p.computeS += acc.c.ComputeS
-	p.memoryS += acc.c.MemoryS
+	p.evals++
+	p.steps += int(w)
+	p.flops += w * acc.flops
+	p.bytes += w * acc.bytes
+	p.rooflineS += w * acc.rooflineS
+	p.timeS += w * acc.c.Seconds
+	p.computeS += w * acc.c.ComputeS
+	p.memoryS += w * acc.c.MemoryS
 }
 
 func (p *phaseAcc) result(m *StepModel, phase, name string, r PhaseRequest, tokens int) PhaseResult {
@@ -180,6 +254,9 @@ func (p *phaseAcc) result(m *StepModel, phase, name string, r PhaseRequest, toke
 		a.Bound = MemoryBound
 	}
 	res := PhaseResult{Phase: phase, Analysis: a, Steps: p.steps, Tokens: tokens, RooflineTimeS: p.rooflineS}
+	if p.sampled > 0 {
+		res.SampledSteps = p.evals
+	}
 	if p.timeS > 0 {
 		res.TokensPerS = float64(tokens) / p.timeS
 	}

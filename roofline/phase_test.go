@@ -78,11 +78,11 @@ func TestPhasesRows(t *testing.T) {
 		{PhaseRequest{Prompt: 0, Batch: 1, Gen: 8}, []string{"decode"}, ""},
 		{PhaseRequest{Prompt: 8, Batch: 1, Gen: 0}, []string{"prefill"}, ""},
 		{PhaseRequest{Batch: 1}, nil, ""},
-		{PhaseRequest{Prompt: 8, Batch: 0}, nil, "batch: must be >= 1"},
-		{PhaseRequest{Prompt: -1, Batch: 1}, nil, "prompt: must be >= 0"},
-		{PhaseRequest{Prompt: 1, Batch: 1, Ubatch: -2}, nil, "ubatch: must be >= 0"},
-		{PhaseRequest{Batch: 1, Gen: -1}, nil, "gen: must be >= 0"},
-		{PhaseRequest{Batch: 1, Depth: -1}, nil, "depth: must be >= 0"},
+		{PhaseRequest{Prompt: 8, Batch: 0}, nil, "batch: must be in [1, 65536]"},
+		{PhaseRequest{Prompt: -1, Batch: 1}, nil, "prompt: must be in [0, 2147483647]"},
+		{PhaseRequest{Prompt: 1, Batch: 1, Ubatch: -2}, nil, "ubatch: must be in [0, 2147483647]"},
+		{PhaseRequest{Batch: 1, Gen: -1}, nil, "gen: must be in [0, 2147483647]"},
+		{PhaseRequest{Batch: 1, Depth: -1}, nil, "depth: must be in [0, 2147483647]"},
 	}
 	for _, tt := range tests {
 		res, err := Phases(m, tt.r)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
@@ -109,6 +110,15 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
+		if c.Blocks > limits.MaxKVBlocks {
+			return nil, &workload.FieldError{Key: "serving.block_size", Reason: fmt.Sprintf(
+				"%s on %s derives %d KV blocks of %d tokens, above the simulator's %d per instance; use a larger block size or pin serving.num_gpu_blocks",
+				m.Name, d.GPU.Name, c.Blocks, sc.BlockSize, limits.MaxKVBlocks)}
+		}
+	}
+	if total := st.Replicas * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
+		return nil, &workload.FieldError{Key: "replicas", Reason: fmt.Sprintf(
+			"%d replicas x %d KV blocks = %d blocks held in memory; at most %d", st.Replicas, sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)}
 	}
 	if err := sc.Validate(); err != nil {
 		return nil, err

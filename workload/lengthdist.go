@@ -172,6 +172,19 @@ func (d *LengthDist) upper(hi int) int {
 	return hi
 }
 
+// lower is the smallest value a sample of the validated (and loaded) d can take.
+func (d *LengthDist) lower() int {
+	switch d.Dist {
+	case DistConstant:
+		return d.Value
+	case DistEmpirical:
+		if d.empirical != nil {
+			return slices.Min(d.empirical.values)
+		}
+	}
+	return max(d.Min, 1)
+}
+
 // mean is the expected sample of the validated (and loaded) d, ignoring truncation.
 func (d *LengthDist) mean() float64 {
 	switch d.Dist {

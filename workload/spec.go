@@ -422,6 +422,24 @@ func (s *Spec) loadTables() error {
 	return nil
 }
 
+// CheckContext reports a client none of whose requests fits maxModelLen tokens (prompt,
+// shared prefix included, plus output): every one would be rejected, which is a
+// mistake in the workload rather than a result. Requests of a wider distribution that
+// exceed it are rejected one by one, as vLLM does, and counted.
+func (s *Spec) CheckContext(maxModelLen int) error {
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		prompt := c.PromptTokens.lower()
+		if c.Prefix != nil {
+			prompt += c.Prefix.Tokens
+		}
+		if need := prompt + c.OutputTokens.lower(); need > maxModelLen {
+			return fmt.Errorf("clients[%d].prompt_tokens: every request needs at least %d tokens (prompt + output), above the model length %d (serving.max_model_len); all would be rejected", i, need, maxModelLen)
+		}
+	}
+	return nil
+}
+
 // TracePath returns the trace file resolved against BaseDir ("" when none).
 func (s *Spec) TracePath() string {
 	if s.Trace == "" || filepath.IsAbs(s.Trace) || s.BaseDir == "" {

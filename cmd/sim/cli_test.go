@@ -140,8 +140,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"unknown gpu", []string{"roofline", "op", "gemv", "--n", "8", "--k", "8", "--gpu", "x100"}, `unknown GPU "x100"`, 1},
 		{"unknown dtype", []string{"roofline", "op", "gemv", "--n", "8", "--k", "8", "--dtype", "fp3"}, "--dtype", 1},
-		{"zero size", []string{"roofline", "op", "gemm", "--m", "0", "--n", "8", "--k", "8"}, "--m: must be > 0", 1},
-		{"negative size", []string{"roofline", "op", "gemv", "--n", "-4", "--k", "8"}, "--n: must be > 0", 1},
+		{"zero size", []string{"roofline", "op", "gemm", "--m", "0", "--n", "8", "--k", "8"}, "--m: must be in [1, 2147483647], got 0", 1},
+		{"negative size", []string{"roofline", "op", "gemv", "--n", "-4", "--k", "8"}, "--n: must be in [1, 2147483647], got -4", 1},
 		{"gqa mismatch", []string{"roofline", "op", "attention", "--heads", "32", "--kv-heads", "5", "--kv-len", "10"}, "--kv-heads", 1},
 		{"unknown model", []string{"roofline", "phase", "--model", "llama-9"}, "--model", 1},
 		{"tp does not divide", []string{"roofline", "phase", "--model", "llama-3.1-8b", "--tp", "3"}, "tp", 1},
@@ -189,10 +189,9 @@ func TestBadInput(t *testing.T) {
 
 // Flags beat SIM_* environment, which beats the workload file.
 func TestPrecedence(t *testing.T) {
-	dir := t.TempDir()
 	check := func(wantTP int, wantGPU string, args ...string) {
 		t.Helper()
-		out := filepath.Join(dir, strings.Join(args, "_")+"x")
+		out := filepath.Join(t.TempDir(), "x") // a fresh directory: --out never mixes runs
 		code, _, errOut := cli(t, append([]string{"run", "--workload", "testdata/small.yaml", "--json", "--out", out}, args...)...)
 		if code != 0 {
 			t.Fatal(errOut)

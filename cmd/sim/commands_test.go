@@ -86,7 +86,7 @@ func TestRooflineOpsOnCatalogGPU(t *testing.T) {
 	if !strings.Contains(out, "h100") || !strings.Contains(out, "memory-bound") {
 		t.Errorf("ops on h100: %q", out)
 	}
-	if code, _, errOut := cli(t, "roofline", "phase", "--model", "llama-3.1-8b", "--prompt", "-1"); code != 1 || !strings.Contains(errOut, "--prompt: must be >= 0") {
+	if code, _, errOut := cli(t, "roofline", "phase", "--model", "llama-3.1-8b", "--prompt", "-1"); code != 1 || !strings.Contains(errOut, "--prompt: must be in [0, 2147483647], got -1") {
 		t.Errorf("phase --prompt -1: exit %d, %q", code, errOut)
 	}
 }
@@ -134,7 +134,7 @@ func TestPhaseUsesSettings(t *testing.T) {
 	if code, _, errOut := cli(t, "roofline", "phase", "--act-dtype", "q4_k"); code != 1 || !strings.Contains(errOut, "act_dtype") {
 		t.Errorf("--act-dtype q4_k: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := cli(t, "roofline", "phase", "--tp", "0"); code != 1 || !strings.Contains(errOut, "--tp: must be >= 1") {
+	if code, _, errOut := cli(t, "roofline", "phase", "--tp", "0"); code != 1 || !strings.Contains(errOut, "--tp: must be in [1, 1024], got 0") {
 		t.Errorf("--tp 0: exit %d, %q", code, errOut)
 	}
 }

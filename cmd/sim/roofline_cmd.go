@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
@@ -93,12 +94,17 @@ func newOpCmd(s streams) *cobra.Command {
 	return cmd
 }
 
-// positive checks that each named size is > 0.
+// positive checks that each named size is in [1, 2^31-1] (--batch: [1,
+// roofline.MaxPhaseBatch], as attention allocates one entry per sequence).
 func positive(pairs ...any) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		name, v := pairs[i].(string), pairs[i+1].(int)
-		if v <= 0 {
-			return fmt.Errorf("--%s: must be > 0, got %d", name, v)
+		hi := limits.MaxTokens
+		if name == "batch" {
+			hi = roofline.MaxPhaseBatch
+		}
+		if err := limits.IntIn(v, 1, hi); err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
 		}
 	}
 	return nil

@@ -50,6 +50,10 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err == nil {
 		return exitOK
 	}
+	if in := interruptedBy(ctx); in != nil { // signals.go
+		fmt.Fprintf(stderr, "sim: %s\n", in)
+		return in.exitCode()
+	}
 	msg := strings.TrimSpace(err.Error())
 	fmt.Fprintf(stderr, "sim: %s\n", msg)
 	var ue usageError

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/google/uuid"
 	"github.com/roofsim/roofsim/hardware"
@@ -24,6 +21,8 @@ type runOptions struct {
 	TraceFormat string
 	StepTrace   bool
 	Rate        float64
+	Overwrite   bool
+	MaxRequests int
 }
 
 func newRunCmd(s streams, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
@@ -60,6 +59,8 @@ key: --tp is tp, --max-num-seqs is serving.max_num_seqs.`,
 	f.StringVar(&opts.TraceFormat, "trace-format", "csv", "trace file format: csv, jsonl or parquet")
 	f.BoolVar(&opts.StepTrace, "step-trace", false, "also write steps.<fmt>: one row per forward pass with its time split")
 	f.Float64Var(&opts.Rate, "rate", 0, "scale open-loop arrival rates to this total (requests/s; unset: the workload's rates)")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "let --out replace a directory of earlier results (replaced whole, never merged)")
+	addMaxRequestsFlag(cmd, &opts.MaxRequests)
 	addSettingFlags(cmd)
 	return cmd
 }
@@ -214,6 +215,9 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := guardRequests(cmd, plan, rate, src, opts.MaxRequests); err != nil { // guards.go
+		return err
+	}
 	plan.Config.Clients = src.ClientNames()
 	format, err := traces.ParseFormat(opts.TraceFormat)
 	if err != nil {
@@ -222,12 +226,13 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	var out *outputDir
 	sink := sim.Sink(sim.DiscardSink{})
 	if opts.Out != "" {
-		if out, err = openOutputDir(opts.Out, format, opts.StepTrace); err != nil {
+		if out, err = openOutputDir(opts.Out, format, opts.StepTrace, opts.Overwrite); err != nil {
 			return err
 		}
 		defer out.abort() // removes temporary files unless committed
 		sink = out
 	}
+	sink = cancelSink{Sink: sink, ctx: cmd.Context()} // outdir.go
 	plan.Config.StepTrace = opts.StepTrace && out != nil
 	bar := newProgress(s.errOut, total, opts.Quiet, "simulating")
 	plan.Config.OnProgress = bar.set
@@ -238,6 +243,12 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	}
 	if err := cmd.Context().Err(); err != nil {
 		return fmt.Errorf("interrupted: %w", err)
+	}
+	if src.Exceeded() {
+		return exceededError(opts.MaxRequests)
+	}
+	if res.Arrived == 0 {
+		return fmt.Errorf("no request arrived: the workload's arrivals fall after its cut-off (duration) or its rate is too low for its window; nothing written")
 	}
 	rec := runRecord{
 		RunID:   runID(plan).String(),
@@ -266,107 +277,4 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 // runs carry identical ids (outputs stay byte-for-byte reproducible).
 func runID(p *runPlan) uuid.UUID {
 	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("%+v|%s", p.Resolved, version)))
-}
-
-// outputDir streams traces into temporary files and renames them into place
-// only when the run succeeds: a failed run leaves no partial output.
-type outputDir struct {
-	dir      string
-	format   traces.Format
-	reqF     *os.File
-	reqW     traces.RequestWriter
-	stepF    *os.File
-	stepW    traces.StepWriter
-	temps    []string
-	finals   []string
-	commited bool
-}
-
-var _ sim.Sink = (*outputDir)(nil)
-
-func openOutputDir(dir string, f traces.Format, steps bool) (*outputDir, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	o := &outputDir{dir: dir, format: f}
-	open := func(name string) (*os.File, error) {
-		final := filepath.Join(dir, name)
-		fh, err := os.CreateTemp(dir, "."+name+".tmp-*")
-		if err != nil {
-			return nil, fmt.Errorf("--out: %w", err)
-		}
-		o.temps = append(o.temps, fh.Name())
-		o.finals = append(o.finals, final)
-		return fh, nil
-	}
-	var err error
-	if o.reqF, err = open("requests." + string(f)); err != nil {
-		return nil, err
-	}
-	if o.reqW, err = traces.NewRequestWriter(o.reqF, f); err != nil {
-		o.abort()
-		return nil, err
-	}
-	if steps {
-		if o.stepF, err = open("steps." + string(f)); err != nil {
-			o.abort()
-			return nil, err
-		}
-		if o.stepW, err = traces.NewStepWriter(o.stepF, f); err != nil {
-			o.abort()
-			return nil, err
-		}
-	}
-	return o, nil
-}
-
-func (o *outputDir) Request(r *traces.RequestRecord) error { return o.reqW.Write(r) }
-
-func (o *outputDir) Step(r *traces.StepRecord) error {
-	if o.stepW == nil {
-		return nil
-	}
-	return o.stepW.Write(r)
-}
-
-func (o *outputDir) commit(rec runRecord) error {
-	if err := o.reqW.Close(); err != nil {
-		return err
-	}
-	if err := o.reqF.Close(); err != nil {
-		return err
-	}
-	if o.stepW != nil {
-		if err := o.stepW.Close(); err != nil {
-			return err
-		}
-		if err := o.stepF.Close(); err != nil {
-			return err
-		}
-	}
-	if err := atomicWriteFile(filepath.Join(o.dir, "run.json"), func(w io.Writer) error { return writeJSON(w, rec) }); err != nil {
-		return err
-	}
-	for i, t := range o.temps {
-		if err := publish(t, o.finals[i]); err != nil {
-			return err
-		}
-	}
-	o.commited = true
-	return nil
-}
-
-func (o *outputDir) abort() {
-	if o.commited {
-		return
-	}
-	if o.reqF != nil {
-		o.reqF.Close()
-	}
-	if o.stepF != nil {
-		o.stepF.Close()
-	}
-	for _, t := range o.temps {
-		os.Remove(t)
-	}
 }

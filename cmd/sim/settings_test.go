@@ -159,12 +159,12 @@ func TestSettingErrorsAgree(t *testing.T) {
 	}{
 		{"serving.block_size", "block-size", "3", "must be one of 1, 2, 4, 8, 16, 32, 64, 128 (got 3)"},
 		{"tp", "tp", "2.9", `want an integer, got "2.9"`},
-		{"tp", "tp", "0", "must be >= 1, got 0"},
-		{"serving.max_num_seqs", "max-num-seqs", "0", "must be > 0 (got 0)"},
+		{"tp", "tp", "0", "must be in [1, 1024], got 0"},
+		{"serving.max_num_seqs", "max-num-seqs", "0", "must be in [1, 1048576], got 0"},
 		{"serving.gpu_memory_utilization", "gpu-memory-utilization", "1.5", "must be in (0, 1], got 1.5"},
 		{"serving.enable_prefix_caching", "enable-prefix-caching", "maybe", `want true or false, got "maybe"`},
 		{"serving.scheduling_policy", "scheduling-policy", "lifo", `unknown "lifo" (want fcfs, priority or sjf)`},
-		{"serving.long_prefill_token_threshold", "long-prefill-token-threshold", "-1", "must be >= 0 (got -1)"},
+		{"serving.long_prefill_token_threshold", "long-prefill-token-threshold", "-1", "must be in [0, 2147483647], got -1"},
 		{"seed", "seed", "-3", `want a non-negative integer, got "-3"`},
 	} {
 		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
@@ -202,10 +202,10 @@ func TestEnvForEveryFlag(t *testing.T) {
 		t.Fatalf("SIM_JSON=true: exit %d, stdout %.40q, stderr %q; want a JSON summary", code, out, errOut)
 	}
 	t.Setenv("SIM_RATE", "0")
-	if code, _, errOut := cli(t, "run", "--workload", "testdata/small.yaml"); code != 1 || !strings.Contains(errOut, "SIM_RATE: must be > 0, got 0") {
+	if code, _, errOut := cli(t, "run", "--workload", "testdata/small.yaml"); code != 1 || !strings.Contains(errOut, "SIM_RATE: must be in [1e-06, 100000000], got 0") {
 		t.Errorf("SIM_RATE=0: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--rate", "0"); code != 1 || !strings.Contains(errOut, "--rate: must be > 0, got 0") {
+	if code, _, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--rate", "0"); code != 1 || !strings.Contains(errOut, "--rate: must be in [1e-06, 100000000], got 0") {
 		t.Errorf("--rate 0: exit %d, %q", code, errOut)
 	}
 	t.Setenv("SIM_RATE", "")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/plot"
 	"github.com/roofsim/roofsim/sim"
@@ -173,8 +174,8 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 		return nil, usageError{fmt.Errorf("--workload: required")}
 	}
 	switch {
-	case opts.Requests < 0:
-		return nil, usageError{fmt.Errorf("--requests: must be >= 0, got %d", opts.Requests)}
+	case opts.Requests < 0 || opts.Requests > limits.MaxRequests:
+		return nil, usageError{fmt.Errorf("--requests: %w", limits.IntAtMost(opts.Requests, limits.MaxRequests))}
 	case opts.Probes < 1:
 		return nil, usageError{fmt.Errorf("--probes: must be >= 1, got %d", opts.Probes)}
 	case opts.Jobs < 0:
@@ -297,33 +298,30 @@ func checkOutputs(out, csv, plotPath string) error {
 			return fmt.Errorf("%s: directory of %q does not exist", p.flag, p.path)
 		}
 	}
-	if plotPath != "" {
-		switch strings.ToLower(filepath.Ext(plotPath)) {
-		case ".svg", ".png":
-		default:
-			return usageError{fmt.Errorf("--plot: %q: want a .svg or .png file", plotPath)}
-		}
+	// One path, one format (stage.go): --out x.csv would be Parquet in x.csv.
+	if err := checkExt("--out", out, ".parquet"); err != nil {
+		return err
 	}
-	return nil
+	if err := checkExt("--csv", csv, ".csv"); err != nil {
+		return err
+	}
+	return checkExt("--plot", plotPath, ".svg", ".png")
 }
 
+// writeSweepOutputs writes the outputs together (stage.go): each replaces
+// its file whole, and either all are written or none is.
 func writeSweepOutputs(res *sweep.Result, slo sweep.SLO, out, csvPath, plotPath string) error {
+	var outs []fileOutput
 	if out != "" {
-		if err := atomicWriteFile(out, func(w io.Writer) error { return sweep.WriteParquet(w, res) }); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
+		outs = append(outs, fileOutput{flag: "--out", path: out, write: func(w io.Writer) error { return sweep.WriteParquet(w, res) }})
 	}
 	if csvPath != "" {
-		if err := atomicWriteFile(csvPath, func(w io.Writer) error { return sweep.WriteCSV(w, res) }); err != nil {
-			return fmt.Errorf("--csv: %w", err)
-		}
+		outs = append(outs, fileOutput{flag: "--csv", path: csvPath, write: func(w io.Writer) error { return sweep.WriteCSV(w, res) }})
 	}
 	if plotPath != "" && len(res.Rows) > 0 {
-		if err := writeSweepPlot(plotPath, res, slo); err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
+		outs = append(outs, fileOutput{flag: "--plot", path: plotPath, writeAt: func(p string) error { return writeSweepPlot(p, res, slo) }})
 	}
-	return nil
+	return writeFilesTogether(outs)
 }
 
 // writeSweepTable prints one line per configuration and the recommendation.

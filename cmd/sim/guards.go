@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/workload"
+	"github.com/spf13/cobra"
+)
+
+// Resource guards: a run whose work would exceed a bound is refused before
+// it starts, with the estimate and the flag that lifts the bound. Memory is
+// flat in the number of requests; time is not, so the bound is on requests.
+
+// addMaxRequestsFlag registers --max-requests on cmd.
+func addMaxRequestsFlag(cmd *cobra.Command, dst *int) {
+	cmd.Flags().IntVar(dst, "max-requests", limits.MaxRequestsDefault,
+		"refuse a workload that generates more requests than this (at most 1e8)")
+}
+
+// guardRequests refuses a run whose request count (exact, or expected from
+// rates and windows) is above max, and caps the generator at max for
+// workloads whose size is random (bursty arrivals, duration-bounded closed
+// loops): they stop there with exceededError. It also refuses clients none
+// of whose requests fits the model length.
+func guardRequests(cmd *cobra.Command, p *runPlan, rate *float64, g *workload.Generator, max int) error {
+	if err := limits.IntIn(max, 1, limits.MaxRequests); err != nil {
+		return usageError{fmt.Errorf("%s: %w", flagOrigin(cmd, "max-requests", "--max-requests"), err)}
+	}
+	if rate != nil && (p.Resolved.Trace != "" || p.Spec.TotalRate() == 0) {
+		what := "the workload has no open-loop client (closed-loop clients send as fast as they are served)"
+		if p.Resolved.Trace != "" {
+			what = "a replayed trace keeps its own arrival times"
+		}
+		return usageError{fmt.Errorf("%s: not used: %s", flagOrigin(cmd, "rate", "--rate"), what)}
+	}
+	est := 0.0
+	if n, known := g.Totals(); known {
+		est = float64(n)
+	} else if p.Resolved.Trace == "" {
+		sp := p.Spec
+		if rate != nil {
+			sp = sp.WithRate(*rate)
+		}
+		est = sp.EstimateRequests()
+	}
+	if est > float64(max) {
+		return fmt.Errorf("this workload generates %s requests, above --max-requests %d; pass --max-requests %d to allow it",
+			humanCount(est), max, roundUp2(est*1.1))
+	}
+	if p.Resolved.Trace == "" {
+		if err := p.Spec.CheckContext(p.Prepared.Scheduler.MaxModelLen); err != nil {
+			return err
+		}
+	}
+	g.SetMaxRequests(max)
+	return nil
+}
+
+// exceededError is the error of a run stopped by the --max-requests cap.
+func exceededError(max int) error {
+	return fmt.Errorf("the workload generated more than --max-requests %d requests (its size is random: bursty arrivals or a duration-bounded closed loop); nothing written; pass a larger --max-requests to allow it", max)
+}
+
+// roundUp2 rounds x up to two significant digits (3.96e6 -> 4000000).
+func roundUp2(x float64) int64 {
+	if x < 100 {
+		return int64(math.Ceil(x))
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x))-1)
+	return int64(math.Ceil(x/p) * p)
+}
+
+// humanCount writes a count as 3.5M, 120k or 42.
+func humanCount(x float64) string {
+	switch {
+	case x >= 1e6:
+		return strconv.FormatFloat(x/1e6, 'f', 1, 64) + "M"
+	case x >= 1e4:
+		return strconv.FormatFloat(x/1e3, 'f', 0, 64) + "k"
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
+}

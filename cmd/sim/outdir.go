@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/traces"
+)
+
+// outputDir is sim run's --out directory: traces stream into a staged
+// directory (stage.go) that is published with run.json only when the run
+// succeeds, so a failed or interrupted run leaves no file and no directory.
+type outputDir struct {
+	dir    string // the target, as given
+	format traces.Format
+	stage  *stagedDir
+	reqF   *os.File
+	reqW   traces.RequestWriter
+	stepF  *os.File
+	stepW  traces.StepWriter
+}
+
+var _ sim.Sink = (*outputDir)(nil)
+
+// openOutputDir stages dir (see stageDir: a non-empty dir is refused unless
+// overwrite is set and it holds results) and opens the trace writers.
+func openOutputDir(dir string, f traces.Format, steps, overwrite bool) (*outputDir, error) {
+	st, err := stageDir("--out", dir, overwrite)
+	if err != nil {
+		return nil, err
+	}
+	o := &outputDir{dir: dir, format: f, stage: st}
+	if o.reqF, err = st.create("requests." + string(f)); err != nil {
+		o.abort()
+		return nil, err
+	}
+	if o.reqW, err = traces.NewRequestWriter(o.reqF, f); err != nil {
+		o.abort()
+		return nil, err
+	}
+	if steps {
+		if o.stepF, err = st.create("steps." + string(f)); err != nil {
+			o.abort()
+			return nil, err
+		}
+		if o.stepW, err = traces.NewStepWriter(o.stepF, f); err != nil {
+			o.abort()
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+func (o *outputDir) Request(r *traces.RequestRecord) error { return o.reqW.Write(r) }
+
+func (o *outputDir) Step(r *traces.StepRecord) error {
+	if o.stepW == nil {
+		return nil
+	}
+	return o.stepW.Write(r)
+}
+
+// commit finishes the traces, writes run.json and publishes the directory.
+func (o *outputDir) commit(rec runRecord) error {
+	if err := o.reqW.Close(); err != nil {
+		return err
+	}
+	if err := o.reqF.Close(); err != nil {
+		return err
+	}
+	o.reqF = nil
+	if o.stepW != nil {
+		if err := o.stepW.Close(); err != nil {
+			return err
+		}
+		if err := o.stepF.Close(); err != nil {
+			return err
+		}
+		o.stepF = nil
+	}
+	if err := o.stage.writeFile(resultsMarker, func(w io.Writer) error { return writeJSON(w, rec) }); err != nil {
+		return err
+	}
+	return o.stage.publish()
+}
+
+// abort closes the writers and removes everything staged (a no-op after a
+// successful commit).
+func (o *outputDir) abort() {
+	for _, f := range []*os.File{o.reqF, o.stepF} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	o.stage.abort()
+}
+
+// cancelSink stops a run when ctx is cancelled (a signal): the engine
+// returns the sink's error at the next finished request or step.
+type cancelSink struct {
+	sim.Sink
+	ctx context.Context
+}
+
+func (c cancelSink) Request(r *traces.RequestRecord) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	return c.Sink.Request(r)
+}
+
+func (c cancelSink) Step(r *traces.StepRecord) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	return c.Sink.Step(r)
+}
