@@ -56,7 +56,7 @@ func TestDocShots(t *testing.T) {
 	}
 	do(wait(`!document.getElementById("rf-tip").hidden`))
 	shot("web-roofline.png")
-	do(chromedp.Click(chromedp.CSS(`#sc-example`)), wait(`state.spot.some(p => p.measured)`))
+	do(chromedp.SetValue(chromedp.CSS(`#rf-gpu`), "h200"), chromedp.Click(chromedp.CSS(`#sc-example`)), wait(`state.spot.some(p => p.measured)`))
 	shot("web-spotcheck-h200.png")
 	do(chromedp.Navigate(ts.URL+"/#simulate"), wait(`document.querySelectorAll("#sim-example option").length > 0`),
 		chromedp.SetValue(chromedp.CSS(`#sim-max`), "2000"), chromedp.Click(chromedp.CSS(`#sim-run`)),

@@ -360,34 +360,50 @@ func TestAgentClientChecksAnswers(t *testing.T) {
 }
 
 func TestMeasuredExampleMatchesDocs(t *testing.T) {
-	emb, err := assets.ReadFile("assets/measured/h200_spotcheck.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile("../docs/h200_spotcheck.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(emb, doc) {
-		t.Fatal("serve/assets/measured/h200_spotcheck.csv differs from docs/h200_spotcheck.csv; copy the docs file over")
-	}
 	_, ts := newTestServer(t, Options{})
-	var ex measuredExample
-	if call(t, ts, "GET", "/api/measured-example", nil, &ex) != 200 {
-		t.Fatal("measured example failed")
-	}
-	okRows := strings.Count(string(doc), ",ok,")
-	measured := 0
-	for _, p := range ex.Points {
-		if p.Measured != nil && p.Measured.Status == "ok" && p.Status == "ok" {
-			measured++
-			if !(p.Measured.AchievedFLOPS > 0) || p.Measured.AchievedFLOPS > p.PeakFLOPS {
-				t.Errorf("%s %dx%dx%d: measured %g FLOP/s outside (0, peak %g]", p.Precision, p.M, p.N, p.K, p.Measured.AchievedFLOPS, p.PeakFLOPS)
+	for _, gpu := range measuredGPUs() {
+		t.Run(gpu, func(t *testing.T) {
+			name := gpu + "_spotcheck.csv"
+			emb, err := assets.ReadFile("assets/measured/" + name)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			doc, err := os.ReadFile("../docs/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(emb, doc) {
+				t.Fatalf("serve/assets/measured/%s differs from docs/%s; copy the docs file over", name, name)
+			}
+			var ex measuredExample
+			if call(t, ts, "GET", "/api/measured-example?gpu="+gpu, nil, &ex) != 200 {
+				t.Fatal("measured example failed")
+			}
+			if !strings.Contains(strings.ToLower(ex.Device), gpu) {
+				t.Errorf("device %q is not an %s", ex.Device, gpu)
+			}
+			okRows := strings.Count(string(doc), ",ok,")
+			measured := 0
+			for _, p := range ex.Points {
+				if p.Measured != nil && p.Measured.Status == "ok" && p.Status == "ok" {
+					measured++
+					if !(p.Measured.AchievedFLOPS > 0) || p.Measured.AchievedFLOPS > p.PeakFLOPS {
+						t.Errorf("%s %dx%dx%d: measured %g FLOP/s outside (0, peak %g]", p.Precision, p.M, p.N, p.K, p.Measured.AchievedFLOPS, p.PeakFLOPS)
+					}
+				}
+			}
+			if measured != okRows || measured < 5 {
+				t.Errorf("%d measured points, want the %d ok rows of the CSV", measured, okRows)
+			}
+		})
 	}
-	if measured != okRows || measured < 5 {
-		t.Errorf("%d measured points, want the %d ok rows of the CSV", measured, okRows)
+	var def measuredExample
+	if call(t, ts, "GET", "/api/measured-example", nil, &def) != 200 || def.GPU.Name != measuredGPUs()[0] {
+		t.Errorf("default measured example is %q, want %q", def.GPU.Name, measuredGPUs()[0])
+	}
+	var e errorBody
+	if st := call(t, ts, "GET", "/api/measured-example?gpu=t4", nil, &e); st != 400 || !strings.Contains(e.Error, "gpu:") {
+		t.Errorf("unknown GPU: status %d, error %q; want 400 naming gpu", st, e.Error)
 	}
 }
 

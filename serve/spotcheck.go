@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -230,8 +231,8 @@ func (s *Server) measure(ctx context.Context, pts []spotPoint) {
 	}
 }
 
-// measuredExample is the committed agent run (docs/h200_spotcheck.csv,
-// embedded as assets/measured/h200_spotcheck.csv) with the catalog GPU's
+// measuredExample is one committed agent run (docs/<gpu>_spotcheck.csv,
+// embedded as assets/measured/<gpu>_spotcheck.csv) with the catalog GPU's
 // predictions beside each measured point.
 type measuredExample struct {
 	GPU     gpuInfo     `json:"gpu"`
@@ -240,20 +241,40 @@ type measuredExample struct {
 	Command string      `json:"command"`
 	Points  []spotPoint `json:"points"`
 	Shapes  []string    `json:"shapes"`
+	// Available lists the catalog GPUs that have a committed run.
+	Available []string `json:"available"`
 }
 
-const measuredExampleCommand = "python3 tools/gpu-agent/agent.py bench --out h200_spotcheck.csv"
+// measuredGPUs names the catalog GPUs with a committed agent run; the
+// first is the default.
+func measuredGPUs() []string { return []string{"h200", "h100"} }
 
-func (s *Server) handleMeasuredExample(*http.Request) (any, error) {
-	data, err := assets.ReadFile("assets/measured/h200_spotcheck.csv")
+// handleMeasuredExample answers GET /api/measured-example[?gpu=h100]: the
+// committed run of that GPU (H200 when gpu is empty).
+func (s *Server) handleMeasuredExample(r *http.Request) (any, error) {
+	have := measuredGPUs()
+	name := strings.ToLower(r.URL.Query().Get("gpu"))
+	if name == "" {
+		name = have[0]
+	}
+	if !slices.Contains(have, name) {
+		return nil, errorf(http.StatusBadRequest, "gpu: no measured example for %q (have: %s)", name, strings.Join(have, ", "))
+	}
+	data, err := assets.ReadFile("assets/measured/" + name + "_spotcheck.csv")
 	if err != nil {
 		return nil, err
 	}
-	g, err := hardware.Lookup("h200")
+	g, err := hardware.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	return buildMeasuredExample(bytes.NewReader(data), g)
+	ex, err := buildMeasuredExample(bytes.NewReader(data), g)
+	if err != nil {
+		return nil, err
+	}
+	ex.Command = "python3 tools/gpu-agent/agent.py bench --out " + name + "_spotcheck.csv"
+	ex.Available = have
+	return ex, nil
 }
 
 func buildMeasuredExample(rd io.Reader, g *hardware.GPU) (*measuredExample, error) {
@@ -278,7 +299,7 @@ func buildMeasuredExample(rd io.Reader, g *hardware.GPU) (*measuredExample, erro
 	for _, p := range spotPrecisions(g) {
 		byName[p.Name] = p
 	}
-	ex := &measuredExample{GPU: describeGPU(g), Command: measuredExampleCommand}
+	ex := &measuredExample{GPU: describeGPU(g)}
 	seenShape := map[string]bool{}
 	for li, row := range rows[1:] {
 		line := li + 2

@@ -359,7 +359,8 @@ async function runSpot() {
 async function showExample() {
   const note = $("sc-note");
   try {
-    const ex = await api("GET", "/api/measured-example");
+    const cur = ($("rf-gpu").value || "").toLowerCase();
+    const ex = await api("GET", "/api/measured-example" + (cur === "h100" || cur === "h200" ? `?gpu=${cur}` : ""));
     $("rf-gpu").value = ex.gpu.name;
     $("rf-gpu-file").value = "";
     await drawRoofline();
@@ -368,7 +369,7 @@ async function showExample() {
     fillSelect($("sc-shape"), [...new Set(state.example.map((p) => `${p.m}×${p.n}×${p.k}`))].map((s) => ({ value: s, label: s })), 1);
     $("sc-shape").value = "";
     $("sc-shape-wrap").hidden = false;
-    note.innerHTML = `Measured on ${esc(ex.device)} (torch ${esc(ex.torch)}) with <code>${esc(ex.command)}</code>: ${state.spot.length} measured points (filled) beside the ${esc(ex.gpu.name)} profile's predictions (hollow). Shapes: ${ex.shapes.map(esc).join(", ")}. Rows the agent could not run (fp4 on Hopper, int8 at m = 1) are in docs/h200_spotcheck.csv.`;
+    note.innerHTML = `Measured on ${esc(ex.device)} (torch ${esc(ex.torch)}) with <code>${esc(ex.command)}</code>: ${state.spot.length} measured points (filled) beside the ${esc(ex.gpu.name)} profile's predictions (hollow). Shapes: ${ex.shapes.map(esc).join(", ")}. Rows the agent could not run (fp4 on Hopper, int8 at m = 1) are in docs/${esc(ex.gpu.name)}_spotcheck.csv. Measured runs exist for: ${ex.available.map(esc).join(", ")}.`;
     renderSpotTable();
     renderRoofline();
   } catch (e) { showError(note, e); }
