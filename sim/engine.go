@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -74,6 +75,10 @@ type Config struct {
 	// CheckInvariants makes every step verify the scheduler's KV and queue
 	// invariants (used + free == total, ...); for tests, it costs O(blocks).
 	CheckInvariants bool
+	// Context, when not nil, stops the run once it is cancelled (a signal, a
+	// deadline): the engine checks it every 1024 events and returns its
+	// cause, with no result. It is no input to the simulation itself.
+	Context context.Context
 }
 
 // Validate checks the configuration.
@@ -203,6 +208,11 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		return nil, err
 	}
 	for e.q.len() > 0 {
+		if cfg.Context != nil && e.res.Events&1023 == 0 {
+			if err := context.Cause(cfg.Context); err != nil {
+				return nil, err
+			}
+		}
 		ev := e.q.pop()
 		if cfg.Horizon > 0 && ev.at > cfg.Horizon {
 			break

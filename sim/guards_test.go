@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -29,5 +32,35 @@ func TestPrepareKVGuards(t *testing.T) {
 	_, err = Prepare(d)
 	if !errors.As(err, &fe) || fe.Key != "replicas" || !strings.Contains(fe.Reason, "4096 replicas x") {
 		t.Errorf("Prepare(4096 replicas) = %v, want a replicas error", err)
+	}
+}
+
+// hugeStep prices every step at 1e12 s, like a GPU with absurdly low rates.
+type hugeStep struct{}
+
+func (hugeStep) Cost(*roofline.StepInput) roofline.StepCost { return roofline.StepCost{Seconds: 1e12} }
+
+// A step priced past MaxStepSeconds is an error naming the cause; it never wraps the
+// clock to a 1 ns step (which printed a TTFT of 0.00 ms).
+func TestStepTimeBound(t *testing.T) {
+	sp := mustSpec(t, "clients:\n  - arrival: {rate: 1, num_requests: 3}\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 5}\n")
+	_, err := Run(Config{Scheduler: schedCfg(100), StepModel: hugeStep{}, Replicas: 1}, mustGen(t, sp), nil)
+	if err == nil || !strings.Contains(err.Error(), "prices a forward pass of 10 tokens at 1e+12 s") {
+		t.Errorf("Run = %v, want the step-time error", err)
+	}
+	if d := stepDuration(roofline.StepCost{Seconds: math.Inf(1)}); d != FromSeconds(MaxStepSeconds) {
+		t.Errorf("stepDuration(+Inf) = %d, want the bound", d)
+	}
+}
+
+// A cancelled context stops the run with its cause and no result.
+func TestRunContext(t *testing.T) {
+	sp := mustSpec(t, "clients:\n  - arrival: {rate: 100, num_requests: 100000}\n    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant, value: 50}\n")
+	stop := errors.New("interrupted by a test")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(stop)
+	res, err := Run(Config{Scheduler: schedCfg(10000), StepModel: realStep(t, 1), Replicas: 1, Context: ctx}, mustGen(t, sp), nil)
+	if res != nil || !errors.Is(err, stop) {
+		t.Errorf("Run = %v, %v; want no result and the cause", res, err)
 	}
 }

@@ -75,6 +75,10 @@ func (e *engine) startStep(in *instance) error {
 		}
 	}
 	in.cost = e.cfg.StepModel.Cost(&in.in)
+	if !(in.cost.Seconds > 0 && in.cost.Seconds <= MaxStepSeconds) {
+		return fmt.Errorf("replica %d at %.3f s: the step model prices a forward pass of %d tokens at %g s, outside (0, %g] s: check the GPU's peaks, bandwidth and efficiencies",
+			in.id, e.now.Seconds(), b.NumTokens, in.cost.Seconds, float64(MaxStepSeconds))
+	}
 	in.busy = true
 	in.stepStart = e.now
 	in.durs = append(in.durs[:0], stepDuration(in.cost))
@@ -94,9 +98,17 @@ func (e *engine) startStep(in *instance) error {
 	return nil
 }
 
+// MaxStepSeconds bounds the price of one forward pass: a longer step is an
+// error (startStep), never a wrapped clock.
+const MaxStepSeconds = 1e6
+
 // stepDuration rounds a step's cost to whole nanoseconds; time always moves
-// forward by at least 1 ns.
+// forward by at least 1 ns and by at most MaxStepSeconds (no overflow of the
+// clock, whatever the step model returns).
 func stepDuration(c roofline.StepCost) Time {
+	if !(c.Seconds < MaxStepSeconds) {
+		return FromSeconds(MaxStepSeconds)
+	}
 	return max(FromSeconds(c.Seconds), 1)
 }
 

@@ -233,6 +233,7 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		sink = out
 	}
 	sink = cancelSink{Sink: sink, ctx: cmd.Context()} // outdir.go
+	plan.Config.Context = cmd.Context()
 	plan.Config.StepTrace = opts.StepTrace && out != nil
 	bar := newProgress(s.errOut, total, opts.Quiet, "simulating")
 	plan.Config.OnProgress = bar.set
