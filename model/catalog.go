@@ -173,7 +173,8 @@ func (c Config) Clone() Config {
 func (c *Config) SameArchitecture(o *Config) bool {
 	a, b := c.Clone(), o.Clone()
 	for _, x := range []*Config{&a, &b} {
-		x.Name, x.Family, x.DType, x.ExpertDType = "", "", "", ""
+		x.Name, x.Family, x.DType, x.ExpertDType, x.AttentionDType = "", "", "", "", ""
+		x.Quant = nil
 		x.MaxPositionEmbeddings = 0
 		x.PublishedParams, x.PublishedActiveParams, x.ActiveExcludesEmbedding = 0, 0, false
 		x.NormsPerLayer = x.normsPerLayer()

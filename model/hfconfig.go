@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -132,6 +131,9 @@ func LoadHFConfig(path string) (*Config, error) {
 	}
 	cfg, err := ParseHFConfig(data, name)
 	if err != nil {
+		return nil, fmt.Errorf("loading model config %q: %w", path, err)
+	}
+	if err := applyHFQuantConfig(filepath.Dir(path), cfg); err != nil {
 		return nil, fmt.Errorf("loading model config %q: %w", path, err)
 	}
 	return cfg, nil
@@ -626,8 +628,8 @@ func hfLayerTypes(d hfDoc, fam hfFamily, cfg *Config) error {
 	return nil
 }
 
-// hfDTypes sets DType from torch_dtype/dtype and quantization_config.
-// Precision names produced: bf16, fp16, fp32, fp8, int8, int4, nvfp4, mxfp4.
+// hfDTypes sets DType from torch_dtype/dtype, then the per-module weight
+// precisions from quantization_config (applyQuantization, quant.go).
 func hfDTypes(d hfDoc, cfg *Config) error {
 	cfg.DType = "bf16" // most checkpoints; used when torch_dtype is absent
 	for _, key := range []string{"torch_dtype", "dtype"} {
@@ -660,92 +662,5 @@ func hfDTypes(d hfDoc, cfg *Config) error {
 	if !isObj {
 		return hfErr(qpath, "must be an object, got %s", describe(qv))
 	}
-	qd := hfDoc{top: q}
-	method, _, err := qd.strKey("quant_method")
-	if err != nil {
-		return hfErr(qpath+".quant_method", "must be a string")
-	}
-	mpath := qpath + ".quant_method"
-	weightsOnly := func(dt string) {
-		if cfg.MoE != nil && dt == "mxfp4" {
-			cfg.ExpertDType = dt // gpt-oss: only the experts are MXFP4
-			return
-		}
-		cfg.DType = dt
-	}
-	switch strings.ToLower(method) {
-	case "fp8", "fbgemm_fp8":
-		weightsOnly("fp8")
-	case "mxfp4":
-		weightsOnly("mxfp4")
-	case "gptq", "awq":
-		bits, _, _, err := qd.intKey("bits", "w_bit")
-		if err != nil {
-			return hfErr(qpath+".bits", "must be an integer")
-		}
-		switch bits {
-		case 4:
-			weightsOnly("int4")
-		case 8:
-			weightsOnly("int8")
-		default:
-			return hfErr(qpath+".bits", "%w: %d-bit %s (want 4 or 8)", ErrUnsupported, bits, method)
-		}
-	case "modelopt":
-		algo, _, _ := qd.strKey("quant_algo")
-		switch strings.ToUpper(algo) {
-		case "FP8":
-			weightsOnly("fp8")
-		case "NVFP4":
-			weightsOnly("nvfp4")
-		default:
-			return hfErr(qpath+".quant_algo", "%w: %q (want FP8 or NVFP4)", ErrUnsupported, algo)
-		}
-	case "compressed-tensors":
-		dt, err := compressedTensorsDType(q, qpath)
-		if err != nil {
-			return err
-		}
-		weightsOnly(dt)
-	default:
-		return hfErr(mpath, "%w: %q (want fp8, mxfp4, compressed-tensors, gptq, awq or modelopt)", ErrUnsupported, method)
-	}
-	return nil
-}
-
-// compressedTensorsDType reads the weight format of the first config group
-// (groups sorted by name) of a compressed-tensors quantization_config.
-func compressedTensorsDType(q map[string]any, qpath string) (string, error) {
-	groups, _ := q["config_groups"].(map[string]any)
-	names := make([]string, 0, len(groups))
-	for k := range groups {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, g := range names {
-		grp, _ := groups[g].(map[string]any)
-		w, _ := grp["weights"].(map[string]any)
-		if w == nil {
-			continue
-		}
-		path := qpath + ".config_groups." + g + ".weights"
-		wd := hfDoc{top: w}
-		bits, _, _, err := wd.intKey("num_bits")
-		if err != nil {
-			return "", hfErr(path+".num_bits", "must be an integer")
-		}
-		typ, _, _ := wd.strKey("type")
-		switch {
-		case typ == "float" && bits == 8:
-			return "fp8", nil
-		case typ == "float" && bits == 4:
-			return "nvfp4", nil
-		case typ == "int" && bits == 8:
-			return "int8", nil
-		case typ == "int" && bits == 4:
-			return "int4", nil
-		}
-		return "", hfErr(path, "%w: %d-bit %q weights", ErrUnsupported, bits, typ)
-	}
-	return "", hfErr(qpath+".config_groups", "%w: no weight scheme found", ErrUnsupported)
+	return applyQuantization(q, qpath, "config.json "+qpath, cfg)
 }

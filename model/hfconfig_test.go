@@ -56,7 +56,7 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// sigmoid routing, QK-norm, MTP heads). Not modelled yet.
 		"minimax-m2.5": {published: 229e9, tol: 0.02, active: 10e9, unsupported: "minimax_m2"},
 		// Qwen3-235B-A22B in fp8 with 128x128 block scales: 235B total, 22B active.
-		"qwen3-235b-a22b-fp8": {published: 235e9, tol: 0.01, active: 22e9, dtype: "fp8"},
+		"qwen3-235b-a22b-fp8": {published: 235e9, tol: 0.01, active: 22e9, dtype: "fp8_block"},
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -242,7 +242,7 @@ func TestParseHFConfigFeatures(t *testing.T) {
 			name: "fp8 checkpoint",
 			json: `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`,
 			check: func(t *testing.T, c *Config) {
-				if c.DType != "fp8" {
+				if c.DType != "fp8_block" {
 					t.Errorf("dtype=%s", c.DType)
 				}
 			},
@@ -307,7 +307,7 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"text_config not object", `{"text_config":3}`, "config.json: text_config: must be an object, got 3", false},
 		{"bad tie flag", `{` + base + `,"num_attention_heads":8,"tie_word_embeddings":"yes"}`, `config.json: tie_word_embeddings: must be true or false, got "yes"`, false},
 		{"bad dtype", `{` + base + `,"num_attention_heads":8,"torch_dtype":"float64"}`, `config.json: torch_dtype: unsupported: dtype "float64"`, true},
-		{"bad quant method", `{` + base + `,"num_attention_heads":8,"quantization_config":{"quant_method":"bitsandbytes"}}`, `config.json: quantization_config.quant_method: unsupported: "bitsandbytes"`, true},
+		{"bad quant method", `{` + base + `,"num_attention_heads":8,"quantization_config":{"quant_method":"quark"}}`, `config.json: quantization_config.quant_method: unsupported: quantisation method "quark"`, true},
 		{"mla", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank", true},
 		{"unknown model type", `{` + base + `,"model_type":"gpt2","num_attention_heads":8}`, `config.json: model_type: unsupported: "gpt2"`, true},
 		{"mlp_only_layers index", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[7]}`, "config.json: mlp_only_layers[0]: must be a layer index in [0, 2), got 7", false},

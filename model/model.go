@@ -62,6 +62,13 @@ type Config struct {
 	// ExpertDType, when set, is the precision of routed-expert weights when it
 	// differs from DType (gpt-oss ships MXFP4 experts with bf16 attention).
 	ExpertDType string `yaml:"expert_dtype,omitempty" json:"expert_dtype,omitempty"`
+	// AttentionDType, when set, is the precision of the q/k/v/o projections
+	// when it differs from DType (a quantised checkpoint that leaves
+	// attention unconverted, such as Llama 4 Scout FP8-dynamic).
+	AttentionDType string `yaml:"attention_dtype,omitempty" json:"attention_dtype,omitempty"`
+	// Quant records where a quantised checkpoint's precisions came from
+	// (nil for an unquantised one and for catalog entries).
+	Quant *Quantization `yaml:"-" json:"quantization,omitempty"`
 
 	// PublishedParams is the advertised parameter count (e.g. 8.03e9), used by
 	// tests to check the counting; 0 when unknown.

@@ -15,6 +15,7 @@ package roofline
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -147,7 +148,35 @@ func LookupPrecision(name string) (Precision, error) {
 			return p, nil
 		}
 	}
-	return Precision{}, fmt.Errorf("unknown precision %q (known: %s)", name, strings.Join(precisionNames(), ", "))
+	if p, ok := groupIntPrecision(c); ok {
+		return p, nil
+	}
+	return Precision{}, fmt.Errorf("unknown precision %q (known: %s, and int4_g<N>[_zp] / int8_g<N>[_zp] for group-quantised integers)", name, strings.Join(precisionNames(), ", "))
+}
+
+var groupIntName = regexp.MustCompile(`^int(4|8)_g([0-9]+)(_zp)?$`)
+
+// groupIntPrecision builds a group-quantised integer format (GPTQ, AWQ,
+// compressed-tensors pack-quantized): int4 or int8 elements with one fp16
+// scale per group of N weights and, with _zp, a zero point of the element
+// width per group. int4_g128_zp is 4 + (16 + 4)/128 = 4.156 bits. These
+// are weight-only formats (they compute at the activation precision).
+func groupIntPrecision(name string) (Precision, bool) {
+	m := groupIntName.FindStringSubmatch(name)
+	if m == nil {
+		return Precision{}, false
+	}
+	bits, _ := strconv.Atoi(m[1])
+	group, err := strconv.Atoi(m[2])
+	if err != nil || group <= 0 || group > 1<<20 {
+		return Precision{}, false
+	}
+	scale, desc := 16, fmt.Sprintf("%d-bit integer, weight-only, fp16 scale per %d", bits, group)
+	if m[3] != "" {
+		scale += bits
+		desc += fmt.Sprintf(" + %d-bit zero point", bits)
+	}
+	return format(name, bits, group, scale, "", desc), true
 }
 
 func precisionNames() []string {

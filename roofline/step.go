@@ -309,8 +309,14 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		}
 	}
 	m.attnW = m.w
-	if opts.AttentionDType != "" {
+	switch {
+	case opts.AttentionDType != "":
 		if m.attnW, err = lookupField("attention_dtype", opts.AttentionDType); err != nil {
+			return err
+		}
+	case opts.WeightDType == "" && len(opts.WeightMix) == 0 && m.cfg.AttentionDType != "":
+		// A checkpoint that leaves attention unconverted (model.Quantization).
+		if m.attnW, err = lookupField("attention_dtype", m.cfg.AttentionDType); err != nil {
 			return err
 		}
 	}

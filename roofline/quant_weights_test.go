@@ -1,0 +1,94 @@
+package roofline
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/shareddata"
+	"github.com/roofsim/roofsim/model"
+)
+
+// TestQuantisedCheckpointWeightBytes loads quantised Hugging Face configs
+// from ../shared/data/models and checks the weight bytes the step model
+// holds at TP 1 (model.Quantization sets the precision per module).
+//
+// Sources for the expected sizes:
+//   - gpt-oss-20b: OpenAI's gpt-oss model card (August 2025), table of
+//     checkpoint sizes: 12.8 GiB (MXFP4 MoE weights, everything else bf16).
+//   - Llama-4-Scout-17B-16E-Instruct-FP8-dynamic and Qwen3-235B-A22B-FP8:
+//     no published byte count was reachable from this project's tools, so
+//     the expectation is the sum over the checkpoint's own tensors as the
+//     config lists them (text model only; Scout's vision tower is not
+//     served by the step model): experts, shared experts and dense MLPs in
+//     fp8, attention per the ignore list, embeddings and LM head bf16,
+//     computed independently below from the shapes.
+func TestQuantisedCheckpointWeightBytes(t *testing.T) {
+	dir := filepath.Join(shareddata.Path(t), "models")
+	gpu, err := hardware.Resolve("b200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gib = 1 << 30
+	scoutAttn := 48.0 * (5120*40*128*2 + 5120*8*128*2)  // q,o + k,v
+	scoutFP8 := 48.0*16*3*5120*8192 + 48.0*3*5120*8192  // routed + shared experts
+	scoutBF16 := scoutAttn + 2*202048*5120 + 48*5120*16 // + embeddings, lm_head, router
+	qwenAttn := 94.0 * (4096*64*128*2 + 4096*4*128*2)
+	qwenFP8 := 94.0*128*3*4096*1536 + qwenAttn
+	qwenBF16 := 2*151936*4096 + 94.0*4096*128 // embeddings, lm_head, router
+	for _, c := range []struct {
+		dir         string
+		want        float64 // bytes
+		format      string
+		unconverted string
+	}{
+		{"gpt-oss-20b", 12.8 * gib, "mxfp4", "attention"},
+		{"llama-4-scout-17b-16e-instruct-fp8-dynamic", scoutFP8 + scoutBF16*2, "fp8", "attention, router, lm_head"},
+		// fp8 with one fp32 scale per 128x128 block: 8 + 32/16384 bits.
+		{"qwen3-235b-a22b-fp8", qwenFP8*(8+32.0/16384)/8 + qwenBF16*2, "fp8_block", "router, lm_head"},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			cfg, err := model.Resolve(filepath.Join(dir, c.dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Quant == nil || cfg.Quant.Format != c.format || !strings.Contains(strings.Join(cfg.Quant.Unconverted, ", "), c.unconverted) {
+				t.Fatalf("quantization %+v, want format %s with %s unconverted", cfg.Quant, c.format, c.unconverted)
+			}
+			m, err := NewStepModel(cfg, gpu, StepOptions{TP: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.WeightBytesPerGPU()
+			if rel := got/c.want - 1; math.Abs(rel) > 0.03 {
+				t.Errorf("weight bytes %.3f GB, want %.3f GB (%+.1f%%)", got/1e9, c.want/1e9, 100*rel)
+			}
+			// The same model without its quantisation (bf16 everywhere) is
+			// much larger: the checkpoint's format is not silently ignored.
+			bf, err := NewStepModel(cfg, gpu, StepOptions{TP: 1, WeightDType: "bf16"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bf.WeightBytesPerGPU() < 1.5*got {
+				t.Errorf("bf16 override %.1f GB is not well above the checkpoint's %.1f GB", bf.WeightBytesPerGPU()/1e9, got/1e9)
+			}
+		})
+	}
+}
+
+// TestGroupIntPrecision checks the bits of group-quantised integers: int4
+// with an fp16 scale and a 4-bit zero point per 128 weights is
+// 4 + 20/128 bits.
+func TestGroupIntPrecision(t *testing.T) {
+	for name, bits := range map[string]float64{"int4_g128_zp": 4 + 20.0/128, "int4_g128": 4 + 16.0/128, "int8_g32": 8 + 0.5} {
+		p, err := LookupPrecision(name)
+		if err != nil || p.Bits != bits || p.Compute != "" {
+			t.Errorf("%s: %+v, %v; want %g bits, weight-only", name, p, err, bits)
+		}
+	}
+	if _, err := LookupPrecision("int4_g0"); err == nil {
+		t.Error("int4_g0 accepted")
+	}
+}
