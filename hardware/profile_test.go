@@ -93,9 +93,9 @@ func TestProfileValidate(t *testing.T) {
 		{"defaults", func(p *Profile) {}, ""},
 		{"max exactly 1", func(p *Profile) { p.GEMM.Compute.Max = 1 }, ""},
 		{"graph factor 0", func(p *Profile) { p.GraphLaunchFactor = 0 }, ""},
-		{"max 0", func(p *Profile) { p.GEMM.Compute.Max = 0 }, "gemm.compute.max: must be in (0, 1]"},
-		{"max above 1", func(p *Profile) { p.AttentionPrefill.Memory.Max = 1.01 }, "attention_prefill.memory.max: must be in (0, 1]"},
-		{"max NaN", func(p *Profile) { p.MoE.Compute.Max = math.NaN() }, "moe.compute.max: must be in (0, 1]"},
+		{"max 0", func(p *Profile) { p.GEMM.Compute.Max = 0 }, "gemm.compute.max: must be in [0.001, 1], got 0"},
+		{"max above 1", func(p *Profile) { p.AttentionPrefill.Memory.Max = 1.01 }, "attention_prefill.memory.max: must be in [0.001, 1], got 1.01"},
+		{"max NaN", func(p *Profile) { p.MoE.Compute.Max = math.NaN() }, "moe.compute.max: must be in [0.001, 1], got NaN"},
 		{"half negative", func(p *Profile) { p.Elementwise.Memory.Half = -1 }, "elementwise.memory.half: must be >= 0"},
 		{"half infinite", func(p *Profile) { p.Elementwise.Memory.Half = math.Inf(1) }, "elementwise.memory.half: must be >= 0"},
 		{"launch negative", func(p *Profile) { p.AttentionDecode.LaunchUS = -1 }, "attention_decode.launch_us: must be in [0, 1000000], got -1"},
@@ -126,12 +126,12 @@ func TestProfileValidate(t *testing.T) {
 		}, ""},
 		{"moe by precision max", func(p *Profile) {
 			p.MoEByPrecision = map[string]OpEfficiency{"q8_0": {Compute: Curve{Max: 1.2}, Memory: Curve{Max: 0.9}}}
-		}, "moe_by_precision.q8_0.compute.max: must be in (0, 1]"},
+		}, "moe_by_precision.q8_0.compute.max: must be in [0.001, 1], got 1.2"},
 		{"moe active fraction", func(p *Profile) { p.MoEActiveFraction = 1.5 }, "moe_active_fraction: must be in [0, 1]"},
 		{"moe active fraction NaN", func(p *Profile) { p.MoEActiveFraction = math.NaN() }, "moe_active_fraction: must be in [0, 1]"},
 		{"attention prefill by kv max", func(p *Profile) {
 			p.AttentionPrefillByKV = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 1.5}, Memory: Curve{Max: 0.9}}}
-		}, "attention_prefill_by_kv.fp8.compute.max: must be in (0, 1]"},
+		}, "attention_prefill_by_kv.fp8.compute.max: must be in [0.001, 1], got 1.5"},
 		{"attention prefill by kv empty key", func(p *Profile) {
 			p.AttentionPrefillByKV = map[string]OpEfficiency{"": {Compute: Curve{Max: 0.2}, Memory: Curve{Max: 0.9}}}
 		}, "attention_prefill_by_kv: precision name must not be empty"},

@@ -267,8 +267,9 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 }
 
 func (c Curve) validate(prefix string) *FieldError {
-	if !(c.Max > 0 && c.Max <= 1) {
-		return fieldErr(prefix+".max", "must be in (0, 1]")
+	// An efficiency below 0.1% is a unit mistake, and would price steps in days.
+	if err := within(prefix+".max", c.Max, 1e-3, 1); err != nil {
+		return err
 	}
 	if err := within(prefix+".exp", c.Exp, 0, limits.MaxCurveExp); err != nil {
 		return err
