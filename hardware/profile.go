@@ -345,15 +345,17 @@ type Profile struct {
 	// prefill/decode batches up to its largest capture size). 0 means only
 	// decode-only steps do (llama.cpp graphs decode only).
 	GraphMaxTokens int `yaml:"graph_max_tokens,omitempty" json:"graph_max_tokens,omitempty"`
-	// PerRequestKVHeadUS is engine time in microseconds per step for each
-	// (request, KV head on this GPU) pair of the batch, beyond what the
-	// isolated attention kernels show (OpEfficiency.PerSeqHeadUS): per
-	// sequence and KV head, serving pays the attention metadata and the
-	// split plan (FlashInfer's plan and its merge of split-KV partials) in
-	// every layer, and requests of unequal lengths leave the kernel's
-	// work unbalanced. It is GPU-side work that grows with the KV heads a
-	// GPU holds, so it carries across tensor-parallel degrees where a
-	// plain per-request cost does not. 0: none.
+	// PerRequestKVHeadUS is engine time in microseconds for each (request,
+	// KV head on this GPU) pair of the batch in each attention layer, beyond
+	// what the isolated attention kernels show (OpEfficiency.PerSeqHeadUS):
+	// per sequence and KV head, the serving kernel walks the attention
+	// metadata and split plan (FlashInfer's plan and the merge of split-KV
+	// partials), and requests of unequal lengths leave its work unbalanced.
+	// A step pays it requests x KV heads per GPU x layers times. It is
+	// GPU-side work that grows with the KV heads a GPU holds, so it carries
+	// across tensor-parallel degrees where a plain per-request cost does
+	// not, and with the layers, as the attention kernel runs once per
+	// layer. 0: none.
 	PerRequestKVHeadUS float64 `yaml:"per_request_kv_head_us,omitempty" json:"per_request_kv_head_us,omitempty"`
 	// ServingComputeEfficiency is the share of the kernel tables' compute
 	// rate that a serving engine sustains (0..1; 0 means 1): isolated

@@ -79,7 +79,9 @@ type StepCost struct {
 	MemoryS float64 `json:"memory_s"`
 	// CommS is tensor-parallel all-reduce time.
 	CommS float64 `json:"comm_s"`
-	// OverheadS is kernel launches plus step and per-request overheads.
+	// OverheadS is kernel launches plus the engine's step, per-request and
+	// per (request, KV head, layer) costs and the host work the step waits
+	// for.
 	OverheadS float64 `json:"overhead_s"`
 }
 
@@ -123,7 +125,16 @@ type OpTime struct {
 // experts kernel, shared experts as a dense MLP). Per step: embedding
 // gather, final norm, LM head for sampled tokens. Left out as small:
 // biases, attention sinks, top-k selection, the TP gather of logits and
-// sampling (covered by PerRequestOverheadUS).
+// sampling (covered by the engine terms).
+//
+// Engine terms from the profile, each with its cause (hardware.Profile):
+// a step of T <= the CUDA-graph capture limit prices its token operators at
+// the captured size hardware.CaptureSize(T); compute and all-reduce times
+// are divided by the serving efficiencies; kernel launches are scaled by
+// the graph launch factor; each step adds a fixed cost, a cost per request
+// and per (request, KV head on the GPU) in each layer, and the host's CPU
+// work, of which only the part that outlasts the GPU shows under async
+// scheduling.
 type StepModel struct {
 	cfg  *model.Config
 	gpu  *hardware.GPU
@@ -716,7 +727,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 	}
 
-	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG)) * 1e-6
+	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG*m.nLayers)) * 1e-6
 	acc.c.OverheadS += over
 	if acc.ops != nil {
 		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})

@@ -18,7 +18,7 @@ import (
 //     kernel tables show for these operators (decode GEMMs with m <= 64 and
 //     a few MB of weights or more reach 70-90%).
 //   - engine: the profile's fixed and per-request step costs, per (request,
-//     KV head) costs and the launch costs left under CUDA graphs. On B300
+//     KV head, layer) costs and the launch costs left under CUDA graphs. On B300
 //     the per-step fits make them 8-25% of a decode step; here they may take
 //     at most 30% of the step.
 func TestDecodeUnderLoadIsBytesPlusEngineCosts(t *testing.T) {
@@ -37,7 +37,8 @@ func TestDecodeUnderLoadIsBytesPlusEngineCosts(t *testing.T) {
 		}
 		launch += op.LaunchS
 	}
-	engine := launch + (p.StepOverheadUS+p.PerRequestOverheadUS*n+p.PerRequestKVHeadUS*n*float64(step.KVHeadsPerGPU()))*1e-6
+	pairs := n * float64(step.KVHeadsPerGPU()*step.Model().NumLayers) // (request, KV head, layer)
+	engine := launch + (p.StepOverheadUS+p.PerRequestOverheadUS*n+p.PerRequestKVHeadUS*pairs)*1e-6
 	c := step.Cost(in)
 	t.Logf("step %.2f ms: floor %.2f ms (%.1f GB), memory-bound ops %.2f ms, all-reduce %.2f ms, engine %.2f ms",
 		c.Seconds*1e3, floor*1e3, bytes/1e9, c.MemoryS*1e3, comm*1e3, engine*1e3)

@@ -64,8 +64,8 @@ func TestGraphPadding(t *testing.T) {
 }
 
 // Host work hides behind the GPU under async scheduling and adds to it
-// otherwise; the per (request, KV head) cost scales with the KV heads a
-// GPU holds.
+// otherwise; the per (request, KV head, layer) cost scales with the KV
+// heads a GPU holds and the layers.
 func TestEngineTerms(t *testing.T) {
 	in := &StepInput{Decodes: []int{500, 700, 900}}
 	base := mustStep(t, llama8b(), withProfile(h100(), idealProfile()), StepOptions{})
@@ -87,12 +87,12 @@ func TestEngineTerms(t *testing.T) {
 	}
 
 	q := idealProfile()
-	q.PerRequestKVHeadUS = 10
+	q.PerRequestKVHeadUS = 0.5
 	one := mustStep(t, llama8b(), withProfile(h100(), q), StepOptions{TP: 1}).Cost(in).OverheadS
 	two := mustStep(t, llama8b(), withProfile(h100(), q), StepOptions{TP: 2}).Cost(in).OverheadS
-	// 8 KV heads on one GPU, 4 on each of two.
-	if !near(one, 3*8*10e-6+base.Cost(in).OverheadS, 1e-9) || !near(one-two, 3*4*10e-6, 1e-9) {
-		t.Errorf("per (request, KV head): tp1 %g, tp2 %g", one, two)
+	// 8 KV heads on one GPU, 4 on each of two, in each of 32 layers.
+	if !near(one, 3*8*32*0.5e-6+base.Cost(in).OverheadS, 1e-9) || !near(one-two, 3*4*32*0.5e-6, 1e-9) {
+		t.Errorf("per (request, KV head, layer): tp1 %g, tp2 %g", one, two)
 	}
 }
 

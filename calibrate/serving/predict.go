@@ -118,11 +118,11 @@ func (p Prediction) Blend(k float64) (ttftMS, tpotMS float64) {
 
 // DefaultBenchRequestsPerClient is the requests per client assumed for the
 // benchmark behind e2e/closed_loop_vllm.csv, which does not state it:
-// fitted (8.60, rounded) with the front end by `sim calibrate serving --keep-step-terms` on the
+// fitted (8.49, rounded) with the front end by `sim calibrate serving --keep-step-terms` on the
 // h100_sxm rows (every h200_sxm row held out). The measured TTFT rises with
 // concurrency by about (single prefill time) x N / (2k) on every TP and ISL,
 // the signature of a t = 0 burst averaged over k requests per client.
-const DefaultBenchRequestsPerClient = 9
+const DefaultBenchRequestsPerClient = 8
 
 // Errors summarises one metric's errors over rows: absolute
 // percentage error quantiles and the mean signed error (bias).

@@ -18,9 +18,10 @@ import (
 //   - GraphLaunchFactor: the share of each kernel's eager launch cost
 //     (OpEfficiency.LaunchUS, from the kernel tables) that remains in a
 //     CUDA-graph or compiled stream;
-//   - PerRequestKVHeadUS: cost per (request, KV head on the GPU) pair per
-//     step beyond the isolated attention kernels' (attention metadata,
-//     split plans and their merge, unequal request lengths);
+//   - PerRequestKVHeadUS: cost per (request, KV head on the GPU) pair in
+//     each attention layer beyond the isolated attention kernels'
+//     (attention metadata, split plans and their merge, unequal request
+//     lengths);
 //   - ServingComputeEfficiency: the share of the kernel tables' compute rate
 //     sustained in serving (power-limited clocks under back-to-back GEMMs);
 //   - ServingAllReduceEfficiency: the all-reduce rate in serving relative to
@@ -78,7 +79,7 @@ func (t Terms) ApplyCarried(p *hardware.Profile) *hardware.Profile {
 
 // String lists the terms with their units.
 func (t Terms) String() string {
-	per := fmt.Sprintf("per (request, KV head) %.2f us", t.PerRequestKVHeadUS)
+	per := fmt.Sprintf("per (request, KV head, layer) %.4f us", t.PerRequestKVHeadUS)
 	if t.PerRequestUS != 0 {
 		per = fmt.Sprintf("per request %.2f us", t.PerRequestUS)
 	}
@@ -138,7 +139,7 @@ const LossScale = 0.05
 //	step = K + StepUS + f L + PerRequestKVHeadUS P + g C + h A
 //
 // with K the kernels' time, L their summed launch costs, P the (request,
-// KV head) pairs, C the compute-bound operators' time, A the all-reduce
+// KV head) pairs times the layers, C the compute-bound operators' time, A the all-reduce
 // time, f the launch factor and ServingComputeEfficiency = 1/(1+g),
 // ServingAllReduceEfficiency = 1/(1+h). The fit is a box-constrained
 // weighted linear least squares (costs >= 0, f in [0, 1], g, h >= 0, so
@@ -178,7 +179,7 @@ func FitWith(o FitOptions, ds ...Dataset) (*FitResult, error) {
 			return nil, err
 		}
 		cs := roofline.NewCachedStep(base)
-		kvHeads := base.KVHeadsPerGPU()
+		kvHeads, layers := base.KVHeadsPerGPU(), base.Model().NumLayers
 		kindN := map[Kind]int{}
 		for _, r := range t.Rows {
 			kindN[r.Kind()]++
@@ -193,7 +194,7 @@ func FitWith(o FitOptions, ds ...Dataset) (*FitResult, error) {
 			anyComm = anyComm || c.CommS > 0
 			meas = append(meas, r.LatencyMS)
 			y = append(y, r.LatencyMS-k)
-			pairs := float64((r.PrefillRequests + r.DecodeRequests) * kvHeads)
+			pairs := float64((r.PrefillRequests + r.DecodeRequests) * kvHeads * layers)
 			if o.PerRequest {
 				pairs = float64(r.PrefillRequests + r.DecodeRequests)
 			}
