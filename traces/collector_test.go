@@ -115,7 +115,7 @@ func TestSummaryJSON(t *testing.T) {
 		}
 		text := string(b)
 		for _, key := range []string{`"requests"`, `"completed"`, `"rejected"`, `"duration_s"`, `"throughput_rps"`,
-			`"output_tokens_per_s"`, `"input_tokens_per_s"`, `"ttft_ms":{"count":0,"mean":0,"p50":0,"p90":0,"p99":0}`,
+			`"output_tokens_per_s"`, `"input_tokens_per_s"`, `"ttft_ms":{"count":0,"mean":0,"std":0,"p50":0,"p90":0,"p99":0}`,
 			`"tpot_ms"`, `"itl_ms"`, `"e2e_ms"`, `"queue_ms"`, `"preemptions"`, `"kv_blocks":{"total":0,"peak_used":0}`,
 			`"per_client":[{"name":`, `"rejected_reasons":{`} {
 			if !strings.Contains(text, key) {

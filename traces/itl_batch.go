@@ -27,6 +27,7 @@ func (s *Sketch) AddN(x float64, n int) {
 	if s.count == 0 || x > s.max {
 		s.max = x
 	}
+	s.combineMoments(uint64(n), x, 0)
 	s.count += uint64(n)
 	s.addSum(x * float64(n))
 }

@@ -50,6 +50,9 @@ type Sketch struct {
 	comp       float64 // Neumaier compensation for sum
 	min        float64
 	max        float64
+	// Welford's running mean and sum of squared deviations (exact second
+	// moment for Std; the compensated sum above stays the mean's source).
+	wMean, wM2 float64
 	// A one-bucket memo for index: successive values (a run's inter-token
 	// gaps) usually fall in the same bucket. (hitLo, hitHi) is the bucket's
 	// interior shrunk by a relative 1e-9, far beyond log's rounding error,
@@ -131,6 +134,9 @@ func (s *Sketch) Add(x float64) {
 	}
 	s.count++
 	s.addSum(x)
+	d := x - s.wMean
+	s.wMean += d / float64(s.count)
+	s.wM2 += d * (x - s.wMean)
 }
 
 // addSum adds to the running sum with Neumaier compensation.
@@ -156,6 +162,38 @@ func (s *Sketch) Mean() float64 {
 		return 0
 	}
 	return s.Sum() / float64(s.count)
+}
+
+// Std returns the population standard deviation of the values added (as
+// numpy.std computes it: divide by Count, not Count-1), or 0 when empty. It
+// is exact up to rounding: Welford's streaming update, with Chan et al.'s
+// pairwise combination for AddN and Merge.
+func (s *Sketch) Std() float64 {
+	if s.count == 0 || s.wM2 <= 0 {
+		return 0
+	}
+	return math.Sqrt(s.wM2 / float64(s.count))
+}
+
+// combineMoments folds a group of n values with mean m and squared-deviation
+// sum m2 into the running moments; call before count is increased.
+func (s *Sketch) combineMoments(n uint64, m, m2 float64) {
+	if n == 0 {
+		return
+	}
+	na, nb := float64(s.count), float64(n)
+	tot := na + nb
+	d := m - s.wMean
+	s.wMean += d * nb / tot
+	s.wM2 += m2 + d*d*na*nb/tot
+}
+
+// Clone returns an independent copy of s.
+func (s *Sketch) Clone() *Sketch {
+	c := *s
+	c.pos.counts = append([]uint64(nil), s.pos.counts...)
+	c.neg.counts = append([]uint64(nil), s.neg.counts...)
+	return &c
 }
 
 // Min returns the smallest value added, or 0 when empty.
@@ -223,6 +261,7 @@ func (s *Sketch) Merge(other *Sketch) error {
 	s.ensureInit()
 	// Snapshot other's scalars: other may be s itself.
 	oCount, oSum, oComp, oMin, oMax, oZero := other.count, other.sum, other.comp, other.min, other.max, other.zero
+	oMean, oM2 := other.wMean, other.wM2
 	if other.RelativeAccuracy() != s.alpha {
 		return fmt.Errorf("merging sketches: relative accuracy %g differs from %g", other.RelativeAccuracy(), s.alpha)
 	}
@@ -243,6 +282,7 @@ func (s *Sketch) Merge(other *Sketch) error {
 	if s.count == 0 || oMax > s.max {
 		s.max = oMax
 	}
+	s.combineMoments(oCount, oMean, oM2)
 	s.count += oCount
 	s.addSum(oSum)
 	s.addSum(oComp)

@@ -1,18 +1,27 @@
 package traces
 
+import "math"
+
 // Dist summarizes one latency distribution, in the unit of the field that
 // holds it (milliseconds for every Summary field). Percentiles come from a
 // Sketch (within its relative accuracy of the exact empirical quantile); the
-// mean is exact. An empty distribution is all zeros.
+// mean and the standard deviation (population, as numpy.std) are exact. An
+// empty distribution is all zeros.
+//
+// A Dist made by DistOf also keeps a copy of its sketch, so Percentile
+// answers any percentile; one decoded from JSON knows only 50, 90 and 99.
 type Dist struct {
 	Count uint64  `json:"count"`
 	Mean  float64 `json:"mean"`
+	Std   float64 `json:"std"`
 	P50   float64 `json:"p50"`
 	P90   float64 `json:"p90"`
 	P99   float64 `json:"p99"`
+
+	sk *Sketch
 }
 
-// DistOf summarizes a sketch.
+// DistOf summarizes a sketch (and keeps a copy of it for Percentile).
 func DistOf(s *Sketch) Dist {
 	if s.Count() == 0 {
 		return Dist{}
@@ -20,10 +29,34 @@ func DistOf(s *Sketch) Dist {
 	return Dist{
 		Count: s.Count(),
 		Mean:  s.Mean(),
+		Std:   s.Std(),
 		P50:   s.Quantile(0.50),
 		P90:   s.Quantile(0.90),
 		P99:   s.Quantile(0.99),
+		sk:    s.Clone(),
 	}
+}
+
+// Percentile returns the p-th percentile, p in [0, 100], with the sketch's
+// definition (Sketch.Quantile(p/100)); 0 for an empty distribution. A Dist
+// without its sketch (decoded from JSON) knows only 50, 90 and 99 and
+// returns NaN for any other p.
+func (d Dist) Percentile(p float64) float64 {
+	if d.Count == 0 {
+		return 0
+	}
+	if d.sk != nil {
+		return d.sk.Quantile(p / 100)
+	}
+	switch p {
+	case 50:
+		return d.P50
+	case 90:
+		return d.P90
+	case 99:
+		return d.P99
+	}
+	return math.NaN()
 }
 
 // KVBlocks reports KV-cache occupancy in blocks.

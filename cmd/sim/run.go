@@ -21,6 +21,7 @@ type runOptions struct {
 	TraceFormat string
 	StepTrace   bool
 	Rate        float64
+	Results     resultOptions
 	Overwrite   bool
 	MaxRequests int
 }
@@ -61,6 +62,7 @@ key: --tp is tp, --max-num-seqs is serving.max_num_seqs.`,
 	f.Float64Var(&opts.Rate, "rate", 0, "scale open-loop arrival rates to this total (requests/s; unset: the workload's rates)")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "let --out replace a directory of earlier results (replaced whole, never merged)")
 	addMaxRequestsFlag(cmd, &opts.MaxRequests)
+	addResultFlags(cmd, &opts.Results)
 	addSettingFlags(cmd)
 	return cmd
 }
@@ -74,6 +76,9 @@ type runPlan struct {
 	Config   sim.Config
 	Seed     uint64
 	Resolved runConfig
+	// WeightsOrigin names where the weights setting came from (--weights,
+	// SIM_WEIGHTS or the workload key weights).
+	WeightsOrigin string
 }
 
 // runConfig is what run.json records as "config": the settings struct after
@@ -143,7 +148,8 @@ func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, 
 	if err := cfg.Validate(); err != nil {
 		return nil, settingError(cmd, err)
 	}
-	return &runPlan{Spec: sp, Model: d.Model, GPU: d.GPU, Prepared: prep, Config: cfg, Seed: sp.Seed, Resolved: r}, nil
+	return &runPlan{Spec: sp, Model: d.Model, GPU: d.GPU, Prepared: prep, Config: cfg, Seed: sp.Seed, Resolved: r,
+		WeightsOrigin: settingOrigin(cmd, "weights")}, nil
 }
 
 // source builds the request source: the trace when given, else the spec's
@@ -183,7 +189,7 @@ type runRecord struct {
 	Version string         `json:"version"`
 	Config  runConfig      `json:"config"`
 	KV      sim.Capacity   `json:"kv_capacity"`
-	Summary traces.Summary `json:"summary"`
+	Summary *traces.Result `json:"summary"`
 	Result  runCounters    `json:"counters"`
 }
 
@@ -207,9 +213,16 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		}
 		rate = &opts.Rate
 	}
+	percentiles, slo, err := opts.Results.parsed(cmd)
+	if err != nil {
+		return err
+	}
 	plan, err := resolvePlan(cmd, opts.Workload, opts.Trace)
 	if err != nil {
 		return err
+	}
+	if n := weightsNote(plan); n != "" {
+		fmt.Fprintln(s.errOut, "sim: note: "+n)
 	}
 	src, total, err := plan.source(rate)
 	if err != nil {
@@ -234,6 +247,11 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	}
 	sink = cancelSink{Sink: sink, ctx: cmd.Context()} // outdir.go
 	plan.Config.Context = cmd.Context()
+	var good *goodputSink
+	if slo.Enabled() {
+		good = &goodputSink{Sink: sink, slo: slo}
+		sink = good
+	}
 	plan.Config.StepTrace = opts.StepTrace && out != nil
 	bar := newProgress(s.errOut, total, opts.Quiet, "simulating")
 	plan.Config.OnProgress = bar.set
@@ -251,12 +269,13 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	if res.Arrived == 0 {
 		return fmt.Errorf("no request arrived: the workload's arrivals fall after its cut-off (duration) or its rate is too low for its window; nothing written")
 	}
+	result := newRunResult(plan, res, percentiles, good)
 	rec := runRecord{
 		RunID:   runID(plan).String(),
 		Version: version,
 		Config:  plan.Resolved,
 		KV:      plan.Prepared.Capacity,
-		Summary: res.Summary,
+		Summary: result,
 		Result: runCounters{
 			Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected, InFlight: res.InFlight,
 			PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
@@ -269,9 +288,9 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		}
 	}
 	if opts.JSON {
-		return writeJSON(s.out, res.Summary)
+		return writeJSON(s.out, result)
 	}
-	return writeSummaryText(s.out, plan, res, out)
+	return writeSummaryText(s.out, plan, res, result, out)
 }
 
 // runID is a UUID derived from the resolved configuration, so identical

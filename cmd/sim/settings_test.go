@@ -231,7 +231,7 @@ func TestEnvStepTraceAndRate(t *testing.T) {
 	t.Setenv("SIM_RATE", "")
 	_, slow, _ := cli(t, "run", "--workload", "testdata/small.yaml", "--quiet", "--json")
 	var a, b struct {
-		Duration float64 `json:"duration_s"`
+		Duration float64 `json:"duration"`
 	}
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatal(err)

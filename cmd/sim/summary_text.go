@@ -5,6 +5,7 @@ import (
 
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // writeSummaryText prints a run's summary for people.
-func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, out *outputDir) error {
+func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, result *traces.Result, out *outputDir) error {
 	r := p.Resolved
 	s := res.Summary
 	fmt.Fprintf(w, "roofsim %s  %s on %s x%d (tp %d, %d replica(s), %s)\n", version, r.Model, r.GPU, r.TP*r.Replicas, r.TP, r.Replicas, r.Router)
@@ -22,6 +23,9 @@ func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, out *outputDir) 
 		fmt.Fprint(w, " (pinned)")
 	}
 	fmt.Fprintf(w, ", max_num_seqs %d, max_num_batched_tokens %d, seed %d\n", r.Serving.MaxNumSeqs, r.Serving.MaxNumBatchedTokens, r.Seed)
+	if q := p.Model.Quant; q != nil {
+		fmt.Fprintf(w, "checkpoint quantisation: %s\n", q)
+	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLabel(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
@@ -33,27 +37,16 @@ func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, out *outputDir) 
 		n := s.RejectedReasons[reason]
 		fmt.Fprintf(w, "            rejected %d: %s\n", n, reason)
 	}
-	fmt.Fprintf(w, "duration    %.3f s simulated, %d steps\n", s.DurationS, res.Steps)
-	fmt.Fprintf(w, "throughput  %.3f req/s, %.1f output tok/s, %.1f input tok/s\n", s.ThroughputRPS, s.OutputTokensPerS, s.InputTokensPerS)
-	fmt.Fprintf(w, "preemptions %d   KV blocks peak %d of %d\n\n", s.Preemptions, s.KVBlocks.PeakUsed, s.KVBlocks.Total)
-
-	tw := newTable(w)
-	fmt.Fprintln(tw, "latency (ms)\tmean\tp50\tp90\tp99")
-	row := func(name string, d traces.Dist) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, fmtF(d.Mean, 2), fmtF(d.P50, 2), fmtF(d.P90, 2), fmtF(d.P99, 2))
-	}
-	row("TTFT", s.TTFTms)
-	row("TPOT", s.TPOTms)
-	row("ITL", s.ITLms)
-	row("E2E", s.E2Ems)
-	row("queue", s.QueueMs)
-	if err := tw.Flush(); err != nil {
+	fmt.Fprintf(w, "duration    %.3f s simulated, %d steps\n\n", s.DurationS, res.Steps)
+	var b strings.Builder
+	writeResultText(&b, result)
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	if len(s.PerClient) > 1 {
 		fmt.Fprintln(w)
-		tw = newTable(w)
-		fmt.Fprintln(tw, "client\tcompleted\trejected\treq/s\ttok/s\tTTFT p50\tTTFT p99\tTPOT p50\tTPOT p99\tE2E p99")
+		tw := newTable(w)
+		fmt.Fprintln(tw, "client\tcompleted\tfailed\treq/s\ttok/s\tMedian TTFT\tP99 TTFT\tMedian TPOT\tP99 TPOT\tP99 E2EL")
 		for _, c := range s.PerClient {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Completed, c.Rejected,
 				fmtF(c.ThroughputRPS, 3), fmtF(c.OutputTokensPerS, 1), fmtF(c.TTFTms.P50, 2), fmtF(c.TTFTms.P99, 2),

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/traces"
+	"github.com/spf13/cobra"
+)
+
+// resultOptions are the flags that shape a run's result the way
+// vllm bench serve's do.
+type resultOptions struct {
+	Percentiles string
+	Goodput     []string
+}
+
+func addResultFlags(cmd *cobra.Command, o *resultOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Percentiles, "metric-percentiles", "50,90,99",
+		"comma-separated percentiles of TTFT, TPOT, ITL and E2EL to report (keys pNN_ttft_ms, as vllm bench serve's --metric-percentiles)")
+	f.StringSliceVar(&o.Goodput, "goodput", nil,
+		`SLOs in ms that make a request "good", as vllm bench serve's --goodput: "ttft:500 tpot:50" or ttft:500,tpot:50 (keys ttft, tpot, e2el); adds request_goodput`)
+}
+
+// parsed returns the percentiles and SLOs, with errors naming the flag.
+func (o *resultOptions) parsed(cmd *cobra.Command) ([]float64, traces.Goodput, error) {
+	ps, err := traces.ParsePercentiles(o.Percentiles)
+	if err != nil {
+		return nil, traces.Goodput{}, fmt.Errorf("%s: %w", flagOrigin(cmd, "metric-percentiles", "--metric-percentiles"), err)
+	}
+	g, err := traces.ParseGoodput(o.Goodput)
+	if err != nil {
+		return nil, traces.Goodput{}, fmt.Errorf("%s: %w", flagOrigin(cmd, "goodput", "--goodput"), err)
+	}
+	return ps, g, nil
+}
+
+// goodputSink counts the request records that meet the SLOs on their way
+// to the inner sink.
+type goodputSink struct {
+	sim.Sink
+	slo  traces.Goodput
+	good int64
+}
+
+func (g *goodputSink) Request(r *traces.RequestRecord) error {
+	if g.slo.Good(r) {
+		g.good++
+	}
+	return g.Sink.Request(r)
+}
+
+// weightsNote says when an explicit weight precision replaces the one a
+// quantised checkpoint declares ("" otherwise).
+func weightsNote(p *runPlan) string {
+	q := p.Model.Quant
+	w := p.Spec.Weights
+	if q == nil || w == "" {
+		return ""
+	}
+	origin := p.WeightsOrigin
+	if origin == "weights" && p.Resolved.Workload != "" {
+		origin = "weights in " + p.Resolved.Workload
+	}
+	return fmt.Sprintf("%s = %s overrides the checkpoint's quantisation (%s) for every module", origin, w, q)
+}
+
+// newRunResult assembles the vllm-compatible result of a run.
+func newRunResult(p *runPlan, res *sim.Result, ps []float64, gs *goodputSink) *traces.Result {
+	r := p.Resolved
+	out := traces.NewResult(traces.RunInfo{Model: r.Model, GPU: r.GPU, TP: r.TP, Replicas: r.Replicas,
+		Profile: profileLabel(p.GPU.EffectiveProfile())}, res.Summary, ps)
+	out.MaxConcurrentRequests = res.PeakInSystem
+	if n := weightsNote(p); n != "" {
+		out.Info.Notes = append(out.Info.Notes, n)
+	}
+	if gs != nil {
+		out.Goodput, out.GoodRequests = gs.slo, gs.good
+	}
+	return out
+}
+
+// writeResultText prints the result for people, with vllm bench serve's
+// names: Mean, Median, Std and P-columns per metric, E2EL for end-to-end.
+func writeResultText(w *strings.Builder, r *traces.Result) {
+	s := &r.Summary
+	fmt.Fprintf(w, "Request throughput (req/s)       %.3f\n", s.ThroughputRPS)
+	if r.Goodput.Enabled() {
+		fmt.Fprintf(w, "Request goodput (req/s)          %.3f   (%d of %d requests met %s)\n", r.RequestGoodput(), r.GoodRequests, s.Completed, goodputText(r.Goodput))
+	}
+	fmt.Fprintf(w, "Output token throughput (tok/s)  %.1f\n", s.OutputTokensPerS)
+	fmt.Fprintf(w, "Total token throughput (tok/s)   %.1f\n", s.InputTokensPerS+s.OutputTokensPerS)
+	fmt.Fprintf(w, "Peak concurrent requests         %d\n", r.MaxConcurrentRequests)
+	fmt.Fprintf(w, "Preemptions                      %d   KV blocks peak %d of %d\n\n", s.Preemptions, s.KVBlocks.PeakUsed, s.KVBlocks.Total)
+
+	tw := newTable(w)
+	head := "latency (ms)\tMean\tMedian\tStd"
+	for _, p := range r.Percentiles {
+		if p != 50 {
+			head += "\tP" + strings.TrimPrefix(strings.TrimSuffix(traces.PercentileKey(p, ""), "__ms"), "p")
+		}
+	}
+	fmt.Fprintln(tw, head)
+	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2EL", "queue": "queue"}
+	for _, m := range traces.ResultMetrics {
+		d := s.Metric(m)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s", names[m], fmtF(d.Mean, 2), fmtF(d.Percentile(50), 2), fmtF(d.Std, 2))
+		for _, p := range r.Percentiles {
+			if p != 50 {
+				line += "\t" + fmtF(d.Percentile(p), 2)
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
+
+func goodputText(g traces.Goodput) string {
+	var parts []string
+	if g.TTFTms > 0 {
+		parts = append(parts, fmt.Sprintf("TTFT <= %g ms", g.TTFTms))
+	}
+	if g.TPOTms > 0 {
+		parts = append(parts, fmt.Sprintf("TPOT <= %g ms", g.TPOTms))
+	}
+	if g.E2ELms > 0 {
+		parts = append(parts, fmt.Sprintf("E2EL <= %g ms", g.E2ELms))
+	}
+	return strings.Join(parts, ", ")
+}
