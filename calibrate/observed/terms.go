@@ -38,7 +38,7 @@ func Terms() []Term {
 		{Key: "frontend_latency_us", Cause: "API front end before the engine sees a request (HTTP, tokenisation)", ScaleUS: 1000,
 			Get: func(p *hardware.Profile) float64 { return p.FrontendLatencyUS },
 			Set: func(p *hardware.Profile, v float64) { p.FrontendLatencyUS = v }},
-		{Key: "per_request_kv_head_us", Cause: "engine cost per (request, KV head) pair in a step (attention metadata, split-KV plans)", ScaleUS: 20,
+		{Key: "per_request_kv_head_us", Cause: "engine cost per (request, KV head) pair in each attention layer (attention metadata, split-KV plans)", ScaleUS: 0.5,
 			Get: func(p *hardware.Profile) float64 { return p.PerRequestKVHeadUS },
 			Set: func(p *hardware.Profile, v float64) { p.PerRequestKVHeadUS = v }},
 		{Key: "host_step_us", Cause: "CPU work per step, hidden behind GPU time under async scheduling", ScaleUS: 1000,
