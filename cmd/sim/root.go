@@ -47,12 +47,14 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	if in := interruptedBy(ctx); in != nil { // signals.go
+	// A command stopped by a signal exits 128 + its number (signals.go), also
+	// when it stopped gracefully (sim serve).
+	if in := interruptedBy(ctx); in != nil {
 		fmt.Fprintf(stderr, "sim: %s\n", in)
 		return in.exitCode()
+	}
+	if err == nil {
+		return exitOK
 	}
 	msg := strings.TrimSpace(err.Error())
 	fmt.Fprintf(stderr, "sim: %s\n", msg)
