@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +40,7 @@ type observeOptions struct {
 	Headers         []string
 	Quiet           bool
 	JSON            bool
+	Overwrite       bool
 }
 
 func newObserveCmd(s streams, runF func(*cobra.Command, *observeOptions) error) *cobra.Command {
@@ -98,6 +98,7 @@ names the simulated model.`,
 	f.StringArrayVar(&opts.Headers, "header", nil, "extra HTTP header, \"Name: value\" (repeatable)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "let --out replace a directory of earlier results (replaced whole, never merged)")
 	addSettingFlags(cmd, "model")
 	cmd.AddCommand(newMockServerCmd(s))
 	return cmd
@@ -196,7 +197,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	out, err := openObserveDir(opts.Out, format, cfg.MetricsURL != "")
+	out, err := openObserveDir(opts.Out, format, cfg.MetricsURL != "", opts.Overwrite)
 	if err != nil {
 		return err
 	}
@@ -225,9 +226,16 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(s.out, rec)
+		err = writeJSON(s.out, rec)
+	} else {
+		err = writeObserveText(s.out, opts.Out, res)
 	}
-	return writeObserveText(s.out, opts.Out, res)
+	if err == nil && res.Stopped == "interrupted" {
+		// The files are complete; the exit status still says the run was
+		// cut short.
+		err = fmt.Errorf("interrupted; the requests so far are in %s", opts.Out)
+	}
+	return err
 }
 
 // writeObserveText prints the observed run's summary.
@@ -275,54 +283,46 @@ func writeObserveText(w io.Writer, dir string, r *observe.Result) error {
 	return nil
 }
 
-// observeDir streams an observed run into temporary files and publishes
-// them (with run.json) at the end, also after Ctrl-C: every file there is
-// complete and valid.
+// observeDir streams an observed run into a staged directory (stage.go)
+// that is published with run.json at the end, also after Ctrl-C: every file
+// there is complete and valid. A non-empty --out is refused unless it holds
+// earlier results and --overwrite is given (then replaced whole).
 type observeDir struct {
-	dir      string
-	format   traces.Format
-	reqF     *os.File
-	reqW     traces.RequestWriter
-	detF     *os.File
-	detW     *bufio.Writer
-	metF     *os.File
-	metW     *bufio.Writer
-	temps    []string
-	finals   []string
-	commited bool
+	dir    string
+	format traces.Format
+	stage  *stagedDir
+	reqF   *os.File
+	reqW   traces.RequestWriter
+	detF   *os.File
+	detW   *bufio.Writer
+	metF   *os.File
+	metW   *bufio.Writer
 }
 
 var _ observe.Sink = (*observeDir)(nil)
 
-func openObserveDir(dir string, f traces.Format, metrics bool) (*observeDir, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
+func openObserveDir(dir string, f traces.Format, metrics, overwrite bool) (*observeDir, error) {
+	st, err := stageDir("--out", dir, overwrite)
+	if err != nil {
+		return nil, err
 	}
-	o := &observeDir{dir: dir, format: f}
-	open := func(name string) (*os.File, error) {
-		fh, err := os.CreateTemp(dir, "."+name+".tmp-*")
-		if err != nil {
-			o.abort()
-			return nil, fmt.Errorf("--out: %w", err)
-		}
-		o.temps = append(o.temps, fh.Name())
-		o.finals = append(o.finals, filepath.Join(dir, name))
-		return fh, nil
-	}
-	var err error
-	if o.reqF, err = open("requests." + string(f)); err != nil {
+	o := &observeDir{dir: dir, format: f, stage: st}
+	if o.reqF, err = st.create("requests." + string(f)); err != nil {
+		o.abort()
 		return nil, err
 	}
 	if o.reqW, err = traces.NewRequestWriter(o.reqF, f); err != nil {
 		o.abort()
 		return nil, err
 	}
-	if o.detF, err = open("requests_detail.jsonl"); err != nil {
+	if o.detF, err = st.create("requests_detail.jsonl"); err != nil {
+		o.abort()
 		return nil, err
 	}
 	o.detW = bufio.NewWriterSize(o.detF, 64<<10)
 	if metrics {
-		if o.metF, err = open("metrics.csv"); err != nil {
+		if o.metF, err = st.create("metrics.csv"); err != nil {
+			o.abort()
 			return nil, err
 		}
 		o.metW = bufio.NewWriter(o.metF)
@@ -364,6 +364,7 @@ func (o *observeDir) Metrics(m *observe.MetricsSample) error {
 	return err
 }
 
+// commit closes the files, writes run.json and publishes the directory.
 func (o *observeDir) commit(rec observeRecord) error {
 	if err := o.reqW.Close(); err != nil {
 		return err
@@ -382,30 +383,25 @@ func (o *observeDir) commit(rec observeRecord) error {
 			}
 		}
 	}
-	for i, t := range o.temps {
-		if err := publish(t, o.finals[i]); err != nil {
-			return err
-		}
+	o.reqF, o.detF, o.metF = nil, nil, nil
+	if err := o.stage.writeFile("run.json", func(w io.Writer) error { return writeJSON(w, rec) }); err != nil {
+		return err
 	}
-	o.commited = true
-	return atomicWriteFile(filepath.Join(o.dir, "run.json"), func(w io.Writer) error { return writeJSON(w, rec) })
+	return o.stage.publish()
 }
 
+// abort removes the staged directory unless it was published.
 func (o *observeDir) abort() {
-	if o.commited {
-		return
-	}
 	for _, f := range []*os.File{o.reqF, o.detF, o.metF} {
 		if f != nil {
 			f.Close()
 		}
 	}
-	for _, t := range o.temps {
-		os.Remove(t)
-	}
+	o.stage.abort()
 }
 
-// observeProgress is a bar on a terminal and a line every 5 s otherwise.
+// observeProgress is a bar on a terminal and a line every few seconds
+// otherwise, with the requests in flight.
 type observeProgress struct {
 	bar   *progress
 	w     io.Writer
@@ -421,17 +417,8 @@ func newObserveProgress(w io.Writer, quiet bool) *observeProgress {
 }
 
 func (p *observeProgress) update(finished, sent int64) {
-	if p.quiet {
-		return
-	}
-	if p.bar.bar != nil {
-		p.bar.set(finished)
-		return
-	}
-	if time.Since(p.last) >= 5*time.Second {
-		p.last = time.Now()
-		fmt.Fprintf(p.w, "observing: %d finished, %d in flight, %.0f s\n", finished, sent-finished, time.Since(p.start).Seconds())
-	}
+	p.bar.m.Note(fmt.Sprintf("%d in flight", sent-finished))
+	p.bar.set(finished)
 }
 
 func (p *observeProgress) finish() { p.bar.finish() }

@@ -1,59 +1,69 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
-	"github.com/schollz/progressbar/v3"
+	meter "github.com/roofsim/roofsim/internal/progress"
+	"github.com/roofsim/roofsim/sweep"
 	"golang.org/x/term"
 )
 
-// progress is a progress bar on stderr, shown only when stderr is a
-// terminal and not silenced; otherwise every method is a no-op.
-type progress struct {
-	bar  *progressbar.ProgressBar
-	last int64
-	step int64
+// progressMode picks how progress is drawn on w: a bar on a terminal, a
+// line every few seconds otherwise (CI logs, pipes), nothing when quiet.
+// Progress goes to stderr only, so stdout stays clean for --json.
+func progressMode(w io.Writer, quiet bool) meter.Mode {
+	if quiet || w == nil {
+		return meter.Off
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return meter.Bar
+	}
+	return meter.Lines
 }
 
-// newProgress returns a bar over total items (0 = unknown: a spinner).
+// newMeter starts a progress meter over total items of unit (0 = unknown)
+// for the task what, kept alive by a heartbeat until Finish.
+func newMeter(w io.Writer, total int64, quiet bool, what, unit string) *meter.Meter {
+	width := 0
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
+			width = cols
+		}
+	}
+	m := meter.New(w, meter.Options{Mode: progressMode(w, quiet), What: what, Unit: unit, Total: total, Width: width})
+	m.Heartbeat()
+	return m
+}
+
+// progress is a meter over requests, the unit of sim run and observe.
+type progress struct{ m *meter.Meter }
+
+// newProgress returns a meter over total requests (0 = unknown).
 func newProgress(w io.Writer, total int, quiet bool, what string) *progress {
-	f, ok := w.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
-	}
-	max := int64(total)
-	if max <= 0 {
-		max = -1
-	}
-	bar := progressbar.NewOptions64(max,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("req"),
-		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetPredictTime(true),
-	)
-	step := max / 1000
-	if step < 1 {
-		step = 1
-	}
-	return &progress{bar: bar, step: step}
+	return &progress{m: newMeter(w, int64(total), quiet, what, "req")}
 }
 
-// set reports done items; it updates the bar at most every 0.1% of the work.
-func (p *progress) set(done int64) {
-	if p.bar == nil || done-p.last < p.step {
-		return
-	}
-	p.last = done
-	_ = p.bar.Set64(done)
-}
+// set reports done items; it draws at most every 0.1% of the work.
+func (p *progress) set(done int64) { p.m.Set(done) }
 
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
+func (p *progress) finish() { p.m.Finish() }
+
+// sweepProbeNote shows the probes run so far and the latest one: its
+// configuration, rate and verdict, with the bound that failed.
+func sweepProbeNote(m *meter.Meter) func(sweep.Config, sweep.Probe) {
+	var n atomic.Int64
+	return func(c sweep.Config, p sweep.Probe) {
+		verdict := "pass"
+		if !p.Pass {
+			verdict = "fail: " + p.Failed
+		}
+		what := fmt.Sprintf("%.4g req/s", p.RateRPS)
+		if p.ZeroLoad {
+			what = "zero load"
+		}
+		m.Note(fmt.Sprintf("%d probes; %s tp %d at %s %s", n.Add(1), c.GPU, c.TP, what, verdict))
 	}
 }
