@@ -93,6 +93,7 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newServeCmd(s, nil),
 		newObserveCmd(s, nil),
 		newCompareCmd(s, nil),
+		newVersionCmd(s),
 	)
 	attachCalibrateObserved(root, s)
 	return root
