@@ -111,3 +111,19 @@ func TestSweepExitCodesAsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The roofline chart names the bandwidth once ("DRAM 273 GB/s", not
+// "DRAM 273 GB/s 273 GB/s").
+func TestRooflinePlotBandwidthLabelOnce(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.svg")
+	if code, _, errOut := cli(t, "roofline", "plot", "--gpu", "gb10", "--out", out); code != 0 {
+		t.Fatal(errOut)
+	}
+	svg, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(svg), "273 GB/s"); n != 1 {
+		t.Errorf("the bandwidth appears %d times in the chart", n)
+	}
+}

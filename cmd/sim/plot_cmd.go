@@ -66,7 +66,7 @@ func runPlot(s streams, o *plotOptions) error {
 	chart := plot.RooflineChart{
 		Title:                fmt.Sprintf("Roofline: %s", g.Description),
 		BandwidthBytesPerSec: g.BandwidthBytesPerSec(),
-		BandwidthLabel:       fmt.Sprintf("DRAM %g GB/s", g.MemoryBandwidthGBps),
+		BandwidthLabel:       "DRAM", // the chart appends the bandwidth
 	}
 	keys := make([]string, 0, len(g.PeakTFLOPS))
 	for k := range g.PeakTFLOPS {
