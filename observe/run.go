@@ -79,8 +79,9 @@ type ServerFacts struct {
 // Result is the outcome of an observed run.
 type Result struct {
 	Summary traces.Summary `json:"summary"`
-	// Request counts: sent = completed + failed; Unsent were due but not
-	// sent when the run stopped early.
+	// Request counts: sent = completed + failed; Unsent were due (their
+	// send time had come, waiting for a concurrency slot) but not sent
+	// when the run stopped early.
 	Sent      int64 `json:"sent"`
 	Completed int64 `json:"completed"`
 	Failed    int64 `json:"failed"`
@@ -201,6 +202,7 @@ type dispatcher struct {
 	done       chan done
 	start      time.Time
 	pending    dueHeap
+	stopping   bool // no new requests are sent
 	genPending bool // a generator arrival is in pending
 	genDone    bool
 	inflight   int
@@ -256,7 +258,6 @@ func (d *dispatcher) run(ctx context.Context) error {
 	defer progress.Stop()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	stopping := false
 	ctxDone := ctx.Done()
 	var sinkErr error
 	handle := func(dn done) {
@@ -266,13 +267,13 @@ func (d *dispatcher) run(ctx context.Context) error {
 		}
 	}
 	for {
-		if sinkErr != nil && !stopping {
-			stopping = true
+		if sinkErr != nil && !d.stopping {
+			d.stopping = true
 			cancelReqs()
 		}
 		// Send everything that is due while slots are free.
 		var wait time.Duration = -1
-		if !stopping {
+		if !d.stopping {
 			for d.inflight < d.cfg.MaxConcurrency {
 				r, ok := d.next()
 				if !ok {
@@ -288,7 +289,7 @@ func (d *dispatcher) run(ctx context.Context) error {
 			}
 		}
 		if d.inflight == 0 {
-			if stopping {
+			if d.stopping {
 				break
 			}
 			if _, ok := d.next(); !ok {
@@ -321,21 +322,26 @@ func (d *dispatcher) run(ctx context.Context) error {
 		case <-progress.C:
 			d.progress()
 		case <-deadline:
-			if !stopping {
-				stopping, d.res.Stopped = true, "max-duration"
+			if !d.stopping {
+				d.stopping, d.res.Stopped = true, "max-duration"
 				cancelReqs()
 			}
 			deadline = nil
 		case <-ctxDone:
-			if !stopping {
-				stopping, d.res.Stopped = true, "interrupted"
+			if !d.stopping {
+				d.stopping, d.res.Stopped = true, "interrupted"
 				cancelReqs()
 			}
 			ctxDone = nil
 		}
 	}
 	if d.res.Stopped != "" {
-		d.res.Unsent = int64(len(d.pending))
+		now := time.Since(d.start).Nanoseconds()
+		for _, p := range d.pending {
+			if p.req.ArrivalNS <= now {
+				d.res.Unsent++
+			}
+		}
 	}
 	d.finish()
 	return sinkErr
@@ -414,6 +420,9 @@ func (d *dispatcher) record(dn done) error {
 	d.finished++
 	if err := d.sink.Request(&rec, &det); err != nil {
 		return fmt.Errorf("writing request %d: %w", r.ID, err)
+	}
+	if d.stopping {
+		return nil // no follow-ups once the run is stopping
 	}
 	if next, ok := d.gen.OnComplete(r, o.finished.Sub(d.start).Nanoseconds()); ok {
 		heap.Push(&d.pending, due{req: next})
