@@ -95,6 +95,9 @@ func runCalibrateObserved(s streams, dirs []string, gpuArg, out string, terms []
 	}
 	fit, err := observed.Fit(g, runs, observed.Options{Terms: terms})
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "terms:") {
+			return usageError{fmt.Errorf("--%w", err)}
+		}
 		return err
 	}
 	var fitted []string
