@@ -12,7 +12,7 @@ import (
 )
 
 // kernelsDir is shared/data/kernels/<gpu> (see shareddata).
-func kernelsDir(t *testing.T, gpu string) string { return shareddata.Path(t, "kernels", gpu) }
+func kernelsDir(t testing.TB, gpu string) string { return shareddata.Path(t, "kernels", gpu) }
 
 // TestShippedProfileOnSharedData checks the embedded H100 profile on a
 // subsample of the measured H100 decode-attention table: the shipped fit

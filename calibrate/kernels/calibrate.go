@@ -27,8 +27,10 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/hardware"
@@ -49,6 +51,15 @@ type Options struct {
 	Restarts int
 	// Command is the command line recorded in the profile's Source.
 	Command string
+	// Workers is the number of families fitted at once (0 = GOMAXPROCS).
+	// Families are independent and their results are collected in a
+	// fixed order, so the outcome does not depend on it.
+	Workers int
+	// Progress, when set, is called once the families are known (done 0,
+	// family "") and after each family's fits with the families done so
+	// far, the total and the family just finished. Calls are serialised;
+	// it must not block for long.
+	Progress func(done, total int, family string)
 }
 
 // DefaultOptions returns Options with HoldoutFraction 0.2, Seed 1 and 8
@@ -189,52 +200,58 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	res := &Result{Ranges: map[string]SizeRange{}, Files: k.Files}
 	fams, warns := families(k, g)
 	res.Warnings = append(res.Warnings, warns...)
-	for _, f := range fams {
-		if len(f.samples) == 0 {
-			res.Warnings = append(res.Warnings, f.name+": no usable rows; keeping the default")
+	ns, _ := allReduceByGPUs(k)
+	total := len(fams) + len(ns)
+	var mu sync.Mutex
+	done := 0
+	report := func(name string) {
+		if opts.Progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		opts.Progress(done, total, name)
+	}
+	if opts.Progress != nil {
+		opts.Progress(0, total, "")
+	}
+	outs := make([]familyFit, len(fams))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(workers, len(fams)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				outs[i] = fitFamily(fams[i], def, opts)
+				report(fams[i].name)
+			}
+		}()
+	}
+	for i := range fams {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, f := range fams {
+		o := outs[i]
+		res.Warnings = append(res.Warnings, o.warnings...)
+		if o.err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, o.err)
+		}
+		if o.skipped {
 			continue
 		}
-		if len(f.samples) < minRows {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: only %d rows (< %d): fit is weakly constrained", f.name, len(f.samples), minRows))
-		}
-		seed := familySeed(opts.Seed, f.name)
-		init := f.get(def)
-		fe := FamilyError{Family: f.name}
-		if opts.HoldoutFraction > 0 && len(f.samples) >= 2 {
-			tr, ho := split(len(f.samples), opts.HoldoutFraction, seed)
-			train, hold := pick(f.samples, tr), pick(f.samples, ho)
-			fit, err := fitTiled(train, init, f.tiles, seed, opts.Restarts)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.name, err)
-			}
-			// The tiling is chosen on the training rows only.
-			init.TileM, init.TileN = fit.Efficiency.TileM, fit.Efficiency.TileN
-			f.tiles = nil
-			fe.Train = calibrate.SummarizeAPE(apes(train, fit.Efficiency))
-			fe.Holdout = calibrate.SummarizeAPE(apes(hold, fit.Efficiency))
-			rg := rangeOf(train)
-			for _, s := range hold {
-				if !rg.Contains(s.FLOPs, s.Bytes) {
-					fe.Extrapolated++
-				}
-			}
-			if fe.Extrapolated > 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d held-out rows lie outside the training size range (extrapolation)", f.name, fe.Extrapolated))
-			}
-		}
-		full, err := fitTiled(f.samples, init, f.tiles, seed, opts.Restarts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
-		}
-		if opts.HoldoutFraction == 0 {
-			fe.Train = calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
-		}
 		res.Ranges[f.name] = rangeOf(f.samples)
-		res.Warnings = append(res.Warnings, boundWarnings(f.name, full.Efficiency)...)
-		f.set(prof, full.Efficiency)
-		res.Families = append(res.Families, fe)
+		f.set(prof, o.eff)
+		res.Families = append(res.Families, o.fe)
 	}
-	if err := calibrateAllReduce(k, opts, prof, res); err != nil {
+	if err := calibrateAllReduce(k, opts, prof, res, report); err != nil {
 		return nil, err
 	}
 	res.Warnings = append(res.Warnings, "elementwise: no kernel table; keeping the default curve")
@@ -246,6 +263,78 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	res.GPU = g.Clone()
 	res.GPU.Profile = prof.Clone()
 	return res, nil
+}
+
+// familyFit is the outcome of one family's fits.
+type familyFit struct {
+	fe       FamilyError
+	eff      hardware.OpEfficiency
+	warnings []string
+	skipped  bool // no usable rows: the default stays
+	err      error
+}
+
+// fitFamily splits f's rows, fits the training part and reports train and
+// held-out errors, then refits on all rows for the profile. It reads only
+// its arguments, so families can be fitted concurrently.
+func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
+	var out familyFit
+	if len(f.samples) == 0 {
+		out.skipped = true
+		out.warnings = append(out.warnings, f.name+": no usable rows; keeping the default")
+		return out
+	}
+	if len(f.samples) < minRows {
+		out.warnings = append(out.warnings, fmt.Sprintf("%s: only %d rows (< %d): fit is weakly constrained", f.name, len(f.samples), minRows))
+	}
+	seed := familySeed(opts.Seed, f.name)
+	init := f.get(def)
+	fe := FamilyError{Family: f.name}
+	var warm *[nParams]float64
+	if opts.HoldoutFraction > 0 && len(f.samples) >= 2 {
+		tr, ho := split(len(f.samples), opts.HoldoutFraction, seed)
+		train, hold := pick(f.samples, tr), pick(f.samples, ho)
+		fit, err := fitTiled(train, init, f.tiles, seed, opts.Restarts)
+		if err != nil {
+			out.err = err
+			return out
+		}
+		// The tiling is chosen on the training rows only.
+		init.TileM, init.TileN = fit.Efficiency.TileM, fit.Efficiency.TileN
+		f.tiles = nil
+		warm = &fit.x
+		fe.Train = calibrate.SummarizeAPE(apes(train, fit.Efficiency))
+		fe.Holdout = calibrate.SummarizeAPE(apes(hold, fit.Efficiency))
+		rg := rangeOf(train)
+		for _, s := range hold {
+			if !rg.Contains(s.FLOPs, s.Bytes) {
+				fe.Extrapolated++
+			}
+		}
+		if fe.Extrapolated > 0 {
+			out.warnings = append(out.warnings, fmt.Sprintf("%s: %d held-out rows lie outside the training size range (extrapolation)", f.name, fe.Extrapolated))
+		}
+	}
+	// The refit on all rows starts from the training fit, which saw 80% of
+	// them: its optimum is next to the full one, so the search needs no
+	// random restarts.
+	var full FitResult
+	var err error
+	if warm != nil {
+		full, err = fitOp(f.samples, init, seed, fitOptions{restarts: opts.Restarts, warm: warm})
+	} else {
+		full, err = fitTiled(f.samples, init, f.tiles, seed, opts.Restarts)
+	}
+	if err != nil {
+		out.err = err
+		return out
+	}
+	if opts.HoldoutFraction == 0 {
+		fe.Train = calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
+	}
+	out.warnings = append(out.warnings, boundWarnings(f.name, full.Efficiency)...)
+	out.fe, out.eff = fe, full.Efficiency
+	return out
 }
 
 // fitTiled fits samples with each tiling in tiles (init's own when tiles
@@ -285,7 +374,7 @@ func boundWarnings(name string, e hardware.OpEfficiency) []string {
 	return w
 }
 
-func calibrateAllReduce(k *Tables, opts Options, prof *hardware.Profile, res *Result) error {
+func calibrateAllReduce(k *Tables, opts Options, prof *hardware.Profile, res *Result, report func(string)) error {
 	ns, byN := allReduceByGPUs(k)
 	if len(ns) == 0 {
 		res.Warnings = append(res.Warnings, "allreduce: no all-reduce rows; keeping the default")
@@ -325,6 +414,7 @@ func calibrateAllReduce(k *Tables, opts Options, prof *hardware.Profile, res *Re
 		}
 		prof.AllReduce.ByGPUs[n] = full
 		res.Families = append(res.Families, fe)
+		report(name)
 	}
 	// The top-level values serve GPU counts without a fit: take the
 	// largest fitted count (the most conservative bandwidth).

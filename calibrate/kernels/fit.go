@@ -47,6 +47,12 @@ func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 // are fitted on a seeded random subset of this size.
 const MaxFitRows = 3000
 
+// SearchRows is the most rows the multi-start search sees: the restarts
+// run on a seeded random subset of this size (the loss surface of a
+// thousand rows already has the full set's shape), and only the best
+// start is polished on up to MaxFitRows rows.
+const SearchRows = 1000
+
 // Exponent bounds of a fitted curve.
 const (
 	minExp = 0.25
@@ -238,6 +244,9 @@ type FitResult struct {
 	Loss float64
 	// RMSLogError is sqrt(mean (log t_pred - log t_meas)^2) at the optimum.
 	RMSLogError float64
+	// x is the optimum in the fit's coordinates: a warm start for a refit
+	// of the same family (fitOptions.warm).
+	x [nParams]float64
 }
 
 // errNoSamples is returned when a fit has nothing to fit.
@@ -255,10 +264,24 @@ var errNoSamples = errors.New("no samples to fit")
 // compute curve is indexed by the output tile count (Sample.M, N).
 // Cost: O(restarts * evaluations * len(samples)).
 func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, restarts int) (FitResult, error) {
+	return fitOp(samples, init, seed, fitOptions{restarts: restarts})
+}
+
+// fitOptions tunes fitOp.
+type fitOptions struct {
+	restarts int
+	// warm, when set, is a previous optimum of the same family and tiling
+	// (a fit on a subset of these rows): the search starts from it and
+	// from the default start only, instead of from restarts points.
+	warm *[nParams]float64
+}
+
+// fitOp is FitOpEfficiency with fitOptions.
+func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOptions) (FitResult, error) {
 	if len(samples) == 0 {
 		return FitResult{}, errNoSamples
 	}
-	restarts = max(restarts, 1)
+	restarts := max(fo.restarts, 1)
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	fitSet := samples
 	if len(samples) > MaxFitRows {
@@ -267,6 +290,12 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		idx := rng.Perm(len(samples))[:MaxFitRows]
 		sort.Ints(idx)
 		fitSet = pick(samples, idx)
+	}
+	searchSet := fitSet
+	if len(fitSet) > SearchRows {
+		idx := rand.New(rand.NewPCG(seed, 0x2545f4914f6cdd1d)).Perm(len(fitSet))[:SearchRows]
+		sort.Ints(idx)
+		searchSet = pick(fitSet, idx)
 	}
 	p := prepare(fitSet, init)
 	medF, medB := medianLog(p.logF), medianLog(p.logB)
@@ -323,16 +352,46 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 	if init.L2Speedup > 0 {
 		x0[13] = math.Log(init.L2Speedup)
 	}
+	// Nelder-Mead moves only the parameters the samples can show: the
+	// per-pair, depth and L2 terms of a family without such rows stay at
+	// their start (inactive coordinates only ever met a pull toward it).
+	// Fewer dimensions make each simplex far cheaper to converge.
+	act := activeParams(p)
 	prior := append([]float64(nil), x0...)
-	obj := func(x []float64) float64 {
-		var pen float64
-		for i := range x {
-			d := x[i] - prior[i]
-			pen += d * d
+	expand := func(xa []float64) []float64 {
+		x := append([]float64(nil), x0...)
+		for i, j := range act {
+			x[j] = xa[i]
 		}
-		return p.loss(x) + 1e-8*pen
+		return x
 	}
-	starts := [][]float64{x0}
+	objOn := func(p *prepared) func(xa []float64) float64 {
+		return func(xa []float64) float64 {
+			var pen float64
+			for i, j := range act {
+				d := xa[i] - prior[j]
+				pen += d * d
+			}
+			return p.loss(expand(xa)) + 1e-8*pen
+		}
+	}
+	obj := objOn(p)
+	searchObj := obj
+	if len(searchSet) < len(fitSet) {
+		searchObj = objOn(prepare(searchSet, init))
+	}
+	project := func(x []float64) []float64 {
+		xa := make([]float64, len(act))
+		for i, j := range act {
+			xa[i] = x[j]
+		}
+		return xa
+	}
+	starts := [][]float64{project(x0)}
+	if fo.warm != nil {
+		starts = append(starts, project(fo.warm[:]))
+		restarts = 0
+	}
 	for r := 1; r < restarts; r++ {
 		s := make([]float64, nParams)
 		s[0] = fit.Logit(0.3 + 0.69*rng.Float64())
@@ -358,7 +417,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		if p.l2 {
 			s[13] += (rng.Float64() - 0.5) * 3
 		}
-		starts = append(starts, s)
+		starts = append(starts, project(s))
 	}
 	results := make([][]float64, len(starts))
 	vals := make([]float64, len(starts))
@@ -371,7 +430,7 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i], vals[i] = fit.NelderMead(obj, starts[i], 4000)
+				results[i], vals[i] = fit.NelderMead(searchObj, starts[i], 4000)
 			}
 		}()
 	}
@@ -386,9 +445,32 @@ func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, 
 			best = i
 		}
 	}
-	x, _ := fit.NelderMead(obj, results[best], 4000)
-	all := prepare(samples, init)
-	return FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}, nil
+	xa, _ := fit.NelderMead(obj, results[best], 4000)
+	x := expand(xa)
+	all := p
+	if len(fitSet) < len(samples) {
+		all = prepare(samples, init)
+	}
+	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
+	copy(r.x[:], x)
+	return r, nil
+}
+
+// activeParams lists the parameter indices the samples of p constrain:
+// both curves and the launch cost always, the per-pair cost, the depth
+// terms and the L2 speedup only when some sample has that structure.
+func activeParams(p *prepared) []int {
+	act := []int{0, 1, 2, 3, 4, 5, 6}
+	if p.perSeq {
+		act = append(act, 7)
+	}
+	if p.depth {
+		act = append(act, 8, 9, 10, 11, 12)
+	}
+	if p.l2 {
+		act = append(act, 13)
+	}
+	return act
 }
 
 // medianLog is the fit's starting index of a curve's Half: the middle of

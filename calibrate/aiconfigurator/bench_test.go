@@ -1,0 +1,43 @@
+package aiconfigurator
+
+import (
+	"testing"
+	"time"
+
+	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// BenchmarkCalibrateH100 fits the H100 profile to the measured H100 kernel
+// tables, the work of sim calibrate --gpu h100 --kernels (reading the
+// tables included). It reports fitted families per second and measured
+// rows per second.
+func BenchmarkCalibrateH100(b *testing.B) {
+	dir := kernelsDir(b, "h100_sxm")
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := kernels.DefaultOptions()
+	opts.GPU = g
+	var fams, rows int
+	start := time.Now()
+	for b.Loop() {
+		opts.Progress = func(_, total int, family string) {
+			fams++
+			if testing.Verbose() {
+				b.Logf("%6.1f s  %s", time.Since(start).Seconds(), family)
+			}
+		}
+		res, err := kernels.Calibrate(Dir(dir), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range res.Files {
+			rows += f.Rows
+		}
+	}
+	s := b.Elapsed().Seconds()
+	b.ReportMetric(float64(fams)/s, "families/s")
+	b.ReportMetric(float64(rows)/s, "rows/s")
+}
