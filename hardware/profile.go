@@ -128,6 +128,18 @@ type OpEfficiency struct {
 	// and does not use it. Fitted by calibration so that Memory describes
 	// DRAM alone. 0: no L2 term.
 	L2Speedup float64 `yaml:"l2_speedup,omitempty" json:"l2_speedup,omitempty"`
+	// TokenTile, for a fused-MoE entry (FusedMoE), is the token tile of a
+	// grouped kernel that pads each expert's tokens to whole tiles (the
+	// 16-row MMA tile of vLLM's Triton and Marlin MoE kernels; llama.cpp's
+	// MMQ tile width mmq_x). The compute efficiency is scaled by
+	// tpe / (ceil(tpe/tile) tile) at tpe tokens per expert
+	// (TokenPadding). 0: no token padding.
+	TokenTile int `yaml:"token_tile,omitempty" json:"token_tile,omitempty"`
+	// TileFollowsTokens: the tile shrinks to the step's token count rounded
+	// up to 8 when that is smaller than TokenTile, and steps of at most 8
+	// tokens run an unpadded per-token kernel (llama.cpp: MMQ picks mmq_x
+	// to cover the step's tokens; MMVQ serves steps of up to 8).
+	TileFollowsTokens bool `yaml:"tile_follows_tokens,omitempty" json:"tile_follows_tokens,omitempty"`
 }
 
 // BenchBandwidth is the effective bandwidth (bytes/s) a kernel benchmark
@@ -325,8 +337,12 @@ type Profile struct {
 	// MoEActiveFraction is the fraction of routed experts a batch's tokens
 	// spread over (0..1; 0 means 1): real routers load experts unevenly, so
 	// many tokens touch fewer distinct experts than uniform routing would.
-	MoEActiveFraction float64   `yaml:"moe_active_fraction,omitempty" json:"moe_active_fraction,omitempty"`
-	AllReduce         AllReduce `yaml:"allreduce" json:"allreduce"`
+	MoEActiveFraction float64 `yaml:"moe_active_fraction,omitempty" json:"moe_active_fraction,omitempty"`
+	// FusedMoE, when it has entries, prices routed experts with the fused
+	// kernel model (see FusedMoE: compute indexed by tokens per expert), by
+	// the experts' weight format; MoE and MoEByPrecision are then unused.
+	FusedMoE  FusedMoE  `yaml:"fused_moe,omitempty" json:"fused_moe,omitempty"`
+	AllReduce AllReduce `yaml:"allreduce" json:"allreduce"`
 
 	// StepOverheadUS is the fixed CPU/scheduler cost of one engine step.
 	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`
@@ -470,6 +486,7 @@ func (p *Profile) Clone() *Profile {
 	c.AllReduce.ByGPUs = maps.Clone(p.AllReduce.ByGPUs)
 	c.GEMMByPrecision = maps.Clone(p.GEMMByPrecision)
 	c.MoEByPrecision = maps.Clone(p.MoEByPrecision)
+	c.FusedMoE = maps.Clone(p.FusedMoE)
 	c.AttentionPrefillByKV = maps.Clone(p.AttentionPrefillByKV)
 	return &c
 }

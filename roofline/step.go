@@ -13,6 +13,12 @@ import (
 type StepOptions struct {
 	// TP is the tensor-parallel degree (GPUs per replica); 0 means 1.
 	TP int `json:"tp" yaml:"tp"`
+	// EP is the expert-parallel degree: routed experts are spread over EP
+	// of the TP x DP GPUs (moe.go); 0 means 1.
+	EP int `json:"ep,omitempty" yaml:"ep,omitempty"`
+	// DP is the attention data-parallel degree: DP ranks of TP GPUs each,
+	// whose MoE layers run together (moe.go); 0 means 1.
+	DP int `json:"dp,omitempty" yaml:"dp,omitempty"`
 	// WeightDType is the weight storage precision for every weight matrix;
 	// "" means the model's DType (and its ExpertDType for routed experts).
 	WeightDType string `json:"weight_dtype" yaml:"weight_dtype"`
@@ -181,6 +187,7 @@ type StepModel struct {
 	experts, topK, expInterPG           int
 	sharedInterPG                       int
 	weightBytes                         float64
+	moe                                 moeShape // EP / DP layout and fused-kernel entry (moe.go)
 	vocabPG                             int
 }
 
@@ -272,7 +279,7 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 	if m.nDense > 0 {
 		m.interPG = ceilDiv(c.IntermediateSize, tp)
 	}
-	return nil
+	return m.initMoE(opts)
 }
 
 func lookupField(field, name string) (Precision, error) {
@@ -407,6 +414,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
 		m.effMoE = e
 	}
+	m.initFused()
 	m.inputScale = 1 - m.prof.GEMMInputFusedFraction
 	m.computeScale, m.commScale = 1, 1
 	if e := m.prof.ServingComputeEfficiency; e > 0 {
@@ -421,7 +429,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 			m.pPrefAttn, m.effPrefAttn = peak{key: m.kv.Compute, flops: f}, e
 		}
 	}
-	m.opts = StepOptions{TP: m.tp, WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
+	m.opts = StepOptions{TP: m.tp, EP: above1(m.moe.ep), DP: above1(m.moe.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
 		m.opts.WeightDType = ""
 		m.opts.WeightMix = opts.WeightMix
@@ -505,7 +513,7 @@ func (m *StepModel) computeWeightBytes() float64 {
 		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
 	total := attn*m.attnW.Bits/8 + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
-	total += pc.RoutedExperts / tp * eb
+	total += pc.RoutedExperts / float64(m.tp*m.moe.dp) * eb // over every GPU of the engine (EP x MoE-TP)
 	total += (pc.Router + pc.Norms) * nb
 	total += pc.Embedding/tp*m.tok.Bits/8 + pc.LMHead/tp*m.lmh.Bits/8
 	return total
@@ -779,15 +787,16 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	// Two all-reduces per layer (after O and after the MLP).
 	if m.tp > 1 {
 		msg := float64(T*h) * m.act.Bits / 8
-		t := 2 * float64(L) * p.AllReduceSeconds(m.gpu, msg, m.tp) * m.commScale
+		ars := 2*L - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
+		t := float64(ars) * p.AllReduceSeconds(m.gpu, msg, m.tp) * m.commScale
 		acc.c.CommS += t
 		ar := AllReduce(msg, m.tp)
 		if m.linkBW > 0 {
-			acc.rooflineS += 2 * float64(L) * ar.ActBytes / m.linkBW
+			acc.rooflineS += float64(ars) * ar.ActBytes / m.linkBW
 		}
 		if acc.ops != nil {
-			*acc.ops = append(*acc.ops, OpTime{Name: "allreduce", Kind: KindAllReduce, Count: 2 * L,
-				FLOPs: 2 * float64(L) * ar.FLOPs, Bytes: 2 * float64(L) * ar.ActBytes, Seconds: t,
+			*acc.ops = append(*acc.ops, OpTime{Name: "allreduce", Kind: KindAllReduce, Count: ars,
+				FLOPs: float64(ars) * ar.FLOPs, Bytes: float64(ars) * ar.ActBytes, Seconds: t,
 				Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
 		}
 	}
@@ -803,7 +812,8 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	}
 	if m.nMoE > 0 {
 		m.op(acc, named(GEMM(T, m.experts, h, m.emb, m.act), "router"), m.nMoE, &m.pEmb, &m.effEmb)
-		m.op(acc, m.routedExperts(T), m.nMoE, &m.pExpert, &m.effMoE)
+		m.expertsOp(acc, T)
+		m.moeDispatch(acc, T)
 		if m.sharedInterPG > 0 {
 			m.mlp(acc, T, m.sharedInterPG, m.nMoE, &sharedNames, actFlops, actReads)
 		}
@@ -863,47 +873,6 @@ func expectedTouched(E float64, k, T int) float64 {
 		return E
 	}
 	return E * (1 - math.Pow(1-float64(k)/E, float64(T)))
-}
-
-// expertsTouched is the expected number of distinct experts T tokens route
-// to when the router's load concentrates on a fraction f
-// (Profile.MoEActiveFraction; 0 means 1, uniform routing) of the E experts:
-//
-//	E' (1 - (1 - k/E')^T),  E' = max(f E, k)
-//
-// One token always touches k experts; many tokens touch about E'.
-func (m *StepModel) expertsTouched(T int) float64 {
-	f := m.prof.MoEActiveFraction
-	if !(f > 0) || f >= 1 || m.topK >= m.experts {
-		return ExpectedExpertsTouched(m.experts, m.topK, T)
-	}
-	return expectedTouched(math.Max(f*float64(m.experts), float64(m.topK)), m.topK, T)
-}
-
-// routedExperts is one layer's fused MoE kernel for T tokens:
-//
-//	FLOPs       = T k g 2 hidden inter            (g = 3 gated, 2 otherwise)
-//	WeightBytes = touched g hidden inter w/8      (only experts some token routes to: expertsTouched)
-//	ActBytes    = T k (2 hidden + 2 g inter) act/8
-//
-// with inter the per-GPU expert width; ActBytes counts, per (token, expert)
-// pair, reading the input row, writing and re-reading the up/gate output,
-// writing and re-reading the activation, and writing the output row.
-func (m *StepModel) routedExperts(T int) Cost {
-	g := 2.0
-	if m.gated {
-		g = 3
-	}
-	h, in := float64(m.hidden), float64(m.expInterPG)
-	pairs := float64(T) * float64(m.topK)
-	return Cost{
-		Name:             "experts",
-		Kind:             KindMoE,
-		FLOPs:            pairs * g * 2 * h * in,
-		WeightBytes:      m.expertsTouched(T) * g * h * in * m.expW.Bits / 8,
-		ActBytes:         pairs * (2*h + 2*g*in) * m.act.Bits / 8,
-		ComputePrecision: m.pExpert.key,
-	}
 }
 
 // Cost prices one step. It does O(len(Prefills)+len(Decodes)) work and no

@@ -81,31 +81,3 @@ func GenerationAttentionCost(r GenerationAttentionRow) roofline.Cost {
 	}
 	return roofline.AttentionDecode(lens, r.Heads, r.KVHeads, r.HeadDim, kv, act, 0)
 }
-
-// MoECost is the cost of one GPU's share of a fused, gated MoE expert
-// kernel, with the formula of the step model's routed-experts operator:
-//
-//	pairs       = tokens topk / ep                       (balanced routing)
-//	FLOPs       = pairs 3 2 hidden inter/tp
-//	WeightBytes = touched/ep 3 hidden inter/tp w/8     (touched = roofline.ExpectedExpertsTouched)
-//	ActBytes    = pairs (2 hidden + 2 3 inter/tp) act/8
-//
-// The router GEMM is not part of the measured kernel (the step model prices
-// it separately with the GEMM curve) and is not included.
-func MoECost(r MoERow) roofline.Cost {
-	w, act, _ := MoEPrecisions(r.Dtype)
-	const g = 3.0 // gated: gate, up and down matrices
-	h := float64(r.Hidden)
-	in := float64(r.Inter) / float64(r.TPSize)
-	ep := float64(r.EPSize)
-	pairs := float64(r.Tokens) * float64(r.TopK) / ep
-	touched := roofline.ExpectedExpertsTouched(r.Experts, r.TopK, r.Tokens) / ep
-	return roofline.Cost{
-		Name:             "experts",
-		Kind:             roofline.KindMoE,
-		FLOPs:            pairs * g * 2 * h * in,
-		WeightBytes:      touched * g * h * in * w.Bits / 8,
-		ActBytes:         pairs * (2*h + 2*g*in) * act.Bits / 8,
-		ComputePrecision: roofline.ComputePrecision(w, act, nil),
-	}
-}

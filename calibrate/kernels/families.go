@@ -17,7 +17,6 @@ const (
 	// fp8 KV cache, priced at the fp8 peak (Profile.AttentionPrefillByKV).
 	FamilyAttentionPrefillKVPrefix = "attention_prefill_kv_"
 	FamilyAttentionDecode          = "attention_decode"
-	FamilyMoE                      = "moe"
 	FamilyAllReducePrefix          = "allreduce_tp"
 )
 
@@ -171,23 +170,9 @@ func families(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 	if len(k.GenerationAttention) > 0 {
 		fams = append(fams, fieldFamily(FamilyAttentionDecode, dec, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionDecode }))
 	}
-	var moe []Sample
-	other := 0
-	for _, r := range k.MoE {
-		if r.Distribution != "balanced" {
-			other++
-			continue
-		}
-		if s, err := sampleOf(MoECost(r), g, r.LatencyMS); err == nil {
-			moe = append(moe, s)
-		}
-	}
-	if len(moe) > 0 {
-		if other > 0 {
-			warns = append(warns, fmt.Sprintf("%s: fitted on %d balanced-routing rows; %d power-law rows left out (the cost model assumes uniform routing)", FamilyMoE, len(moe), other))
-		}
-		fams = append(fams, fieldFamily(FamilyMoE, moe, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.MoE }))
-	}
+	mf, mw := moeFamilies(k, g)
+	fams = append(fams, mf...)
+	warns = append(warns, mw...)
 	// Rows measured faster than their FLOPs at the compute peak cannot be
 	// described by any efficiency <= 1: the kernel did less work than the
 	// cost counts (for example a prefill kernel that skipped query heads).

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roofsim/roofsim/calibrate"
+	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
+	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/spf13/cobra"
+)
+
+type calibrateMoEOptions struct {
+	GPU     string
+	Kernels string
+	Update  []string
+	Carry   []string
+	Seed    uint64
+	Holdout float64
+	JSON    bool
+}
+
+// moeNote starts the part of a profile's source that records its fused-MoE
+// fit; a new fit replaces it.
+const moeNote = "; fused MoE kernels (fused_moe)"
+
+func newCalibrateMoECmd(s streams) *cobra.Command {
+	o := &calibrateMoEOptions{}
+	cmd := &cobra.Command{
+		Use:   "moe",
+		Short: "Fit the fused-MoE kernel model to a measured moe.csv and write it into profiles",
+		Long: `Fit the fused mixture-of-experts kernel model (hardware.FusedMoE: compute
+efficiency by tokens per expert, weight streaming, fixed routing and launch
+cost) to a kernel directory's moe.csv, one entry per expert weight format
+(bf16, fp8, fp8_block, int4 Marlin, nvfp4), on the rows of both routing
+distributions (balanced and power-law skewed), and report train and
+held-out errors per format.
+
+--update writes the entries into profile files (their other fields are
+kept); --carry writes the same entries into the profiles of GPUs without an
+moe table (efficiencies are fractions of each GPU's own peak and
+bandwidth).`,
+		Example: `  sim calibrate moe --gpu h100 --kernels ../shared/data/kernels/h100_sxm \
+    --update hardware/profiles/h100.yaml --carry hardware/profiles/h200.yaml`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCalibrateMoE(s, o, s.commandLine())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
+	f.StringVar(&o.Kernels, "kernels", "", "directory of kernel tables with a moe.csv (required)")
+	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted entries into")
+	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of GPUs without moe tables to write the same entries into")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
+	f.Float64Var(&o.Holdout, "holdout", 0.2, "fraction of each format's rows held out to measure prediction error, in [0, 0.5]")
+	f.BoolVar(&o.JSON, "json", false, "print the error table and warnings as JSON")
+	return cmd
+}
+
+func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
+	for _, req := range []struct{ name, v string }{{"--gpu", o.GPU}, {"--kernels", o.Kernels}} {
+		if req.v == "" {
+			return usageError{fmt.Errorf("calibrate moe: %s is required", req.name)}
+		}
+	}
+	g, err := hardware.Resolve(o.GPU)
+	if err != nil {
+		return fmt.Errorf("calibrate moe: %w", err)
+	}
+	load := func(flag string, paths []string) ([]*hardware.Profile, error) {
+		ps := make([]*hardware.Profile, len(paths))
+		for i, path := range paths {
+			p, err := hardware.LoadProfile(path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", flag, err)
+			}
+			ps[i] = p
+		}
+		return ps, nil
+	}
+	updates, err := load("--update", o.Update)
+	if err != nil {
+		return err
+	}
+	carries, err := load("--carry", o.Carry)
+	if err != nil {
+		return err
+	}
+	co := kernels.DefaultOptions()
+	co.GPU, co.Seed, co.HoldoutFraction, co.Command = g, o.Seed, o.Holdout, command
+	res, err := kernels.CalibrateMoE(aiconfigurator.Dir(o.Kernels), co)
+	if err != nil {
+		return fmt.Errorf("calibrate moe: %w", err)
+	}
+	write := func(flag, path string, p *hardware.Profile, how string) error {
+		p.FusedMoE = res.Profile.FusedMoE
+		p.Source = withMoENote(p.Source, how+"`"+command+"`")
+		data, err := calibrate.MarshalProfile(p)
+		if err != nil {
+			return err
+		}
+		if err := atomicWriteBytes(path, data); err != nil {
+			return fmt.Errorf("%s: writing %s: %w", flag, path, err)
+		}
+		return nil
+	}
+	for i, path := range o.Update {
+		if err := write("--update", path, updates[i], " fitted by "); err != nil {
+			return err
+		}
+	}
+	for i, path := range o.Carry {
+		if err := write("--carry", path, carries[i], fmt.Sprintf(" carried from %s's fit (no moe table for this GPU): ", g.Name)); err != nil {
+			return err
+		}
+	}
+	if o.JSON {
+		return writeJSON(s.out, struct {
+			GPU      string                `json:"gpu"`
+			Families []kernels.FamilyError `json:"families"`
+			FusedMoE hardware.FusedMoE     `json:"fused_moe"`
+			Warnings []string              `json:"warnings"`
+			Updated  []string              `json:"updated,omitempty"`
+		}{g.Name, res.Families, res.Profile.FusedMoE, res.Warnings, append(append([]string{}, o.Update...), o.Carry...)})
+	}
+	tw := newTable(s.out)
+	fmt.Fprintln(tw, "FAMILY\tN TRAIN\tTRAIN MEDIAN %\tTRAIN P90 %\tN HOLDOUT\tHOLDOUT MEDIAN %\tHOLDOUT P90 %")
+	for _, f := range res.Families {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", f.Family, f.Train.N, fmtF(f.Train.MedianAPE, 1), fmtF(f.Train.P90APE, 1),
+			f.Holdout.N, fmtF(f.Holdout.MedianAPE, 1), fmtF(f.Holdout.P90APE, 1))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.out, "warning: %s\n", w)
+	}
+	for _, path := range append(append([]string{}, o.Update...), o.Carry...) {
+		fmt.Fprintf(s.out, "updated %s\n", path)
+	}
+	return nil
+}
+
+// withMoENote replaces the fused-MoE sentence of a profile source (or adds
+// one before the engine-term sentences that later fits append and strip).
+func withMoENote(src, note string) string {
+	if i := strings.Index(src, moeNote); i >= 0 {
+		// The sentence ends at the closing backquote of its command.
+		end := len(src)
+		if a := strings.Index(src[i:], "`"); a >= 0 {
+			if b := strings.Index(src[i+a+1:], "`"); b >= 0 {
+				end = i + a + 1 + b + 1
+			}
+		}
+		src = src[:i] + src[end:]
+	}
+	cut := len(src)
+	for _, n := range []string{stepsNote, servingNote} {
+		if j := strings.Index(src, n); j >= 0 && j < cut {
+			cut = j
+		}
+	}
+	return strings.TrimSuffix(strings.TrimSpace(src[:cut]), ";") + moeNote + note + src[cut:]
+}

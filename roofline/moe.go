@@ -1,0 +1,252 @@
+package roofline
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// This file prices the routed experts of mixture-of-experts layers and the
+// parallel layouts MoE serving uses:
+//
+//   - TP (StepOptions.TP) splits attention heads and dense MLPs, as for a
+//     dense model.
+//   - DP (StepOptions.DP) runs DP attention replicas, each with its own
+//     batch and KV cache, in one engine of TP x DP GPUs. Their MoE layers run
+//     together: every rank's tokens are dispatched to the ranks holding their
+//     experts (vLLM's all-gather / reduce-scatter dispatch). A StepModel
+//     prices one DP rank and takes the other ranks' batches to be the same
+//     size as its own.
+//   - EP (StepOptions.EP) spreads the routed experts over EP of the TP x DP
+//     GPUs; each expert is split over the remaining MoE-TP = TP DP / EP.
+
+// MoEKernelCost is the roofline work of one GPU's share of a fused, gated
+// (g = 3: gate, up, down) or plain (g = 2) MoE experts kernel that serves
+// pairs (token, expert) pairs over touched distinct experts of width inter
+// (already split by MoE-TP):
+//
+//	FLOPs       = pairs g 2 hidden inter
+//	WeightBytes = touched g hidden inter w/8   (each touched expert is read once)
+//	ActBytes    = pairs (2 hidden + 2 g inter) act/8
+//
+// ActBytes counts, per pair, reading the token's row, writing and
+// re-reading the gate/up output and the activation, and writing the output
+// row.
+func MoEKernelCost(pairs, touched float64, hidden, inter int, gated bool, w, act Precision) Cost {
+	g := 2.0
+	if gated {
+		g = 3
+	}
+	h, in := float64(hidden), float64(inter)
+	return Cost{
+		Name:             "experts",
+		Kind:             KindMoE,
+		FLOPs:            pairs * g * 2 * h * in,
+		WeightBytes:      touched * g * h * in * w.Bits / 8,
+		ActBytes:         pairs * (2*h + 2*g*in) * act.Bits / 8,
+		ComputePrecision: computeKey(w, act),
+	}
+}
+
+// TokensPerExpert is pairs / touched, the rows each touched expert's GEMMs
+// run over on average (0 when nothing is touched).
+func TokensPerExpert(pairs, touched float64) float64 {
+	if !(touched > 0) {
+		return 0
+	}
+	return pairs / touched
+}
+
+// FusedMoETimes returns the compute and memory times of a fused MoE kernel
+// of cost c under the fused model's entry e (hardware.FusedMoE), at the
+// given peak FLOP/s and bandwidth: the compute curve is read at tokens per
+// expert tpe, the memory curve at the kernel's bytes.
+func FusedMoETimes(c *Cost, tpe float64, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
+	if c.FLOPs > 0 {
+		tc = c.FLOPs / (peakFLOPS * e.Compute.At(tpe))
+	}
+	if b := c.Bytes(); b > 0 {
+		tm = b / (bandwidth * e.Memory.At(b))
+	}
+	return tc, tm
+}
+
+// FusedMoESeconds is max(FusedMoETimes) plus e.LaunchUS: the kernel time
+// the fused model predicts.
+func FusedMoESeconds(c Cost, tpe float64, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
+	tc, tm := FusedMoETimes(&c, tpe, &e, peakFLOPS, bandwidth)
+	return max(tc, tm) + e.LaunchUS*1e-6
+}
+
+// moeShape is a StepModel's MoE layout on one GPU.
+type moeShape struct {
+	// ep and dp are the expert- and data-parallel degrees (1 when off);
+	// moeTP = tp dp / ep splits each expert's width.
+	ep, dp, moeTP int
+	// local is the routed experts held per GPU (experts / ep).
+	local int
+	// fused is the profile's fused-kernel entry for the experts' format
+	// (hardware.FusedMoE) when useFused; the per-FLOPs effMoE otherwise.
+	fused    hardware.OpEfficiency
+	fusedKey string
+	useFused bool
+}
+
+// initMoE checks and fills the MoE layout; it runs after the TP shapes.
+func (m *StepModel) initMoE(opts StepOptions) error {
+	ep, dp := opts.EP, opts.DP
+	if ep == 0 {
+		ep = 1
+	}
+	if dp == 0 {
+		dp = 1
+	}
+	if ep < 0 {
+		return fmt.Errorf("ep: must be >= 1, got %d", opts.EP)
+	}
+	if dp < 0 {
+		return fmt.Errorf("dp: must be >= 1, got %d", opts.DP)
+	}
+	gpus := m.tp * dp
+	// EP has no effect on a dense model (no routed experts to spread), as
+	// vLLM ignores expert parallelism there.
+	if ep > 1 && m.nMoE > 0 {
+		if gpus%ep != 0 {
+			return fmt.Errorf("ep: %d does not divide the engine's tp x dp = %d GPUs", ep, gpus)
+		}
+		if m.experts%ep != 0 {
+			return fmt.Errorf("ep: %d does not divide num_experts %d", ep, m.experts)
+		}
+	}
+	m.moe = moeShape{ep: ep, dp: dp, moeTP: gpus / ep}
+	if e := m.cfg.MoE; e != nil && m.nMoE > 0 {
+		m.moe.local = m.experts / ep
+		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, m.moe.moeTP)
+	}
+	if f := m.prof.FusedMoE; len(f) > 0 {
+		if err := f.Validate(); err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+	}
+	return nil
+}
+
+// initFused picks the fused-kernel entry for the experts' weight format;
+// it runs after the precisions are resolved.
+func (m *StepModel) initFused() {
+	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.Lookup(m.expW.Name)
+}
+
+// moeTokens is the tokens entering one GPU's MoE layer when its DP rank
+// has T: the DP ranks' batches are dispatched together.
+func (m *StepModel) moeTokens(T int) int { return T * m.moe.dp }
+
+// expertsTouched is the expected number of distinct experts the tokens of
+// a step route to on one GPU. With the router's load on a fraction f
+// (Profile.MoEActiveFraction; 0 means 1, uniform routing) of the E
+// experts, T tokens entering the layer touch
+//
+//	E' (1 - (1 - k/E')^T) / EP,  E' = max(f E, k)
+//
+// of them on each of the EP ranks (ExpectedExpertsTouched for f = 1).
+func (m *StepModel) expertsTouched(T int) float64 {
+	ep := float64(m.moe.ep)
+	if ep == 0 {
+		ep = 1
+	}
+	f := m.prof.MoEActiveFraction
+	if !(f > 0) || f >= 1 || m.topK >= m.experts {
+		return ExpectedExpertsTouched(m.experts, m.topK, T) / ep
+	}
+	return expectedTouched(math.Max(f*float64(m.experts), float64(m.topK)), m.topK, T) / ep
+}
+
+// routedExperts is one GPU's fused MoE kernel for a step of T tokens on its
+// DP rank: MoEKernelCost of the T dp k / EP (token, expert) pairs that land
+// on its experts (uniform routing) over expertsTouched of them.
+func (m *StepModel) routedExperts(T int) Cost {
+	Tm := m.moeTokens(T)
+	ep := max(m.moe.ep, 1)
+	pairs := float64(Tm) * float64(m.topK) / float64(ep)
+	c := MoEKernelCost(pairs, m.expertsTouched(Tm), m.hidden, m.expInterPG, m.gated, m.expW, m.act)
+	c.ComputePrecision = m.pExpert.key
+	return c
+}
+
+// expertsOp adds the routed experts of every MoE layer to acc: with the
+// fused model (FusedMoETimes, compute read at tokens per expert) when the
+// profile has one, else with the per-FLOPs efficiency effMoE.
+func (m *StepModel) expertsOp(acc *stepAcc, T int) {
+	c := m.routedExperts(T)
+	if !m.moe.useFused {
+		m.op(acc, c, m.nMoE, &m.pExpert, &m.effMoE)
+		return
+	}
+	ep := max(m.moe.ep, 1)
+	Tm := m.moeTokens(T)
+	pairs := float64(Tm) * float64(m.topK) / float64(ep)
+	tpe := TokensPerExpert(pairs, m.expertsTouched(Tm))
+	tc, tm := FusedMoETimes(&c, tpe, &m.moe.fused, m.pExpert.flops, m.bw)
+	tc /= m.moe.fused.TokenPadding(Tm, tpe)
+	m.apply(acc, c, m.nMoE, &m.pExpert, &m.moe.fused, tc*m.computeScale, tm, 0)
+}
+
+// moeDispatchLayers is the number of layers whose post-MLP all-reduce is
+// replaced by the DP dispatch and combine (every MoE layer when dp > 1).
+func (m *StepModel) moeDispatchLayers() int {
+	if m.moe.dp > 1 {
+		return m.nMoE
+	}
+	return 0
+}
+
+// moeDispatch adds the DP MoE layers' token exchange to acc. Each rank's
+// T tokens (hidden-size rows) are all-gathered over the TP x DP engine
+// before the experts and reduce-scattered after them; an all-gather plus a
+// reduce-scatter of the gathered message moves what one all-reduce of it
+// does, so each layer is priced as Profile.AllReduceSeconds of
+// dp T hidden act bytes over tp dp GPUs.
+func (m *StepModel) moeDispatch(acc *stepAcc, T int) {
+	n := m.moeDispatchLayers()
+	if n == 0 {
+		return
+	}
+	gpus := m.tp * m.moe.dp
+	msg := float64(m.moeTokens(T)*m.hidden) * m.act.Bits / 8
+	t := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale
+	acc.c.CommS += t
+	ar := AllReduce(msg, gpus)
+	if m.linkBW > 0 {
+		acc.rooflineS += float64(n) * ar.ActBytes / m.linkBW
+	}
+	if acc.ops != nil {
+		*acc.ops = append(*acc.ops, OpTime{Name: "moe_dispatch", Kind: KindAllReduce, Count: n,
+			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
+			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
+	}
+}
+
+// EP is the resolved expert-parallel degree (1 when off).
+func (m *StepModel) EP() int { return max(m.moe.ep, 1) }
+
+// DP is the resolved attention data-parallel degree (1 when off).
+func (m *StepModel) DP() int { return max(m.moe.dp, 1) }
+
+// FusedMoEKey is the fused-kernel entry the routed experts are priced
+// with ("" when the profile has no fused model or the model no experts).
+func (m *StepModel) FusedMoEKey() string {
+	if !m.moe.useFused || m.nMoE == 0 {
+		return ""
+	}
+	return m.moe.fusedKey
+}
+
+// above1 is n when n > 1, else 0: resolved options record EP and DP only
+// when they are on.
+func above1(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
+}
