@@ -46,6 +46,9 @@ func (s *Scheduler) CheckInvariants() error {
 	if cachedFree != p.numCachedFree {
 		bad("free queue: %d cached free blocks, counter %d", cachedFree, p.numCachedFree)
 	}
+	for _, msg := range p.memo.check(p) {
+		bad("%s", msg)
+	}
 
 	// Reference counts from the running set.
 	refs := make([]int32, p.n)

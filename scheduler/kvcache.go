@@ -27,6 +27,8 @@ type blockPool struct {
 	numCachedFree int
 	// cached maps content hash to the block holding it; nil without prefix caching.
 	cached map[uint64]int32
+	// memo is the waiting head's prefix lookup, kept exact by the hooks below.
+	memo prefixMemo
 }
 
 func newBlockPool(n int, caching bool) blockPool {
@@ -75,6 +77,7 @@ func (p *blockPool) allocate() int32 {
 	p.numFree--
 	if p.hashed[b] {
 		p.numCachedFree--
+		p.memo.evicted(p, b)
 		p.uncache(b)
 	}
 	p.ref[b] = 1
@@ -93,14 +96,15 @@ func (p *blockPool) uncache(b int32) {
 // touch takes one more reference to a block found by prefix lookup, taking it out of
 // the free queue if it was free.
 func (p *blockPool) touch(b int32) {
-	if p.ref[b] == 0 {
+	p.ref[b]++
+	if p.ref[b] == 1 {
 		p.unlink(b)
 		p.numFree--
 		if p.hashed[b] {
 			p.numCachedFree--
 		}
+		p.memo.refChanged(p, b)
 	}
-	p.ref[b]++
 }
 
 // release drops one reference; at zero the block joins the tail of the free queue.
@@ -117,6 +121,7 @@ func (p *blockPool) release(b int32) {
 	if p.hashed[b] {
 		p.numCachedFree++
 	}
+	p.memo.refChanged(p, b)
 }
 
 // register records that held block b contains the content with hash h. If another

@@ -98,26 +98,33 @@ func (s *Scheduler) ensureHashes(r *Request, nBlocks int) {
 // tokens are an exact multiple of BlockSize and all cached, this recomputes the whole
 // last block, as vLLM does (computed tokens stay block-aligned so no shared block is
 // written). It returns the number of hit blocks that are currently free (they must be
-// taken out of the free queue, which uses up free capacity). Cost O(hit blocks + 1)
+// taken out of the free queue, which uses up free capacity). The lookup is kept
+// between calls for the same request (prefixMemo), so looking up a waiting head again
+// costs O(1 + blocks evicted or registered since), and a first lookup O(hit blocks + 1)
 // plus the first-time hashing of those blocks.
 func (s *Scheduler) lookupPrefix(r *Request) (evictable int) {
-	s.hits = s.hits[:0]
 	if s.pool.cached == nil {
+		s.hits = s.hits[:0]
 		return 0
 	}
+	m := &s.pool.memo
+	if !m.holds(r) {
+		m.reset(&s.pool, r)
+	}
 	maxBlocks := (r.knownTokens() - 1) / s.cfg.BlockSize
-	for i := 0; i < maxBlocks; i++ {
+	if len(m.hits) > maxBlocks {
+		m.truncate(&s.pool, maxBlocks)
+	}
+	for i := len(m.hits); i < maxBlocks; i++ {
 		s.ensureHashes(r, i+1)
 		b, ok := s.pool.lookup(r.hashes[i])
 		if !ok {
 			break
 		}
-		s.hits = append(s.hits, b)
-		if s.pool.ref[b] == 0 {
-			evictable++
-		}
+		m.add(&s.pool, b)
 	}
-	return evictable
+	s.hits = m.hits // shares the memo's array: valid until the next lookup
+	return m.evictable
 }
 
 // registerFull offers r's full blocks covering its first numTokens tokens to the

@@ -101,6 +101,7 @@ func (s *Scheduler) admit(budget int) {
 			break
 		}
 		s.waiting.Pop()
+		s.pool.memo.reset(&s.pool, nil) // r leaves the queue; its hits are touched below
 		if r.blocks == nil {
 			r.blocks = takeSlice(&s.blockSlices)
 		}
