@@ -29,6 +29,8 @@ type engine struct {
 	steps    int64
 	finished int64
 	late     int64 // steps whose tokens went out over LateAfter after the step's end
+	lagSum   time.Duration
+	lagged   int64 // steps measured in lagSum
 }
 
 // LateAfter is how far behind its schedule the engine loop may emit a
@@ -89,6 +91,13 @@ func (e *engine) counts() (running, waiting int, steps, finished, late int64) {
 	return len(e.running), len(e.waiting), e.steps, e.finished, e.late
 }
 
+// lag returns the summed emission lag and the steps it covers.
+func (e *engine) lag() (time.Duration, int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lagSum, e.lagged
+}
+
 // loop runs steps while there is work. The step clock is virtual: a step
 // starts when the previous one ends (or, from idle, when work is there), so
 // late wake-ups of this goroutine delay when tokens are sent but not the
@@ -134,9 +143,12 @@ func (e *engine) loop() {
 		clock = end
 
 		e.mu.Lock()
-		if time.Since(end) > LateAfter {
+		lag := time.Since(end)
+		if lag > LateAfter {
 			e.late++
 		}
+		e.lagSum += lag
+		e.lagged++
 		e.emit(batch)
 		e.mu.Unlock()
 	}

@@ -52,6 +52,10 @@ type Stats struct {
 	// tokens, and LateSteps the steps whose tokens went out more than
 	// LateAfter behind schedule.
 	Steps, Finished, LateSteps int64
+	// LagSum is the summed delay between each step's scheduled end and
+	// when its tokens went out, over LaggedSteps steps.
+	LagSum      time.Duration
+	LaggedSteps int64
 }
 
 // Stats reports what the server did.
@@ -60,6 +64,7 @@ func (s *Server) Stats() Stats {
 	st := Stats{Received: s.received, Injected: s.failed}
 	s.mu.Unlock()
 	_, _, st.Steps, st.Finished, st.LateSteps = s.eng.counts()
+	st.LagSum, st.LaggedSteps = s.eng.lag()
 	return st
 }
 
