@@ -177,6 +177,7 @@ func (c *Config) SameArchitecture(o *Config) bool {
 		x.Quant = nil
 		x.MaxPositionEmbeddings = 0
 		x.PublishedParams, x.PublishedActiveParams, x.ActiveExcludesEmbedding = 0, 0, false
+		x.ActiveExcludesLMHead = false
 		x.NormsPerLayer = x.normsPerLayer()
 		if x.SlidingWindow == 0 || len(x.LayerTypes) == 0 {
 			x.LayerTypes = nil

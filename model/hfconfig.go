@@ -54,6 +54,23 @@ type hfFamily struct {
 	sliding func(d hfDoc) (slides func(layer int) bool, use bool, err error)
 }
 
+// hfUnsupportedFeature names the architecture feature of a known
+// model_type the step model cannot price ("" for others): linear or hybrid
+// attention layers, state-space layers, multi-head latent attention.
+func hfUnsupportedFeature(modelType string) string {
+	switch modelType {
+	case "qwen3_next":
+		return "hybrid layers (Gated DeltaNet linear attention mixed with full attention)"
+	case "minimax", "minimax_m1", "minimax_text_01":
+		return "linear attention (lightning attention) in hybrid layers"
+	case "jamba", "nemotron_h", "falcon_h1", "granitemoehybrid", "bamba":
+		return "hybrid layers (Mamba state-space layers mixed with attention)"
+	case "deepseek_v2", "deepseek_v3", "kimi_k2", "glm_moe_dsa":
+		return "multi-head latent attention (MLA)"
+	}
+	return ""
+}
+
 // hfFamilies maps every Hugging Face model_type the loader accepts onto its
 // family; adding a family is one entry here. Other llama-shaped types are
 // rejected rather than guessed at.
@@ -69,6 +86,10 @@ func hfFamilies() registry.Table[hfFamily] {
 		{Name: "llama", Value: hfFamily{name: "llama"}},
 		{Name: "llama4", Value: llama4},
 		{Name: "llama4_text", Value: llama4},
+		// MiniMax-M2: QK-norm over all heads of a layer (per_layer), sigmoid
+		// routing with a score-correction bias, MTP modules that plain serving
+		// does not load; priced as a Qwen3-MoE-like decoder (docs/accuracy.md).
+		{Name: "minimax_m2", Value: hfFamily{name: "minimax_m2", qkNorm: true}},
 		{Name: "mistral", Value: hfFamily{name: "mistral"}},
 		{Name: "mixtral", Value: hfFamily{name: "mixtral"}},
 		{Name: "phi3", Value: hfFamily{name: "phi3"}},
@@ -320,6 +341,9 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	}
 	if modelType == "" {
 		modelType = "llama"
+	}
+	if feature := hfUnsupportedFeature(modelType); feature != "" {
+		return nil, fmt.Errorf("config.json: model_type: %w: %q uses %s, which the step model does not price", ErrUnsupported, modelType, feature)
 	}
 	families := hfFamilies()
 	fam, err := families.Lookup(modelType)

@@ -81,6 +81,9 @@ type Config struct {
 	// ActiveExcludesEmbedding: the vendor's active count leaves out the
 	// input embedding table (OpenAI does for gpt-oss; Mistral and Qwen do not).
 	ActiveExcludesEmbedding bool `yaml:"active_excludes_embedding,omitempty" json:"active_excludes_embedding,omitempty"`
+	// ActiveExcludesLMHead: the vendor's active count also leaves out the LM
+	// head (MiniMax counts neither embedding table).
+	ActiveExcludesLMHead bool `yaml:"active_excludes_lm_head,omitempty" json:"active_excludes_lm_head,omitempty"`
 }
 
 // MoE describes a mixture-of-experts MLP. Layers listed as dense (the first
