@@ -94,6 +94,7 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newObserveCmd(s, nil),
 		newCompareCmd(s, nil),
 		newVersionCmd(s),
+		newResultsPlotCmd(s),
 	)
 	attachCalibrateObserved(root, s)
 	return root

@@ -22,6 +22,7 @@ type runOptions struct {
 	StepTrace   bool
 	Rate        float64
 	Results     resultOptions
+	Plot        string
 	Overwrite   bool
 	MaxRequests int
 }
@@ -63,6 +64,7 @@ key: --tp is tp, --max-num-seqs is serving.max_num_seqs.`,
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "let --out replace a directory of earlier results (replaced whole, never merged)")
 	addMaxRequestsFlag(cmd, &opts.MaxRequests)
 	addResultFlags(cmd, &opts.Results)
+	addPlotFlag(cmd, &opts.Plot)
 	addSettingFlags(cmd)
 	return cmd
 }
@@ -252,7 +254,9 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		good = &goodputSink{Sink: sink, slo: slo}
 		sink = good
 	}
-	plan.Config.StepTrace = opts.StepTrace && out != nil
+	var plotter *plotSink
+	plotter, sink = startRunPlot(opts.Plot, sink) // plot_run.go
+	plan.Config.StepTrace = (opts.StepTrace && out != nil) || plotter != nil
 	bar := newProgress(s.errOut, total, opts.Quiet, "simulating")
 	plan.Config.OnProgress = bar.set
 	res, err := sim.Run(plan.Config, src, sink)
@@ -281,6 +285,13 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 			PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
 			Steps: res.Steps, Events: res.Events, SimulatedS: res.End.Seconds(),
 		},
+	}
+	plots, err := finishRunPlot(opts.Plot, plotter, res, plan.Resolved.Model)
+	if err != nil {
+		return err
+	}
+	for _, f := range plots {
+		fmt.Fprintln(s.errOut, "sim: wrote", f)
 	}
 	if out != nil {
 		if err := out.commit(rec); err != nil {

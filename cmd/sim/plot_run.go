@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/roofsim/roofsim/plot"
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/traces"
+	"github.com/spf13/cobra"
+)
+
+// runPlotSide is one run on the run plots.
+type runPlotSide struct {
+	Label   string
+	Profile *traces.RunProfile
+	// ITLPoints are (value ms, fraction) pairs of the ITL distribution when
+	// no ITL sketch is known (a results directory: run.json's percentiles).
+	ITLPoints [][2]float64
+}
+
+// plotSink feeds a run's records to a RunProfile on their way to the inner
+// sink, so `sim run --plot` draws from the stream, not from files.
+type plotSink struct {
+	sim.Sink
+	p *traces.RunProfile
+}
+
+func (s *plotSink) Request(r *traces.RequestRecord) error {
+	s.p.AddRequest(r)
+	return s.Sink.Request(r)
+}
+
+func (s *plotSink) Step(r *traces.StepRecord) error {
+	s.p.AddStep(r)
+	return s.Sink.Step(r)
+}
+
+// writeRunPlots writes the run plots of one or two runs into dir: latency
+// CDFs (TTFT, TPOT, ITL, E2EL), the timeline (output tokens/s,
+// running/waiting requests, KV blocks) and the step-time split by phase.
+// ext is "png" or "svg". It returns the files written.
+func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
+	if ext != "png" && ext != "svg" {
+		return nil, fmt.Errorf("format: want png or svg, got %q", ext)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	label := func(s runPlotSide, what string) string {
+		if len(sides) == 1 {
+			return what
+		}
+		if what == "" {
+			return s.Label
+		}
+		return s.Label + " " + what
+	}
+	// Latency CDFs.
+	var cdfs []plot.Panel
+	for _, m := range []struct{ name, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2el", "E2EL"}} {
+		c := plot.XYChart{Title: m.title + " CDF", XLabel: m.title + " (ms)", YLabel: "fraction of " + map[bool]string{true: "gaps", false: "requests"}[m.name == "itl"], LogX: true}
+		for _, s := range sides {
+			sk := map[string]*traces.Sketch{"ttft": &s.Profile.TTFT, "tpot": &s.Profile.TPOT, "itl": &s.Profile.ITL, "e2el": &s.Profile.E2EL}[m.name]
+			if x, q := traces.CDF(sk, 200); x != nil {
+				c.Series = append(c.Series, plot.Series{Label: label(s, ""), X: x, Y: q, Line: true})
+			} else if m.name == "itl" && len(s.ITLPoints) > 0 {
+				ser := plot.Series{Label: label(s, "(percentiles from run.json)"), Points: true}
+				for _, p := range s.ITLPoints {
+					ser.X, ser.Y = append(ser.X, p[0]), append(ser.Y, p[1])
+				}
+				c.Series = append(c.Series, ser)
+			}
+		}
+		if len(c.Series) == 0 {
+			c.Series = []plot.Series{{Label: "no data", X: []float64{1}, Y: []float64{0}, Points: true}}
+		}
+		cdfs = append(cdfs, c)
+	}
+	// Timeline.
+	var tl []plot.Panel
+	tput := plot.XYChart{Title: "Output throughput", XLabel: "time (s)", YLabel: "output tokens/s"}
+	queue := plot.XYChart{Title: "Requests in the system", XLabel: "time (s)", YLabel: "requests (mean over bin)"}
+	kv := plot.XYChart{Title: "KV cache", XLabel: "time (s)", YLabel: "KV blocks in use"}
+	for _, s := range sides {
+		ts := s.Profile.TimeSeries()
+		add := func(c *plot.XYChart, key, what string) {
+			if ser := ts[key]; len(ser.X) > 0 {
+				c.Series = append(c.Series, plot.Series{Label: label(s, what), X: ser.X, Y: ser.Y, Line: true})
+			}
+		}
+		add(&tput, "output_tok_s", "")
+		add(&queue, "running", "running")
+		add(&queue, "waiting", "waiting")
+		add(&kv, "kv_blocks", "")
+	}
+	for _, c := range []plot.XYChart{tput, queue, kv} {
+		if len(c.Series) > 0 {
+			tl = append(tl, c)
+		}
+	}
+	// Step split.
+	bars := plot.BarChart{Title: "Step time by phase and bound", YLabel: "simulated seconds"}
+	comps := [4]plot.BarStack{{Label: "compute"}, {Label: "memory"}, {Label: "communication"}, {Label: "overhead"}}
+	for _, s := range sides {
+		phases := make([]string, 0, len(s.Profile.Split))
+		for ph := range s.Profile.Split {
+			phases = append(phases, ph)
+		}
+		sort.Strings(phases)
+		for _, ph := range phases {
+			sp := s.Profile.Split[ph]
+			bars.Categories = append(bars.Categories, label(s, ph))
+			for i, v := range []float64{sp.Compute, sp.Memory, sp.Comm, sp.Overhead} {
+				comps[i].Values = append(comps[i].Values, v)
+			}
+		}
+	}
+	bars.Stacks = comps[:]
+	var written []string
+	write := func(name string, cols int, panels []plot.Panel) error {
+		if len(panels) == 0 {
+			return nil
+		}
+		path := filepath.Join(dir, name+"."+ext)
+		if err := plot.WriteFigure(path, cols, panels); err != nil {
+			return err
+		}
+		written = append(written, path)
+		return nil
+	}
+	if err := write("latency_cdf", 2, cdfs); err != nil {
+		return nil, err
+	}
+	if err := write("timeline", 1, tl); err != nil {
+		return nil, err
+	}
+	if len(bars.Categories) > 0 {
+		if err := write("step_split", 1, []plot.Panel{bars}); err != nil {
+			return nil, err
+		}
+	}
+	return written, nil
+}
+
+// addPlotFlag adds sim run's --plot.
+func addPlotFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "plot", "", "write the run's plots (latency CDFs, timeline, step-time split) as PNG into this directory")
+}
+
+// startRunPlot wraps sink so the run's records also feed a RunProfile
+// (nil, sink when dir is empty).
+func startRunPlot(dir string, sink sim.Sink) (*plotSink, sim.Sink) {
+	if dir == "" {
+		return nil, sink
+	}
+	ps := &plotSink{Sink: sink, p: traces.NewRunProfile()}
+	return ps, ps
+}
+
+// finishRunPlot writes the plots of a finished run; the ITL CDF comes from
+// the engine's pooled gaps.
+func finishRunPlot(dir string, ps *plotSink, res *sim.Result, label string) ([]string, error) {
+	if ps == nil {
+		return nil, nil
+	}
+	if sk := res.Summary.ITLms.Sketch(); sk != nil {
+		ps.p.ITL = *sk
+	}
+	files, err := writeRunPlots(dir, "png", []runPlotSide{{Label: label, Profile: ps.p}})
+	if err != nil {
+		return nil, fmt.Errorf("--plot: %w", err)
+	}
+	return files, nil
+}
+
+// loadRunSide streams a results directory (sim run --out, sim observe
+// --out) into a RunProfile: requests.<fmt>, steps.<fmt> when present, and
+// run.json for the label and the ITL percentiles.
+func loadRunSide(dir string) (runPlotSide, error) {
+	side := runPlotSide{Label: filepath.Base(filepath.Clean(dir)), Profile: traces.NewRunProfile()}
+	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return side, fmt.Errorf("%s: not a results directory: %w", dir, err)
+	}
+	var rj struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := json.Unmarshal(raw, &rj); err != nil {
+		return side, fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err)
+	}
+	if fr, err := traces.DecodeResult(rj.Summary); err == nil && fr.SchemaVersion > 0 {
+		ps := append([]float64{50}, fr.Percentiles...)
+		sort.Float64s(ps)
+		for _, p := range ps {
+			key := traces.PercentileKey(p, "itl")
+			if p == 50 {
+				key = "median_itl_ms"
+			}
+			if v, ok := fr.Numbers[key]; ok && v > 0 {
+				side.ITLPoints = append(side.ITLPoints, [2]float64{v, p / 100})
+			}
+		}
+	}
+	found := false
+	for _, ext := range []string{"csv", "jsonl", "parquet"} {
+		p := filepath.Join(dir, "requests."+ext)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		found = true
+		if err := traces.ScanRequestsFile(p, func(r *traces.RequestRecord) error { side.Profile.AddRequest(r); return nil }); err != nil {
+			return side, err
+		}
+		break
+	}
+	if !found {
+		return side, fmt.Errorf("%s: no requests.csv, .jsonl or .parquet", dir)
+	}
+	for _, ext := range []string{"csv", "jsonl", "parquet"} {
+		p := filepath.Join(dir, "steps."+ext)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := traces.ScanStepsFile(p, func(r *traces.StepRecord) error { side.Profile.AddStep(r); return nil }); err != nil {
+			return side, err
+		}
+		break
+	}
+	return side, nil
+}
+
+func newResultsPlotCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plot",
+		Short: "Plot results (see also sim roofline plot, sim sweep --plot)",
+		Args:  noArgs,
+	}
+	var out, format string
+	run := &cobra.Command{
+		Use:   "run RESULTS_DIR [RESULTS_DIR_B]",
+		Short: "Plot a run's latency CDFs, timeline and step-time split; two runs overlay",
+		Long: `Plot one run written by sim run --out (or sim observe --out), or two
+overlaid: latency_cdf (TTFT, TPOT, ITL and E2EL CDFs), timeline (output
+tokens/s, running and waiting requests, KV blocks in use) and step_split
+(step time by phase and bound). The traces are streamed, so a run of any
+size plots in bounded memory. KV blocks and the step split need steps.<fmt>
+(sim run --step-trace); the ITL CDF of a results directory is drawn from
+run.json's percentiles (sim run --plot draws the full ITL distribution).`,
+		Example: `  sim run --workload examples/chat.yaml --out a --step-trace
+  sim run --workload examples/chat.yaml --out b --step-trace --rate 20
+  sim plot run a b --out ab-plots`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var sides []runPlotSide
+			for _, a := range args {
+				side, err := loadRunSide(a)
+				if err != nil {
+					return err
+				}
+				sides = append(sides, side)
+			}
+			if len(sides) == 2 && sides[0].Label == sides[1].Label {
+				sides[0].Label, sides[1].Label = "A", "B"
+			}
+			dir := out
+			if dir == "" {
+				dir = filepath.Join(args[0], "plots")
+			}
+			files, err := writeRunPlots(dir, strings.ToLower(format), sides)
+			if err != nil {
+				return fmt.Errorf("--out: %w", err)
+			}
+			for _, f := range files {
+				fmt.Fprintln(s.out, "wrote", f)
+			}
+			return nil
+		},
+	}
+	run.Flags().StringVar(&out, "out", "", "directory for the images (default RESULTS_DIR/plots)")
+	run.Flags().StringVar(&format, "format", "png", "image format: png or svg")
+	cmd.AddCommand(run)
+	return cmd
+}

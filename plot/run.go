@@ -1,0 +1,120 @@
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Panel is one chart of a figure: an XYChart or a BarChart.
+type Panel interface {
+	build() (*gplot.Plot, error)
+}
+
+func (c XYChart) build() (*gplot.Plot, error) { return buildXY(c) }
+
+// BarStack is one layer of a stacked bar chart: a value per category.
+type BarStack struct {
+	Label  string
+	Values []float64
+}
+
+// BarChart is a stacked bar chart: one bar per category, each made of the
+// stacks' values in order from the bottom.
+type BarChart struct {
+	Title, YLabel string
+	Categories    []string
+	Stacks        []BarStack
+}
+
+func (c BarChart) build() (*gplot.Plot, error) {
+	if len(c.Categories) == 0 || len(c.Stacks) == 0 {
+		return nil, errors.New("bar chart: need at least one category and one stack")
+	}
+	p := newStyledPlot(c.Title, "", c.YLabel)
+	p.Y.Tick.Marker = linearTicker{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color, grid.Horizontal.Width = gridColor, vg.Points(0.5)
+	p.Add(grid)
+	var below *plotter.BarChart
+	top := 0.0
+	sums := make([]float64, len(c.Categories))
+	for i, s := range c.Stacks {
+		if len(s.Values) != len(c.Categories) {
+			return nil, fmt.Errorf("bar chart: stack %q has %d values for %d categories", s.Label, len(s.Values), len(c.Categories))
+		}
+		vals := make(plotter.Values, len(s.Values))
+		for j, v := range s.Values {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, fmt.Errorf("bar chart: stack %q value %d: must be finite and >= 0 (got %g)", s.Label, j, v)
+			}
+			vals[j] = v
+			sums[j] += v
+			top = math.Max(top, sums[j])
+		}
+		b, err := plotter.NewBarChart(vals, vg.Points(42))
+		if err != nil {
+			return nil, err
+		}
+		b.Color = seriesColor(i)
+		b.LineStyle.Width = 0
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		p.Add(b)
+		p.Legend.Add(s.Label, b)
+	}
+	p.NominalX(c.Categories...)
+	p.Y.Min, p.Y.Max = 0, math.Max(top*1.3, 1e-12) // headroom for the legend
+	p.Legend.Top, p.Legend.Left = true, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(6), -vg.Points(6)
+	return p, nil
+}
+
+// WriteFigure renders panels tiled in a grid with cols columns (row-major)
+// into one SVG or PNG image at path, chosen by the extension; like
+// WritePanels, but panels may be bar charts too. Written atomically.
+func WriteFigure(path string, cols int, panels []Panel) error {
+	if _, err := formatOf(path); err != nil {
+		return err
+	}
+	if cols < 1 || len(panels) == 0 {
+		return fmt.Errorf("plot: figure %q: need cols >= 1 and at least one panel", path)
+	}
+	cols = min(cols, len(panels))
+	rows := (len(panels) + cols - 1) / cols
+	grid := make([][]*gplot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*gplot.Plot, cols)
+	}
+	for i, c := range panels {
+		p, err := c.build()
+		if err != nil {
+			return fmt.Errorf("plot: figure %q: panel %d: %w", path, i, err)
+		}
+		grid[i/cols][i%cols] = p
+	}
+	w, h := vg.Length(cols)*panelWidth, vg.Length(rows)*panelHeight
+	tiles := draw.Tiles{
+		Rows: rows, Cols: cols,
+		PadX: vg.Points(24), PadY: vg.Points(24),
+		PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(14),
+	}
+	return renderToFile(path, w, h, func(dc draw.Canvas) {
+		canvases := gplot.Align(grid, tiles, dc)
+		for r := range grid {
+			for c, p := range grid[r] {
+				if p != nil {
+					p.Draw(canvases[r][c])
+				}
+			}
+		}
+	})
+}
