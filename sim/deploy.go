@@ -65,7 +65,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, roofline.StepOptions{
-		TP: st.TP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
+		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
 	})
 	if err != nil {
@@ -106,7 +106,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		c, err := KVCapacity(in)
 		if err != nil {
-			return nil, fmt.Errorf("%s on %s with tp %d: %w", m.Name, d.GPU.Name, st.TP, err)
+			return nil, fmt.Errorf("%s on %s with %s: %w", m.Name, d.GPU.Name, layoutString(st), err)
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
@@ -125,4 +125,17 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p.Scheduler = sc
 	return p, nil
+}
+
+// layoutString names a deployment's parallel layout for messages: "tp 4",
+// or "tp 4, dp 4, ep 16" when data or expert parallelism is on.
+func layoutString(st workload.Deployment) string {
+	s := fmt.Sprintf("tp %d", st.TP)
+	if st.DP > 1 {
+		s += fmt.Sprintf(", dp %d", st.DP)
+	}
+	if st.EP > 1 {
+		s += fmt.Sprintf(", ep %d", st.EP)
+	}
+	return s
 }

@@ -180,6 +180,13 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	if sink == nil {
 		sink = DiscardSink{}
 	}
+	// A data-parallel deployment runs DP attention ranks per replica, each an
+	// instance with its own scheduler and KV cache behind the router; the
+	// step model prices their shared MoE layers (roofline/moe.go).
+	ranks := 1
+	if d, ok := cfg.StepModel.(interface{ DP() int }); ok {
+		ranks = max(d.DP(), 1)
+	}
 	if sm, ok := cfg.StepModel.(*roofline.StepModel); ok {
 		// Memoise the token-count-dependent part of step prices for this run
 		// (bit-identical results; the cache is private to this goroutine).
@@ -196,7 +203,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		e.followUps = f.HasFollowUps()
 	}
 	e.itlCounts = make([]int, max(len(cfg.Clients), 1))
-	for i := 0; i < cfg.Replicas; i++ {
+	for i := 0; i < cfg.Replicas*ranks; i++ {
 		s, err := scheduler.New(cfg.Scheduler)
 		if err != nil {
 			return nil, err

@@ -15,8 +15,13 @@ import (
 type Grid struct {
 	// GPUs are catalog names or aliases (or GPU YAML paths, as hardware.Resolve).
 	GPUs []string
-	// TP are tensor-parallel degrees (GPUs per instance).
+	// TP are tensor-parallel degrees (GPUs per attention rank).
 	TP []int
+	// DP are attention data-parallel degrees (ranks per instance, each of TP
+	// GPUs) and EP expert-parallel degrees (workload.Deployment); an empty
+	// list means {1}.
+	DP []int `json:",omitempty"`
+	EP []int `json:",omitempty"`
 	// MaxNumSeqs are vLLM max_num_seqs values.
 	MaxNumSeqs []int
 	// MaxNumBatchedTokens are vLLM max_num_batched_tokens values (tokens per step).
@@ -25,8 +30,18 @@ type Grid struct {
 
 // Size is the number of configurations, the product of the list lengths.
 func (g Grid) Size() int {
-	return len(g.GPUs) * len(g.TP) * len(g.MaxNumSeqs) * len(g.MaxNumBatchedTokens)
+	return len(g.GPUs) * len(g.TP) * len(g.dp()) * len(g.ep()) * len(g.MaxNumSeqs) * len(g.MaxNumBatchedTokens)
 }
+
+func orOne(l []int) []int {
+	if len(l) == 0 {
+		return []int{1}
+	}
+	return l
+}
+
+func (g Grid) dp() []int { return orOne(g.DP) }
+func (g Grid) ep() []int { return orOne(g.EP) }
 
 // Config is one point of the grid.
 type Config struct {
@@ -34,26 +49,34 @@ type Config struct {
 	Index               int
 	GPU                 string
 	TP                  int
+	DP, EP              int
 	MaxNumSeqs          int
 	MaxNumBatchedTokens int
 }
 
-// Configs lists the grid in index order: row-major over (GPUs, TP,
+// Configs lists the grid in index order: row-major over (GPUs, TP, DP, EP,
 // MaxNumSeqs, MaxNumBatchedTokens) in the order given, the last list varying
-// fastest, so index = ((g*len(TP)+t)*len(MaxNumSeqs)+s)*len(MaxNumBatchedTokens)+b.
+// fastest; with DP and EP {1}, index = ((g*len(TP)+t)*len(MaxNumSeqs)+s)*len(MaxNumBatchedTokens)+b.
 func (g Grid) Configs() []Config {
 	out := make([]Config, 0, g.Size())
 	for _, gpu := range g.GPUs {
 		for _, tp := range g.TP {
-			for _, s := range g.MaxNumSeqs {
-				for _, b := range g.MaxNumBatchedTokens {
-					out = append(out, Config{Index: len(out), GPU: gpu, TP: tp, MaxNumSeqs: s, MaxNumBatchedTokens: b})
+			for _, dp := range g.dp() {
+				for _, ep := range g.ep() {
+					for _, s := range g.MaxNumSeqs {
+						for _, b := range g.MaxNumBatchedTokens {
+							out = append(out, Config{Index: len(out), GPU: gpu, TP: tp, DP: dp, EP: ep, MaxNumSeqs: s, MaxNumBatchedTokens: b})
+						}
+					}
 				}
 			}
 		}
 	}
 	return out
 }
+
+// GPUsPerInstance is TP x DP.
+func (c Config) GPUsPerInstance() int { return c.TP * max(c.DP, 1) }
 
 // GridError is a grid value that cannot be used. Field is the list's name
 // (gpus, tp, max_num_seqs, max_num_batched_tokens), so a command line can
@@ -87,7 +110,7 @@ func (g Grid) resolve(m *model.Config) (map[string]*hardware.GPU, error) {
 	ints := []struct {
 		field string
 		vals  []int
-	}{{"tp", g.TP}, {"max_num_seqs", g.MaxNumSeqs}, {"max_num_batched_tokens", g.MaxNumBatchedTokens}}
+	}{{"tp", g.TP}, {"dp", g.dp()}, {"ep", g.ep()}, {"max_num_seqs", g.MaxNumSeqs}, {"max_num_batched_tokens", g.MaxNumBatchedTokens}}
 	for _, l := range ints {
 		if len(l.vals) == 0 {
 			return nil, &GridError{l.field, "empty list"}

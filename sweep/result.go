@@ -38,7 +38,7 @@ type Row struct {
 	ITLP50Ms, ITLP99Ms                    float64
 	E2EP50Ms, E2EP99Ms                    float64
 	ThroughputRPS, OutputTokensPerS       float64
-	OutputTokensPerSPerGPU                float64 // OutputTokensPerS / TP
+	OutputTokensPerSPerGPU                float64 // OutputTokensPerS / (TP x DP)
 	TokensPerSPerUser                     float64 // 1000 / TPOTMeanMs
 	OutputTokensPerRequest                float64 // OutputTokensPerS / ThroughputRPS
 	TargetRateRPS                         float64 // NaN without a target

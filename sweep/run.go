@@ -222,6 +222,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	}
 	dep := o.Base
 	dep.GPU, dep.Settings.TP = gpu, c.TP
+	dep.Settings.DP, dep.Settings.EP = max(c.DP, 1), max(c.EP, 1)
 	dep.Settings.Serving.MaxNumSeqs, dep.Settings.Serving.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
 	prep, err := sim.Prepare(dep)
 	if err != nil {
@@ -273,14 +274,14 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	row.ITLP50Ms, row.ITLP99Ms = st.ITLms.P50, st.ITLms.P99
 	row.E2EP50Ms, row.E2EP99Ms = st.E2Ems.P50, st.E2Ems.P99
 	row.ThroughputRPS, row.OutputTokensPerS = st.ThroughputRPS, st.OutputTokensPerS
-	row.OutputTokensPerSPerGPU = st.OutputTokensPerS / float64(c.TP)
+	row.OutputTokensPerSPerGPU = st.OutputTokensPerS / float64(c.GPUsPerInstance())
 	if st.TPOTms.Count > 0 && st.TPOTms.Mean > 0 {
 		row.TokensPerSPerUser = 1000 / st.TPOTms.Mean
 	}
 	if st.Completed > 0 {
 		row.OutputTokensPerRequest = float64(st.OutputTokens) / float64(st.Completed)
 	}
-	if plan, ok := PlanFor(o.TargetRateRPS, row.MaxRateRPS, c.TP, row.OutputTokensPerRequest, row.GPUCostPerHour); ok {
+	if plan, ok := PlanFor(o.TargetRateRPS, row.MaxRateRPS, c.GPUsPerInstance(), row.OutputTokensPerRequest, row.GPUCostPerHour); ok {
 		row.Replicas, row.GPUsTotal = plan.Replicas, plan.GPUs
 		row.CostPerHour, row.CostMTok = plan.CostPerHour, plan.CostPerMTok
 	}

@@ -22,6 +22,8 @@ type tableRow struct {
 	GridSize               int64    `parquet:"grid_size"`
 	GPU                    string   `parquet:"gpu,dict"`
 	TP                     int64    `parquet:"tp"`
+	DP                     *int64   `parquet:"dp,optional"`
+	EP                     *int64   `parquet:"ep,optional"`
 	MaxNumSeqs             int64    `parquet:"max_num_seqs"`
 	MaxNumBatchedTokens    int64    `parquet:"max_num_batched_tokens"`
 	Status                 string   `parquet:"status,dict"`
@@ -107,12 +109,15 @@ type probeLog struct {
 	EarlyStop bool     `json:"early_stop,omitempty"`
 	TTFTP99Ms *float64 `json:"ttft_p99_ms,omitempty"`
 	TPOTP99Ms *float64 `json:"tpot_p99_ms,omitempty"`
+	ZeroLoad  bool     `json:"zero_load,omitempty"`
+	Failed    string   `json:"failed,omitempty"`
 }
 
 func toTable(r *Row) (tableRow, error) {
 	logs := make([]probeLog, len(r.Probes))
 	for i, p := range r.Probes {
-		logs[i] = probeLog{RateRPS: p.RateRPS, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms)}
+		logs[i] = probeLog{RateRPS: p.RateRPS, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms),
+			ZeroLoad: p.ZeroLoad, Failed: p.Failed}
 	}
 	js, err := json.Marshal(logs)
 	if err != nil {
@@ -120,7 +125,7 @@ func toTable(r *Row) (tableRow, error) {
 	}
 	t := tableRow{
 		Index: int64(r.Index), Fingerprint: r.Fingerprint, GridSize: int64(r.GridSize), GPU: r.GPU,
-		TP: int64(r.TP), MaxNumSeqs: int64(r.MaxNumSeqs), MaxNumBatchedTokens: int64(r.MaxNumBatchedTokens),
+		TP: int64(r.TP), DP: optLayout(r.DP), EP: optLayout(r.EP), MaxNumSeqs: int64(r.MaxNumSeqs), MaxNumBatchedTokens: int64(r.MaxNumBatchedTokens),
 		Status: r.Status, Reason: optS(r.Reason), KVBlocks: optI(r.KVBlocks), Probes: int64(r.NumProbes),
 		TTFTP50Ms: optF(r.TTFTP50Ms), TTFTP99Ms: optF(r.TTFTP99Ms),
 		TPOTP50Ms: optF(r.TPOTP50Ms), TPOTP99Ms: optF(r.TPOTP99Ms), TPOTMeanMs: optF(r.TPOTMeanMs),
@@ -140,7 +145,7 @@ func toTable(r *Row) (tableRow, error) {
 
 func fromTable(t *tableRow) (Row, error) {
 	r := Row{
-		Config: Config{Index: int(t.Index), GPU: t.GPU, TP: int(t.TP), MaxNumSeqs: int(t.MaxNumSeqs),
+		Config: Config{Index: int(t.Index), GPU: t.GPU, TP: int(t.TP), DP: getLayout(t.DP), EP: getLayout(t.EP), MaxNumSeqs: int(t.MaxNumSeqs),
 			MaxNumBatchedTokens: int(t.MaxNumBatchedTokens)},
 		Fingerprint: t.Fingerprint, GridSize: int(t.GridSize), Status: t.Status, KVBlocks: getI(t.KVBlocks),
 		NumProbes: int(t.Probes), MaxRateRPS: getF(t.MaxRateRPS),
@@ -166,7 +171,7 @@ func fromTable(t *tableRow) (Row, error) {
 	}
 	for _, l := range logs {
 		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Pass: l.Pass, EarlyStop: l.EarlyStop,
-			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms)})
+			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms), ZeroLoad: l.ZeroLoad, Failed: l.Failed})
 	}
 	return r, nil
 }
@@ -306,7 +311,7 @@ func (t *tableRow) cells() []string {
 	}
 	b := strconv.FormatBool
 	return []string{
-		i(t.Index), t.Fingerprint, i(t.GridSize), t.GPU, i(t.TP), i(t.MaxNumSeqs), i(t.MaxNumBatchedTokens),
+		i(t.Index), t.Fingerprint, i(t.GridSize), t.GPU, i(t.TP), oi(t.DP), oi(t.EP), i(t.MaxNumSeqs), i(t.MaxNumBatchedTokens),
 		t.Status, os(t.Reason), oi(t.KVBlocks), i(t.Probes), of(t.MaxRateRPS),
 		of(t.TTFTP50Ms), of(t.TTFTP99Ms), of(t.TPOTP50Ms), of(t.TPOTP99Ms), of(t.TPOTMeanMs),
 		of(t.ITLP50Ms), of(t.ITLP99Ms), of(t.E2EP50Ms), of(t.E2EP99Ms),
@@ -357,4 +362,21 @@ func jsonCell(col, cell string) []byte {
 		return []byte("null")
 	}
 	return []byte(cell)
+}
+
+// optLayout is a DP or EP degree as an optional column: null when off (1).
+func optLayout(n int) *int64 {
+	if n <= 1 {
+		return nil
+	}
+	v := int64(n)
+	return &v
+}
+
+// getLayout reads optLayout back: 1 when null.
+func getLayout(p *int64) int {
+	if p == nil {
+		return 1
+	}
+	return int(*p)
 }

@@ -31,6 +31,15 @@ type Deployment struct {
 	GPU string `yaml:"gpu" mapstructure:"gpu" json:"gpu" help:"GPU: catalog name or path to a GPU YAML file"`
 	// TP is the tensor-parallel degree: GPUs per instance.
 	TP int `yaml:"tp" mapstructure:"tp" json:"tp" help:"tensor-parallel degree (GPUs per instance)"`
+	// EP is the expert-parallel degree: a mixture-of-experts model's routed experts
+	// are spread over EP of the instance's TP x DP GPUs, each expert split over the
+	// other TP x DP / EP (roofline.StepOptions.EP). 1: experts split by tensor
+	// parallelism only. No effect on dense models.
+	EP int `yaml:"ep" mapstructure:"ep" json:"ep" help:"expert-parallel degree: routed experts spread over ep of the tp x dp GPUs (MoE models)"`
+	// DP is the attention data-parallel degree: DP ranks of TP GPUs each, every rank
+	// with its own batch and KV cache, whose MoE layers run together
+	// (roofline.StepOptions.DP). An instance then has TP x DP GPUs.
+	DP int `yaml:"dp" mapstructure:"dp" json:"dp" help:"attention data-parallel ranks per instance (each tp GPUs with its own batch and KV cache; MoE layers shared)"`
 	// Replicas is the number of identical instances behind the router.
 	Replicas int `yaml:"replicas" mapstructure:"replicas" json:"replicas" help:"identical instances behind the router"`
 	// Router spreads requests over replicas: round-robin, least-outstanding or
@@ -73,6 +82,8 @@ func DefaultDeployment() Deployment {
 		Model:    "llama-3.1-8b",
 		GPU:      "h100",
 		TP:       1,
+		EP:       1,
+		DP:       1,
 		Replicas: 1,
 		Router:   "round-robin",
 		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9},
@@ -109,6 +120,8 @@ func (d *Deployment) Validate() error {
 		v, lo, hi int
 	}{
 		{"tp", d.TP, 1, limits.MaxTP},
+		{"ep", d.EP, 1, limits.MaxTP},
+		{"dp", d.DP, 1, limits.MaxTP},
 		{"replicas", d.Replicas, 1, limits.MaxReplicas},
 		{"serving.max_num_seqs", sc.MaxNumSeqs, 1, limits.MaxNumSeqs},
 		{"serving.max_num_batched_tokens", sc.MaxNumBatchedTokens, 1, limits.MaxBatchedTokens},

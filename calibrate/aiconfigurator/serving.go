@@ -11,7 +11,9 @@ import (
 // ReadServing reads an end-to-end closed-loop serving table such as
 // e2e/closed_loop_vllm.csv (columns model_path, system, isl, osl,
 // batch_size = concurrency, tp_size, silicon_ttft_ms, silicon_tpot_ms;
-// optional id, and the weight precision as gemm_quant_mode or precision).
+// optional id, the weight precision as gemm_quant_mode or precision, and the
+// MoE layout as moe_tp_size, moe_ep_size and attention_dp_size: see
+// serving.Row.ResolveLayout).
 func ReadServing(path string) ([]serving.Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,6 +35,20 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 		if row.Precision == "" {
 			row.Precision = t.Str("precision")
 		}
+		row.MoETP, row.EP, row.DP = optInt(t, "moe_tp_size"), optInt(t, "moe_ep_size"), optInt(t, "attention_dp_size")
+		if t.Err() == nil {
+			if err := row.ResolveLayout(); err != nil {
+				t.Failf("moe_ep_size", "%v", err)
+			}
+		}
 		return row
 	})
+}
+
+// optInt is an optional integer column >= 1: 0 when absent or empty.
+func optInt(t *table.Reader, col string) int {
+	if t.Str(col) == "" {
+		return 0
+	}
+	return t.IntMin(col, 1)
 }

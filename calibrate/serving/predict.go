@@ -79,6 +79,8 @@ type Result struct {
 	Model      string  `json:"model"`
 	GPU        string  `json:"gpu"`
 	TP         int     `json:"tp"`
+	EP         int     `json:"ep,omitempty"`
+	DP         int     `json:"dp,omitempty"`
 	ISL        int     `json:"isl"`
 	OSL        int     `json:"osl"`
 	Conc       int     `json:"concurrency"`
@@ -189,6 +191,14 @@ func Predict(row Row, opts Options) (Prediction, error) {
 		kv = opts.KVDType
 	}
 	st.TP, st.Weights, st.KVCacheDType = row.TP, row.Precision, kv
+	st.EP, st.DP = max(row.EP, 1), max(row.DP, 1)
+	// An fp8 row of a model whose checkpoint is block-scaled fp8 serves that
+	// checkpoint (its fused MoE and GEMM kernels are the block-scaled ones).
+	if w, err := roofline.LookupPrecision(row.Precision); err == nil && m.DType != "" {
+		if mw, err := roofline.LookupPrecision(m.DType); err == nil && mw.Compute == w.Compute && mw.Bits == w.Bits {
+			st.Weights = ""
+		}
+	}
 	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: st})
 	if err != nil {
 		return Prediction{}, err
@@ -267,7 +277,7 @@ func Validate(rows []Row, opts Options) *Report {
 			defer wg.Done()
 			for i := range next {
 				row := rows[i]
-				r := Result{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, ISL: row.ISL, OSL: row.OSL,
+				r := Result{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, EP: above1(row.EP), DP: above1(row.DP), ISL: row.ISL, OSL: row.OSL,
 					Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms}
 				p, err := Predict(row, opts)
 				if err != nil {
@@ -319,7 +329,7 @@ func (rep *Report) summarize() {
 	groups := map[string][]Result{}
 	var keys []string
 	for _, r := range out {
-		k := fmt.Sprintf("%s %s tp%d", shortModel(r.Model), r.GPU, r.TP)
+		k := fmt.Sprintf("%s %s %s", shortModel(r.Model), r.GPU, r.Row.Layout())
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -365,8 +375,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.TPOT.MedianAPE, r.TPOT.P90APE, r.TPOT.MeanSignedPct)
 	for _, row := range r.Rows {
 		if row.Skipped != "" {
-			fmt.Fprintf(w, "skipped line %d (%s %s tp%d): %s\n", row.Row.Line, shortModel(row.Model), row.GPU, row.TP, row.Skipped)
+			fmt.Fprintf(w, "skipped line %d (%s %s %s): %s\n", row.Row.Line, shortModel(row.Model), row.GPU, row.Row.Layout(), row.Skipped)
 		}
 	}
 	return nil
+}
+
+// above1 is n when n > 1, else 0 (JSON omits a layout degree that is off).
+func above1(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }

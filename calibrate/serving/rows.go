@@ -1,5 +1,7 @@
 package serving
 
+import "fmt"
+
 // Row is one measured closed-loop serving benchmark: Concurrency
 // clients each sending a request of ISL prompt tokens and OSL output tokens
 // as soon as their previous one finishes, with the measured mean TTFT and
@@ -13,6 +15,51 @@ type Row struct {
 	ISL, OSL    int
 	Concurrency int
 	TP          int
-	TTFTms      float64
-	TPOTms      float64
+	// MoETP, EP and DP are the table's moe_tp_size, moe_ep_size and
+	// attention_dp_size as written (0 when absent); ResolveLayout turns
+	// them into the deployment's EP and DP.
+	MoETP, EP, DP int
+	TTFTms        float64
+	TPOTms        float64
+}
+
+// ResolveLayout derives the engine's expert- and data-parallel degrees from
+// the row's columns. The experts run over MoETP x EP GPUs and attention over
+// TP x DP: an empty attention_dp_size means the data-parallel degree that
+// makes the two counts equal (vLLM runs its MoE layers over every GPU of
+// the DP x TP engine), e.g. tp_size 1 with moe_tp_size 2 is DP 2. After it,
+// EP and DP are >= 1 and TP x DP = MoETP x EP when MoETP was given.
+func (r *Row) ResolveLayout() error {
+	if r.EP == 0 {
+		r.EP = 1
+	}
+	if r.MoETP == 0 {
+		if r.DP == 0 {
+			r.DP = 1
+		}
+		return nil
+	}
+	experts := r.MoETP * r.EP
+	if r.DP == 0 {
+		if experts%r.TP != 0 {
+			return fmt.Errorf("moe_tp_size %d x moe_ep_size %d = %d GPUs is not a multiple of tp_size %d", r.MoETP, r.EP, experts, r.TP)
+		}
+		r.DP = max(experts/r.TP, 1)
+	}
+	if r.TP*r.DP != experts {
+		return fmt.Errorf("tp_size %d x attention_dp_size %d = %d GPUs, but moe_tp_size %d x moe_ep_size %d = %d", r.TP, r.DP, r.TP*r.DP, r.MoETP, r.EP, experts)
+	}
+	return nil
+}
+
+// Layout names the row's parallel layout: "tp4", or "tp4 dp4 ep16".
+func (r *Row) Layout() string {
+	s := fmt.Sprintf("tp%d", r.TP)
+	if r.DP > 1 {
+		s += fmt.Sprintf(" dp%d", r.DP)
+	}
+	if r.EP > 1 {
+		s += fmt.Sprintf(" ep%d", r.EP)
+	}
+	return s
 }

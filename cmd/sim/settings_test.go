@@ -18,6 +18,8 @@ var settingTestValues = map[string]any{
 	"model":                                "qwen2.5-7b",
 	"gpu":                                  "h200",
 	"tp":                                   2,
+	"ep":                                   2,
+	"dp":                                   2,
 	"replicas":                             2,
 	"router":                               "least-outstanding",
 	"weights":                              "fp8_e4m3",

@@ -26,24 +26,24 @@ import (
 type sweepOptions struct {
 	Workload string
 	// Grid lists, comma-separated; "" takes the setting's single value.
-	GPUs, TP, MaxNumSeqs, MaxNumBatchedTokens string
-	SLO                                       string
-	TargetRate                                float64
-	GPUCost                                   string
-	Requests                                  int
-	Probes                                    int
-	Jobs                                      int
-	Out, CSV                                  string
-	Plot                                      string
-	Shard                                     string
-	JSON                                      bool
-	Quiet                                     bool
+	GPUs, TP, DP, EP, MaxNumSeqs, MaxNumBatchedTokens string
+	SLO                                               string
+	TargetRate                                        float64
+	GPUCost                                           string
+	Requests                                          int
+	Probes                                            int
+	Jobs                                              int
+	Out, CSV                                          string
+	Plot                                              string
+	Shard                                             string
+	JSON                                              bool
+	Quiet                                             bool
 }
 
 // sweepSkippedFlags are settings that sweep takes as lists (tp,
 // max-num-seqs, max-num-batched-tokens; --gpus for gpu) or does not use (one
 // instance per probe, no cut-off).
-var sweepSkippedFlags = []string{"tp", "max-num-seqs", "max-num-batched-tokens", "replicas", "router", "duration"}
+var sweepSkippedFlags = []string{"tp", "dp", "ep", "max-num-seqs", "max-num-batched-tokens", "replicas", "router", "duration"}
 
 // newSweepCmd builds `sim sweep`; runF, when not nil, replaces the run (for
 // tests of flag parsing and resolution).
@@ -80,6 +80,8 @@ join the shards with 'sim sweep merge'.`,
 	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (open-loop clients)")
 	f.StringVar(&opts.GPUs, "gpus", "", "comma-separated GPUs (default: the gpu setting)")
 	f.StringVar(&opts.TP, "tp", "", "comma-separated tensor-parallel degrees (default: the tp setting)")
+	f.StringVar(&opts.DP, "dp", "", "comma-separated attention data-parallel degrees (default: the dp setting)")
+	f.StringVar(&opts.EP, "ep", "", "comma-separated expert-parallel degrees (default: the ep setting)")
 	f.StringVar(&opts.MaxNumSeqs, "max-num-seqs", "", "comma-separated vLLM max_num_seqs values (default: the serving.max_num_seqs setting)")
 	f.StringVar(&opts.MaxNumBatchedTokens, "max-num-batched-tokens", "", "comma-separated vLLM max_num_batched_tokens values (default: the serving.max_num_batched_tokens setting)")
 	f.StringVar(&opts.SLO, "slo", "", "SLO bounds, e.g. ttft_p99=500ms,tpot_p99=50ms ({ttft,tpot,itl,e2e}_{mean,p50,p90,p99})")
@@ -102,7 +104,7 @@ join the shards with 'sim sweep merge'.`,
 // sweepGridFlags maps grid fields to their list flags and the settings'
 // file keys they default to.
 var sweepGridFlags = map[string]struct{ flag, key string }{
-	"gpus": {"gpus", "gpu"}, "tp": {"tp", "tp"},
+	"gpus": {"gpus", "gpu"}, "tp": {"tp", "tp"}, "dp": {"dp", "dp"}, "ep": {"ep", "ep"},
 	"max_num_seqs":           {"max-num-seqs", "serving.max_num_seqs"},
 	"max_num_batched_tokens": {"max-num-batched-tokens", "serving.max_num_batched_tokens"},
 }
@@ -205,6 +207,8 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 		dst        *[]int
 	}{
 		{"tp", opts.TP, sp.TP, &so.Grid.TP},
+		{"dp", opts.DP, sp.DP, &so.Grid.DP},
+		{"ep", opts.EP, sp.EP, &so.Grid.EP},
 		{"max-num-seqs", opts.MaxNumSeqs, sp.Serving.MaxNumSeqs, &so.Grid.MaxNumSeqs},
 		{"max-num-batched-tokens", opts.MaxNumBatchedTokens, sp.Serving.MaxNumBatchedTokens, &so.Grid.MaxNumBatchedTokens},
 	} {
@@ -352,8 +356,8 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		if r.Status == sweep.StatusSkipped {
 			maxRate = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, status, maxRate,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Index, r.GPU, layoutCell(r.Config), r.MaxNumSeqs, r.MaxNumBatchedTokens, status, maxRate,
 			fmtF(r.TTFTP99Ms, 1), fmtF(r.TPOTP99Ms, 2), fmtF(r.OutputTokensPerSPerGPU, 0), fmtF(r.TokensPerSPerUser, 1),
 			ints(r.Replicas), ints(r.GPUsTotal), fmtF(r.CostPerHour, 2), fmtF(r.CostMTok, 3), mark)
 	}
@@ -458,4 +462,17 @@ front and the recommendation are recomputed over all rows.`,
 	cmd.Flags().StringVar(&plotPath, "plot", "", "write the Pareto and rate-latency panels (.svg or .png)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
+}
+
+// layoutCell is a configuration's parallel layout for the table's tp
+// column: "4", or "4 dp2 ep8" when data or expert parallelism is on.
+func layoutCell(c sweep.Config) string {
+	s := strconv.Itoa(c.TP)
+	if c.DP > 1 {
+		s += fmt.Sprintf(" dp%d", c.DP)
+	}
+	if c.EP > 1 {
+		s += fmt.Sprintf(" ep%d", c.EP)
+	}
+	return s
 }
