@@ -77,6 +77,9 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	if (opts.Kernels == "") == (opts.Throughput == "") {
 		return usageError{fmt.Errorf("calibrate: give exactly one of --kernels and --throughput")}
 	}
+	if err := checkWritable("--out", opts.Out); err != nil { // calibrate_truth.go: before minutes of fitting
+		return err
+	}
 	g, err := hardware.Resolve(opts.GPU)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -99,6 +102,11 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
+	truth, err := kernelFitTruth(res, opts.Kernels) // calibrate_truth.go
+	if err != nil {
+		return err
+	}
+	res.Warnings = append(res.Warnings, truth...)
 	if err := writeCalibrated(opts, res.GPU, func() ([]byte, error) { return calibrate.MarshalProfile(res.Profile) }); err != nil {
 		return err
 	}

@@ -78,6 +78,9 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if err != nil {
 		return err
 	}
+	if err := checkServingRows(o.File, rows, o.RequestsPerClient); err != nil { // calibrate_truth.go
+		return err
+	}
 	fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: o.TrainGPUs, TrainModels: o.TrainModels, KeepStepTerms: o.KeepStepTerms},
 		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
 	if err != nil {

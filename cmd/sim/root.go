@@ -97,5 +97,10 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newResultsPlotCmd(s),
 	)
 	attachCalibrateObserved(root, s)
+	for _, c := range root.Commands() {
+		if c.Name() == "calibrate" || c.Name() == "validate" {
+			makeInterruptible(c) // signals.go
+		}
+	}
 	return root
 }

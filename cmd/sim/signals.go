@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // Signals that stop a command: each cancels the command's context with an
@@ -91,5 +93,37 @@ func withSignals(parent context.Context, stderr io.Writer, exit func(code int)) 
 		signal.Stop(ch)
 		close(done)
 		cancel(nil)
+	}
+}
+
+// interruptible runs work and returns its error, or the cancellation cause
+// as soon as ctx is cancelled, abandoning work (the process exits right
+// after). It is for library calls that take no context yet (calibration and
+// validation fits); work must not write files itself, so that abandoning it
+// leaves nothing behind.
+func interruptible(ctx context.Context, work func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- work() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// makeInterruptible makes every command under cmds (calibrate and validate,
+// whose fits and simulations take no context yet) return as soon as a signal
+// cancels its context: the work is abandoned and the process exits with the
+// signal's status. Their outputs are written at the end, atomically, so an
+// abandoned command leaves no file.
+func makeInterruptible(cmds ...*cobra.Command) {
+	for _, c := range cmds {
+		if run := c.RunE; run != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				return interruptible(cmd.Context(), func() error { return run(cmd, args) })
+			}
+		}
+		makeInterruptible(c.Commands()...)
 	}
 }

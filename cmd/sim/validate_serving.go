@@ -53,6 +53,9 @@ the h100_sxm rows; --json shows both phases per row.`,
 			if err != nil {
 				return err
 			}
+			if err := checkServingRows(o.File, rows, o.RequestsPerClient); err != nil { // calibrate_truth.go
+				return err
+			}
 			rep := serving.Validate(rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
 				BenchRequestsPerClient: o.BenchRequests, Seed: o.Seed, KVDType: o.KVDType})
 			if o.JSON {
