@@ -33,6 +33,8 @@ type hfFamily struct {
 	qkvBias bool
 	// qkNorm: per-head RMS norms on q and k.
 	qkNorm bool
+	// qkNormAcrossHeads: the q and k norms span all heads (MiniMax-M2).
+	qkNormAcrossHeads bool
 	// attentionSinks: a learned sink logit per head (gpt-oss).
 	attentionSinks bool
 	// normsPerLayer overrides Config's default of 2 (Gemma 2 and 3 have 4).
@@ -89,7 +91,7 @@ func hfFamilies() registry.Table[hfFamily] {
 		// MiniMax-M2: QK-norm over all heads of a layer (per_layer), sigmoid
 		// routing with a score-correction bias, MTP modules that plain serving
 		// does not load; priced as a Qwen3-MoE-like decoder (docs/accuracy.md).
-		{Name: "minimax_m2", Value: hfFamily{name: "minimax_m2", qkNorm: true}},
+		{Name: "minimax_m2", Value: hfFamily{name: "minimax_m2", qkNorm: true, qkNormAcrossHeads: true}},
 		{Name: "mistral", Value: hfFamily{name: "mistral"}},
 		{Name: "mixtral", Value: hfFamily{name: "mixtral"}},
 		{Name: "phi3", Value: hfFamily{name: "phi3"}},
@@ -447,6 +449,7 @@ func hfAttention(d hfDoc, fam hfFamily, cfg *Config) error {
 	}
 	// Llama 4's use_qk_norm is a weightless L2 norm: no parameters, so no qkNorm.
 	cfg.QKNorm = fam.qkNorm
+	cfg.QKNormAcrossHeads = fam.qkNormAcrossHeads
 	cfg.AttentionSinks = fam.attentionSinks
 	if fam.normsPerLayer != 0 {
 		cfg.NormsPerLayer = fam.normsPerLayer

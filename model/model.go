@@ -37,6 +37,12 @@ type Config struct {
 	AttentionBias       bool `yaml:"attention_bias,omitempty" json:"attention_bias,omitempty"`
 	AttentionOutputBias bool `yaml:"attention_output_bias,omitempty" json:"attention_output_bias,omitempty"`
 	QKNorm              bool `yaml:"qk_norm,omitempty" json:"qk_norm,omitempty"`
+	// QKNormAcrossHeads: the QK norm normalises each token's whole q and k
+	// (all heads of the layer) rather than each head (MiniMax-M2's
+	// per_layer norm): its weights are (heads + KV heads) x head_dim, and
+	// under tensor parallelism each rank holds a slice of q and k, so the
+	// sums of squares are all-reduced across the TP group, twice per layer.
+	QKNormAcrossHeads bool `yaml:"qk_norm_across_heads,omitempty" json:"qk_norm_across_heads,omitempty"`
 	// AttentionSinks: one learned sink logit per head per layer (gpt-oss).
 	AttentionSinks bool `yaml:"attention_sinks,omitempty" json:"attention_sinks,omitempty"`
 	// NormsPerLayer is the number of hidden-size RMSNorms per decoder layer;

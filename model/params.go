@@ -105,7 +105,10 @@ func (c *Config) RouterParamsPerLayer() float64 {
 // NormsPerLayer * H, plus 2 * HeadDim for QK norms.
 func (c *Config) NormParamsPerLayer() float64 {
 	p := float64(c.normsPerLayer()) * float64(c.HiddenSize)
-	if c.QKNorm {
+	switch {
+	case c.QKNorm && c.QKNormAcrossHeads:
+		p += float64(c.NumHeads+c.NumKVHeads) * float64(c.HeadDim)
+	case c.QKNorm:
 		p += 2 * float64(c.HeadDim)
 	}
 	return p

@@ -157,3 +157,36 @@ func TestEPDPErrors(t *testing.T) {
 		t.Error("ep on a dense model changed its cost")
 	}
 }
+
+// TestQKNormAcrossHeadsAllReduce: a QK norm over all heads (MiniMax-M2)
+// adds two all-reduces of one fp32 value per token per layer under TP, and
+// nothing at TP 1 or for a per-head norm.
+func TestQKNormAcrossHeadsAllReduce(t *testing.T) {
+	g := withProfile(h100(), idealProfile())
+	c := smallMoE()
+	c.QKNorm, c.QKNormAcrossHeads = true, true
+	in := &StepInput{Decodes: []int{10, 20, 30}}
+	find := func(m *StepModel) (OpTime, bool) {
+		for _, o := range m.Breakdown(in) {
+			if o.Name == "qk_norm_allreduce" {
+				return o, true
+			}
+		}
+		return OpTime{}, false
+	}
+	o, ok := find(mustStep(t, c, g, StepOptions{TP: 2}))
+	if !ok {
+		t.Fatal("no qk_norm_allreduce at tp 2")
+	}
+	want := 2 * 4 * g.Profile.AllReduceSeconds(g, 3*4, 2)
+	if o.Count != 8 || math.Abs(o.Seconds-want)/want > 1e-9 {
+		t.Errorf("qk_norm_allreduce count %d, %.6g s; want 8 and %.6g s", o.Count, o.Seconds, want)
+	}
+	if _, ok := find(mustStep(t, c, g, StepOptions{TP: 1})); ok {
+		t.Error("qk_norm_allreduce at tp 1")
+	}
+	c.QKNormAcrossHeads = false
+	if _, ok := find(mustStep(t, c, g, StepOptions{TP: 2})); ok {
+		t.Error("qk_norm_allreduce for a per-head norm")
+	}
+}

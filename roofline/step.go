@@ -779,6 +779,7 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
 	if m.qkNorm {
 		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+		m.qkNormReduce(acc, T)
 	}
 	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
 	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
