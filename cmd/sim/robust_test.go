@@ -57,6 +57,10 @@ func TestRobustnessTable(t *testing.T) {
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "this workload generates 3.5M requests, above --max-requests 2000000; pass --max-requests 3900000 to allow it"},
 		{name: "validate serving batch_size 1e8", files: map[string]string{"s.csv": "model_path,system,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\nmeta-llama/Llama-3.1-8B,h100_sxm,100,100,100000000,1,10,10\n"},
 			args: []string{"validate", "serving", "--file", "s.csv"}, code: 1, want: "s.csv:2: batch_size: must be in [1, 65536], got 100000000"},
+		{name: "sweep tp 2000", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}")},
+			args: []string{"sweep", "-w", "w.yaml", "--slo", "ttft_p99=1s", "--tp", "1,2000", "--out", "OUT.parquet"}, code: 2, want: "--tp: 2000: must be in [1, 1024], got 2000"},
+		{name: "sweep probes 1e8", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}")},
+			args: []string{"sweep", "-w", "w.yaml", "--slo", "ttft_p99=1s", "--probes", "100000000", "--out", "OUT.parquet"}, code: 2, want: "--probes: must be in [1, 64]"},
 		{name: "phase batch", args: []string{"roofline", "phase", "--batch", "100000000", "--gen", "10"}, code: 1, want: "batch: must be in [1, 65536]"},
 		// Silent nonsense.
 		{name: "GPU bandwidth 1e-9", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}"), "g.yaml": gpuFile("1e-9", "80")},

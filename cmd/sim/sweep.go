@@ -18,6 +18,7 @@ import (
 	"github.com/roofsim/roofsim/plot"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/sweep"
+	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -178,8 +179,8 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 	switch {
 	case opts.Requests < 0 || opts.Requests > limits.MaxRequests:
 		return nil, usageError{fmt.Errorf("--requests: %w", limits.IntAtMost(opts.Requests, limits.MaxRequests))}
-	case opts.Probes < 1:
-		return nil, usageError{fmt.Errorf("--probes: must be >= 1, got %d", opts.Probes)}
+	case opts.Probes < 1 || opts.Probes > maxProbes:
+		return nil, usageError{fmt.Errorf("--probes: %w", limits.IntIn(opts.Probes, 1, maxProbes))}
 	case opts.Jobs < 0:
 		return nil, usageError{fmt.Errorf("--jobs: must be >= 1, got %d", opts.Jobs)}
 	case opts.TargetRate < 0 || math.IsNaN(opts.TargetRate) || math.IsInf(opts.TargetRate, 0):
@@ -219,6 +220,28 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 		if *it.dst, err = parseIntList(it.list); err != nil {
 			return nil, usageError{fmt.Errorf("%s: %w", flagOrigin(cmd, it.flag, it.flag), err)}
 		}
+		// Each listed value passes the setting's own check (the same ranges
+		// and messages as --tp, SIM_TP and the file's tp).
+		for _, v := range *it.dst {
+			d := sp.Deployment
+			switch it.flag {
+			case "tp":
+				d.TP = v
+			case "max-num-seqs":
+				d.Serving.MaxNumSeqs = v
+				d.Serving.MaxNumBatchedTokens = max(d.Serving.MaxNumBatchedTokens, v)
+			case "max-num-batched-tokens":
+				d.Serving.MaxNumBatchedTokens = v
+				d.Serving.MaxNumSeqs = min(d.Serving.MaxNumSeqs, max(v, 1))
+			}
+			if err := d.Validate(); err != nil {
+				var fe *workload.FieldError
+				if errors.As(err, &fe) {
+					err = errors.New(fe.Reason)
+				}
+				return nil, usageError{fmt.Errorf("%s: %d: %w", flagOrigin(cmd, it.flag, it.flag), v, err)}
+			}
+		}
 	}
 	if so.GPUCostPerHour, err = parseGPUCosts(opts.GPUCost); err != nil {
 		return nil, usageError{fmt.Errorf("--gpu-cost: %w", err)}
@@ -230,6 +253,9 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 	so.Base = sim.Deployment{Model: m, Settings: sp.Deployment}
 	return so, nil
 }
+
+// maxProbes bounds --probes: the rate search doubles its bracket at most this often.
+const maxProbes = 64
 
 // parseShardFlag accepts "", "i/n" and "env/n" (i from JOB_COMPLETION_INDEX,
 // as a Kubernetes Indexed Job sets it).
