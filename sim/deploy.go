@@ -116,9 +116,9 @@ func Prepare(d Deployment) (*Prepared, error) {
 				m.Name, d.GPU.Name, c.Blocks, sc.BlockSize, limits.MaxKVBlocks)}
 		}
 	}
-	if total := st.Replicas * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
+	if total := st.Replicas * max(st.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
 		return nil, &workload.FieldError{Key: "replicas", Reason: fmt.Sprintf(
-			"%d replicas x %d KV blocks = %d blocks held in memory; at most %d", st.Replicas, sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)}
+			"%d replicas x %d dp ranks x %d KV blocks = %d blocks held in memory; at most %d", st.Replicas, max(st.DP, 1), sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)}
 	}
 	if err := sc.Validate(); err != nil {
 		return nil, err

@@ -137,8 +137,9 @@ func (d *Deployment) Validate() error {
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad("serving.gpu_memory_utilization", "must be in (0, 1], got %g", u)
 	}
-	if total := d.Replicas * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
-		return bad("replicas", "%d replicas x %d KV blocks = %d blocks held in memory; at most %d", d.Replicas, sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)
+	// Every replica runs dp ranks, each an instance with its own KV cache.
+	if total := d.Replicas * max(d.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
+		return bad("replicas", "%d replicas x %d dp ranks x %d KV blocks = %d blocks held in memory; at most %d", d.Replicas, max(d.DP, 1), sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)
 	}
 	if err := d.Serving.Config.ValidateSettings(); err != nil {
 		var fe *scheduler.FieldError

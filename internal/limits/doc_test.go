@@ -27,7 +27,7 @@ func TestDocumentedRanges(t *testing.T) {
 		fmt.Sprintf("`replicas` | [1, %d]", MaxReplicas),
 		fmt.Sprintf("`serving.max_num_seqs` | [1, %d]", MaxNumSeqs),
 		fmt.Sprintf("`serving.max_num_batched_tokens` | [1, %d]", MaxBatchedTokens),
-		fmt.Sprintf("[0, %d] per instance; replicas × blocks ≤ %d", MaxKVBlocks, MaxKVBlocksTotal),
+		fmt.Sprintf("[0, %d] per instance; replicas × dp × blocks ≤ %d", MaxKVBlocks, MaxKVBlocksTotal),
 		fmt.Sprintf("profile graph sizes | [0, %d]", MaxGraphCaptureTokens),
 		fmt.Sprintf("`peak_tflops.*` | [%s, %s] TFLOPS", fmtFloat(MinPeakTFLOPS), fmtFloat(MaxPeakTFLOPS)),
 		fmt.Sprintf("`memory_bandwidth_gbps` | [%s, %s] GB/s", fmtFloat(MinBandwidthGBps), fmtFloat(MaxBandwidthGBps)),
