@@ -29,11 +29,16 @@ type Row struct {
 // makes the two counts equal (vLLM runs its MoE layers over every GPU of
 // the DP x TP engine), e.g. tp_size 1 with moe_tp_size 2 is DP 2. After it,
 // EP and DP are >= 1 and TP x DP = MoETP x EP when MoETP was given.
+//
+// Tables of dense models carry moe_tp_size = moe_ep_size = 1 whatever the
+// TP: a row whose experts would run on one GPU has no expert layout, and
+// only its attention_dp_size is read.
 func (r *Row) ResolveLayout() error {
 	if r.EP == 0 {
 		r.EP = 1
 	}
-	if r.MoETP == 0 {
+	if r.MoETP == 0 || r.MoETP*r.EP == 1 {
+		r.EP = 1
 		if r.DP == 0 {
 			r.DP = 1
 		}
