@@ -118,3 +118,47 @@ func WriteFigure(path string, cols int, panels []Panel) error {
 		}
 	})
 }
+
+// LegendPanel is a panel that holds only a legend: one row per entry, with
+// the entry's line and marker as its chart draws them (Style, Dashed,
+// Highlight), laid out in as many columns as the rows need. Charts drawn
+// with NoLegend beside it stay uncovered.
+type LegendPanel struct {
+	Title   string
+	Entries []Series // Label, Style, Line, Points, Dashed and Highlight are used
+}
+
+func (l LegendPanel) build() (*gplot.Plot, error) {
+	if len(l.Entries) == 0 {
+		return nil, errors.New("legend panel: no entries")
+	}
+	p := newStyledPlot(l.Title, "", "")
+	p.HideAxes()
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	entries := l.Entries
+	p.Add(plotterFunc(func(c draw.Canvas, _ *gplot.Plot) {
+		ts := textStyle(legendSize, inkColor)
+		rowH := vg.Points(15)
+		rows := max(1, int((c.Max.Y-c.Min.Y)/rowH))
+		cols := (len(entries) + rows - 1) / rows
+		colW := (c.Max.X - c.Min.X) / vg.Length(cols)
+		for i, e := range entries {
+			col, row := i/rows, i%rows
+			x0 := c.Min.X + vg.Length(col)*colW
+			y := c.Max.Y - (vg.Length(row)+0.5)*rowH
+			line, glyph := seriesStyle(i, e)
+			drawLine, drawPoints := e.Line, e.Points
+			if !drawLine && !drawPoints {
+				drawLine, drawPoints = true, true
+			}
+			if drawLine {
+				c.StrokeLine2(line, x0, y, x0+vg.Points(20), y)
+			}
+			if drawPoints {
+				c.DrawGlyph(glyph, vg.Point{X: x0 + vg.Points(10), Y: y})
+			}
+			c.FillText(ts, vg.Point{X: x0 + vg.Points(26), Y: y - ts.Font.Size*0.35}, e.Label)
+		}
+	}))
+	return p, nil
+}

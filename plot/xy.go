@@ -3,6 +3,7 @@ package plot
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 
 	gplot "gonum.org/v1/plot"
@@ -22,6 +23,13 @@ type Series struct {
 	// Line joins consecutive points (in the given order) and Points draws a
 	// marker at each. If both are false, both are drawn.
 	Line, Points bool
+	// Style, when > 0, picks the colour and marker by a fixed index (Style
+	// 1 is the first) instead of the series' position, so one item keeps its
+	// look across charts (StyleFor). Dashed draws a dark dashed reference
+	// line (a limit), Highlight a large dark ring at each point (a marked
+	// item); both ignore Style.
+	Style             int
+	Dashed, Highlight bool
 }
 
 // XYChart is a generic line/scatter chart.
@@ -34,6 +42,9 @@ type XYChart struct {
 	LogX, LogY bool
 	// Series holds at least one series.
 	Series []Series
+	// NoLegend leaves the legend out (a LegendPanel beside the chart
+	// explains the series instead).
+	NoLegend bool
 }
 
 // XY chart image size; PNG output is xyWidth*pngDPI by xyHeight*pngDPI pixels.
@@ -160,8 +171,7 @@ func buildXY(c XYChart) (*gplot.Plot, error) {
 		if len(xys) == 0 {
 			continue
 		}
-		line := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.6)}
-		glyph := draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: glyphShape(i)}
+		line, glyph := seriesStyle(i, s)
 		drawLine, drawPoints := s.Line, s.Points
 		if !drawLine && !drawPoints {
 			drawLine, drawPoints = true, true
@@ -185,12 +195,12 @@ func buildXY(c XYChart) (*gplot.Plot, error) {
 			p.Add(sc)
 			thumbs = append(thumbs, sc)
 		}
-		if s.Label != "" {
+		if s.Label != "" && !c.NoLegend {
 			p.Legend.Add(s.Label, thumbs...)
 			labelled = true
 		}
 	}
-	if labelled {
+	if labelled && !c.NoLegend {
 		top, left := emptiestCorner(p, data)
 		placeLegend(p, top, left)
 		p.Add(legendBackground())
@@ -222,4 +232,37 @@ func emptiestCorner(p *gplot.Plot, data []plotter.XYs) (top, left bool) {
 		}
 	}
 	return corners[best].top, corners[best].left
+}
+
+// seriesStyle is the line and marker style of series s at position i.
+func seriesStyle(i int, s Series) (draw.LineStyle, draw.GlyphStyle) {
+	col, shape := seriesColor(i), glyphShape(i)
+	if s.Style > 0 {
+		col, shape = StyleFor(s.Style - 1)
+	}
+	line := draw.LineStyle{Color: col, Width: vg.Points(1.6)}
+	glyph := draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}
+	switch {
+	case s.Dashed:
+		line = draw.LineStyle{Color: sloColor, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+		glyph.Color = sloColor
+	case s.Highlight:
+		line = draw.LineStyle{Color: inkColor, Width: vg.Points(1.2)}
+		glyph = draw.GlyphStyle{Color: inkColor, Radius: vg.Points(7), Shape: draw.RingGlyph{}}
+	}
+	return line, glyph
+}
+
+// sloColor draws limits (SLO lines): dark red, dashed, never a data colour.
+var sloColor = color.RGBA{R: 0x8b, G: 0x1a, B: 0x1a, A: 0xff}
+
+// StyleFor returns the colour and marker of style index k: the ten palette
+// colours with a circle, then the ten with a square, and so on, so no two of
+// the first 80 indices look alike.
+func StyleFor(k int) (color.Color, draw.GlyphDrawer) {
+	shapes := [...]draw.GlyphDrawer{
+		draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
+		draw.RingGlyph{}, draw.SquareGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
+	}
+	return seriesColor(k), shapes[(k/10)%len(shapes)]
 }

@@ -14,14 +14,24 @@ import (
 // front as a line) and p99 TTFT and TPOT against rate for every such
 // configuration's completed probes, with slo's bounds on them as lines.
 // Charts without points are left out; none at all is an error.
+//
+// Every configuration is labelled ("#3 h200 tp2") and keeps one colour and
+// marker in both rate charts (plot.Series.Style); those charts carry no
+// legend of their own: Legend lists their series for a panel beside them.
+// SLO bounds are dashed lines; the recommended configuration is ringed.
 func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 	var all, front plot.Series
 	all.Label, all.Points = "configurations", true
 	front.Label, front.Line, front.Points = "Pareto front", true, true
 	type pt struct{ x, y float64 }
 	var fp []pt
-	ttft := plot.XYChart{Title: "p99 TTFT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TTFT (ms)", LogY: true}
-	tpot := plot.XYChart{Title: "p99 TPOT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TPOT (ms)", LogY: true}
+	ttft := plot.XYChart{Title: "p99 TTFT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TTFT (ms)", LogY: true, NoLegend: true}
+	tpot := plot.XYChart{Title: "p99 TPOT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TPOT (ms)", LogY: true, NoLegend: true}
+	var rec, recA, recB plot.Series
+	rec.Label, rec.Highlight, rec.Points = "recommended", true, true
+	recA.Label, recA.Highlight, recA.Points = "recommended", true, true
+	recB.Label, recB.Highlight, recB.Points = "recommended", true, true
+	style := 0
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, row := range r.Rows {
 		if row.Status != StatusOK {
@@ -33,12 +43,15 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		}
 		probes := slices.Clone(row.Probes)
 		slices.SortFunc(probes, func(a, b Probe) int { return cmp.Compare(a.RateRPS, b.RateRPS) })
-		label := ""
-		if row.Pareto || row.Recommended {
-			label = fmt.Sprintf("#%d %s tp%d", row.Index, row.GPU, row.TP)
+		style++
+		label := fmt.Sprintf("#%d %s tp%d", row.Index, row.GPU, row.TP)
+		if row.Recommended {
+			label += " (recommended)"
+			rec.X, rec.Y = append(rec.X, row.TokensPerSPerUser), append(rec.Y, row.OutputTokensPerSPerGPU)
 		}
 		var a, b plot.Series
 		a.Label, b.Label = label, label
+		a.Style, b.Style = style, style
 		for _, p := range probes {
 			if p.EarlyStop || math.IsNaN(p.TTFTP99Ms) {
 				continue
@@ -50,6 +63,16 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 			}
 		}
 		ttft.Series, tpot.Series = append(ttft.Series, a), append(tpot.Series, b)
+		if row.Recommended {
+			recA.X, recA.Y = a.X, a.Y
+			recB.X, recB.Y = b.X, b.Y
+		}
+	}
+	if len(recA.X) > 0 {
+		ttft.Series = append(ttft.Series, recA)
+	}
+	if len(recB.X) > 0 {
+		tpot.Series = append(tpot.Series, recB)
 	}
 	slices.SortFunc(fp, func(a, b pt) int { return cmp.Compare(a.x, b.x) })
 	for _, p := range fp {
@@ -57,12 +80,15 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 	}
 	charts := []plot.XYChart{{Title: "Pareto front", XLabel: "Tokens/s per user (1000 / mean TPOT ms)",
 		YLabel: "Output tokens/s per GPU", Series: []plot.Series{all, front}}}
+	if len(rec.X) > 0 {
+		charts[0].Series = append(charts[0].Series, rec)
+	}
 	for _, c := range []struct {
-		chart *plot.XYChart
-		key   string
-	}{{&ttft, "ttft_p99"}, {&tpot, "tpot_p99"}} {
+		chart     *plot.XYChart
+		key, name string
+	}{{&ttft, "ttft_p99", "p99 TTFT"}, {&tpot, "tpot_p99", "p99 TPOT"}} {
 		if b, ok := slo.Find(c.key); ok && hi >= lo {
-			c.chart.Series = append(c.chart.Series, plot.Series{Label: "SLO " + b.Limit.String(), Line: true,
+			c.chart.Series = append(c.chart.Series, plot.Series{Label: c.name + " SLO " + b.Limit.String(), Line: true, Dashed: true,
 				X: []float64{lo, hi}, Y: []float64{b.LimitMs(), b.LimitMs()}})
 		}
 		if hasPoints(c.chart.Series) {
@@ -85,4 +111,29 @@ func hasPoints(ss []plot.Series) bool {
 		}
 	}
 	return false
+}
+
+// Legend lists the series of the rate charts (the configurations, the
+// recommended ring and the SLO lines, each once) for a LegendPanel beside
+// them; ok is false when there is no rate chart.
+func Legend(charts []plot.XYChart) (plot.LegendPanel, bool) {
+	l := plot.LegendPanel{Title: "Configurations"}
+	seen := map[string]bool{}
+	for _, c := range charts {
+		if !c.NoLegend {
+			continue
+		}
+		for _, s := range c.Series {
+			if s.Label == "" || seen[s.Label] {
+				continue
+			}
+			seen[s.Label] = true
+			e := plot.Series{Label: s.Label, Style: s.Style, Dashed: s.Dashed, Highlight: s.Highlight, Line: s.Line, Points: s.Points}
+			if s.Style > 0 {
+				e.Line, e.Points = true, true
+			}
+			l.Entries = append(l.Entries, e)
+		}
+	}
+	return l, len(l.Entries) > 0
 }

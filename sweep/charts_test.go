@@ -44,11 +44,17 @@ func TestChartsShapes(t *testing.T) {
 	if !slices.Equal(ttft[0].X, []float64{2, 8}) || !slices.Equal(ttft[0].Y, []float64{40, 90}) {
 		t.Errorf("row 0 TTFT = %v/%v, want completed probes sorted by rate (NaN and early stops left out)", ttft[0].X, ttft[0].Y)
 	}
-	if ttft[0].Label != "#0 h100 tp1" || ttft[2].Label != "" {
-		t.Errorf("labels %q, %q: want Pareto rows labelled, others not", ttft[0].Label, ttft[2].Label)
+	if ttft[0].Label != "#0 h100 tp1" || ttft[2].Label != "#2 h100 tp1" {
+		t.Errorf("labels %q, %q: want every configuration labelled", ttft[0].Label, ttft[2].Label)
+	}
+	if ttft[0].Style != 1 || ttft[2].Style != 3 || charts[2].Series[2].Style != 3 || !charts[1].NoLegend {
+		t.Errorf("a configuration must keep one style in both rate charts, whose legend is a separate panel")
+	}
+	if l, ok := Legend(charts); !ok || len(l.Entries) != 5 || l.Entries[3].Label != "p99 TTFT SLO 500ms" || !l.Entries[4].Dashed {
+		t.Errorf("legend %+v: want the three configurations and the two SLO lines", l.Entries)
 	}
 	last := ttft[len(ttft)-1]
-	if last.Label != "SLO 500ms" || !slices.Equal(last.X, []float64{2, 8}) || !slices.Equal(last.Y, []float64{500, 500}) {
+	if last.Label != "p99 TTFT SLO 500ms" || !slices.Equal(last.X, []float64{2, 8}) || !slices.Equal(last.Y, []float64{500, 500}) {
 		t.Errorf("SLO line %+v, want 500 ms across the probed rates", last)
 	}
 	if tpot := charts[2].Series; len(tpot[1].X) != 0 {

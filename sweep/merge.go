@@ -29,6 +29,9 @@ func Merge(parts ...*Result) (*Result, error) {
 			return nil, fmt.Errorf("merge: input %d is from another sweep (fingerprint %s, %d configurations) than input %d (%s, %d)",
 				k, p.Fingerprint, p.GridSize, ref, out.Fingerprint, out.GridSize)
 		}
+		if out.SLO == "" {
+			out.SLO = p.SLO // shards of one sweep (same fingerprint) share it
+		}
 		for _, row := range p.Rows {
 			if row.Fingerprint != out.Fingerprint {
 				return nil, fmt.Errorf("merge: input %d: row %d has fingerprint %s, want %s", k, row.Index, row.Fingerprint, out.Fingerprint)

@@ -74,6 +74,9 @@ type Result struct {
 	Partial bool
 	// Recommended is the Index of the recommended configuration, -1 if none.
 	Recommended int
+	// SLO is the sweep's SLO as ParseSLO reads it ("" when unknown); the
+	// Parquet file keeps it, so a merge can draw the SLO lines again.
+	SLO string
 }
 
 // Missing returns the configuration indices of the grid absent from Rows.

@@ -181,6 +181,7 @@ func fromTable(t *tableRow) (Row, error) {
 const (
 	metaFingerprint = "roofsim.sweep.fingerprint"
 	metaGridSize    = "roofsim.sweep.grid_size"
+	metaSLO         = "roofsim.sweep.slo"
 )
 
 // WriteParquet writes res as Parquet (snappy), one row per configuration in
@@ -194,10 +195,14 @@ func WriteParquet(w io.Writer, res *Result) error {
 		}
 		rows[i] = t
 	}
-	pw := parquet.NewGenericWriter[tableRow](w, parquet.Compression(&snappy.Codec{}),
+	opts := []parquet.WriterOption{parquet.Compression(&snappy.Codec{}),
 		parquet.CreatedBy("roofsim", "sweep", "none"),
 		parquet.KeyValueMetadata(metaFingerprint, res.Fingerprint),
-		parquet.KeyValueMetadata(metaGridSize, strconv.Itoa(res.GridSize)))
+		parquet.KeyValueMetadata(metaGridSize, strconv.Itoa(res.GridSize))}
+	if res.SLO != "" {
+		opts = append(opts, parquet.KeyValueMetadata(metaSLO, res.SLO))
+	}
+	pw := parquet.NewGenericWriter[tableRow](w, opts...)
 	if _, err := pw.Write(rows); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
@@ -235,6 +240,7 @@ func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
 	buf := make([]tableRow, 256)
 	res = &Result{}
 	res.Fingerprint, _ = f.Lookup(metaFingerprint)
+	res.SLO, _ = f.Lookup(metaSLO)
 	if g, ok := f.Lookup(metaGridSize); ok {
 		if res.GridSize, err = strconv.Atoi(g); err != nil {
 			return nil, fmt.Errorf("parquet: metadata %s: %q is not an integer", metaGridSize, g)

@@ -142,6 +142,7 @@ func runSweep(cmd *cobra.Command, s streams, opts *sweepOptions) error {
 	if res == nil {
 		return runErr
 	}
+	res.SLO = so.SLO.String() // kept in the Parquet metadata for sweep merge --plot
 	if err := writeSweepOutputs(res, so.SLO, opts.Out, opts.CSV, opts.Plot); err != nil {
 		return err
 	}
@@ -438,7 +439,14 @@ func writeSweepPlot(path string, res *sweep.Result, slo sweep.SLO) error {
 	if err != nil {
 		return err
 	}
-	return plot.WritePanels(path, 2, charts)
+	panels := make([]plot.Panel, 0, len(charts)+1)
+	for _, c := range charts {
+		panels = append(panels, c)
+	}
+	if l, ok := sweep.Legend(charts); ok {
+		panels = append(panels, l) // the fourth panel: no legend covers a curve
+	}
+	return plot.WriteFigure(path, 2, panels)
 }
 
 func newSweepMergeCmd(s streams) *cobra.Command {
@@ -474,11 +482,17 @@ front and the recommendation are recomputed over all rows.`,
 			if missing := res.Missing(); len(missing) > 0 {
 				fmt.Fprintf(s.errOut, "sim: warning: %d of %d configurations missing (first: %d)\n", len(missing), res.GridSize, missing[0])
 			}
-			if err := writeSweepOutputs(res, sweep.SLO{}, out, csvPath, plotPath); err != nil {
+			var slo sweep.SLO
+			if res.SLO != "" { // written by sim sweep into the shards' metadata
+				if slo, err = sweep.ParseSLO(res.SLO); err != nil {
+					return fmt.Errorf("merged shards: SLO %q: %w", res.SLO, err)
+				}
+			}
+			if err := writeSweepOutputs(res, slo, out, csvPath, plotPath); err != nil {
 				return err
 			}
 			if asJSON {
-				return writeSweepJSON(s.out, res, "")
+				return writeSweepJSON(s.out, res, res.SLO)
 			}
 			return writeSweepTable(s.out, res)
 		},
