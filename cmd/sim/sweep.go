@@ -182,10 +182,10 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 		return nil, usageError{fmt.Errorf("--requests: %w", limits.IntAtMost(opts.Requests, limits.MaxRequests))}
 	case opts.Probes < 1 || opts.Probes > maxProbes:
 		return nil, usageError{fmt.Errorf("--probes: %w", limits.IntIn(opts.Probes, 1, maxProbes))}
-	case opts.Jobs < 0:
-		return nil, usageError{fmt.Errorf("--jobs: must be >= 1, got %d", opts.Jobs)}
-	case opts.TargetRate < 0 || math.IsNaN(opts.TargetRate) || math.IsInf(opts.TargetRate, 0):
-		return nil, usageError{fmt.Errorf("--target-rate: must be > 0, got %g", opts.TargetRate)}
+	case opts.Jobs < 0 || opts.Jobs > 1024:
+		return nil, usageError{fmt.Errorf("--jobs: %w (0 = GOMAXPROCS)", limits.IntAtMost(opts.Jobs, 1024))}
+	case !(opts.TargetRate >= 0 && opts.TargetRate <= limits.MaxRate):
+		return nil, usageError{fmt.Errorf("--target-rate: %w", limits.FloatIn(opts.TargetRate, 0, limits.MaxRate))}
 	}
 	sp, err := loadSpec(cmd, opts.Workload)
 	if err != nil {
