@@ -56,6 +56,15 @@ func ParamsFor(p *hardware.Profile) []float64 {
 	return x
 }
 
+// MMQTokenTile is the widest token tile (mmq_x) of llama.cpp's CUDA MMQ
+// kernel on GPUs with Turing-class tensor-core MMA (get_mmq_x_max_host in
+// ggml/src/ggml-cuda/mmq.cuh). For MUL_MAT_ID the kernel's grid has one
+// slice per expert and ceil(T/mmq_x) token tiles in it (mmq.cu passes the
+// step's token count as ncols_max); each tile that holds any of the
+// expert's tokens computes all mmq_x columns, so an expert with fewer
+// tokens than the tile wastes the rest (hardware.OpEfficiency.TokenPadding).
+const MMQTokenTile = 128
+
 // Profile builds the profile a parameter vector describes. Every
 // efficiency is in (0, 1) and every overhead > 0 by construction. One
 // memory curve serves all operator families (they stream through the same
@@ -67,13 +76,14 @@ func Profile(x []float64) *hardware.Profile {
 	moe := gemm
 	moe.Compute.Max = fit.Sigmoid(x[xMoEMax])
 	byPrec := map[string]hardware.OpEfficiency{}
-	moeByPrec := map[string]hardware.OpEfficiency{}
+	fused := hardware.FusedMoE{}
 	for _, f := range moeExpertFormats() {
 		// The fused experts kernel (MMQ over the selected experts) pays the
-		// same per-bit unpack cost per FLOP as a dense GEMM (c shared).
-		e := moe
-		e.Compute.Max = ggufComputeMax(moe.Compute.Max, math.Exp(x[xGEMMBits]), f.Bits)
-		moeByPrec[f.Name] = e
+		// same per-bit unpack cost per FLOP as a dense GEMM (c shared), and
+		// pads each expert's tokens to its token tile (MMQTokenTile).
+		e := hardware.OpEfficiency{Compute: hardware.Curve{Max: ggufComputeMax(moe.Compute.Max, math.Exp(x[xGEMMBits]), f.Bits)},
+			Memory: mem, LaunchUS: launch, TokenTile: MMQTokenTile, TileFollowsTokens: true}
+		fused[f.Name] = e
 		if f.Compute != "" {
 			continue // mxfp4: dense GEMMs of that format run other kernels
 		}
@@ -83,7 +93,7 @@ func Profile(x []float64) *hardware.Profile {
 	}
 	return &hardware.Profile{
 		GEMMByPrecision:      byPrec,
-		MoEByPrecision:       moeByPrec,
+		FusedMoE:             fused,
 		Calibrated:           true,
 		GEMM:                 gemm,
 		MoE:                  moe,
