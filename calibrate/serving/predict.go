@@ -366,12 +366,18 @@ func stats(rs []Result) (ttft, tpot Errors) {
 
 // WriteText prints the per-group and overall error tables.
 func (r *Report) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%-34s %4s  %9s %9s %9s   %9s %9s %9s\n", "model / gpu / tp", "n", "TTFT med%", "TTFT p90%", "TTFT bias", "TPOT med%", "TPOT p90%", "TPOT bias")
+	// The first column is as wide as its longest entry, so long model
+	// names keep the numbers aligned.
+	kw := len("model / gpu / tp")
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "%-34s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", g.Key, g.TTFT.N, g.TTFT.MedianAPE, g.TTFT.P90APE, g.TTFT.MeanSignedPct,
+		kw = max(kw, len(g.Key))
+	}
+	fmt.Fprintf(w, "%-*s %4s  %9s %9s %9s   %9s %9s %9s\n", kw, "model / gpu / tp", "n", "TTFT med%", "TTFT p90%", "TTFT bias", "TPOT med%", "TPOT p90%", "TPOT bias")
+	for _, g := range r.Groups {
+		fmt.Fprintf(w, "%-*s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", kw, g.Key, g.TTFT.N, g.TTFT.MedianAPE, g.TTFT.P90APE, g.TTFT.MeanSignedPct,
 			g.TPOT.MedianAPE, g.TPOT.P90APE, g.TPOT.MeanSignedPct)
 	}
-	fmt.Fprintf(w, "%-34s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", "ALL", r.TTFT.N, r.TTFT.MedianAPE, r.TTFT.P90APE, r.TTFT.MeanSignedPct,
+	fmt.Fprintf(w, "%-*s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", kw, "ALL", r.TTFT.N, r.TTFT.MedianAPE, r.TTFT.P90APE, r.TTFT.MeanSignedPct,
 		r.TPOT.MedianAPE, r.TPOT.P90APE, r.TPOT.MeanSignedPct)
 	for _, row := range r.Rows {
 		if row.Skipped != "" {

@@ -191,10 +191,65 @@ func runOp(s streams, kind string, o *opOptions) error {
 	if o.MeasuredUS > 0 {
 		a = a.WithMeasured(o.MeasuredUS * 1e-6)
 	}
-	if o.JSON {
-		return writeJSON(s.out, a)
+	pa := profileAttainable(c, w, kind, o.QLen, g, a)
+	if a.MeasuredTimeS != nil && *a.MeasuredTimeS < a.TimeS {
+		fmt.Fprintf(s.errOut, "sim: warning: the measured %s beats the roofline bound %s (%.0f%% of what the peak and bandwidth allow): check the shape, --dtype, the units of --measured-us, and the GPU's catalog entry\n",
+			fmtTime(*a.MeasuredTimeS), fmtTime(a.TimeS), *a.UtilizationPct)
 	}
-	return writeAnalyses(s.out, fmt.Sprintf("%s (%s)", g.Name, g.Description), []roofline.Analysis{a})
+	if o.JSON {
+		return writeJSON(s.out, pa)
+	}
+	if err := writeAnalyses(s.out, fmt.Sprintf("%s (%s)", g.Name, g.Description), []roofline.Analysis{a}); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "\n%% OF PEAK   attainable FLOP/s over the precision's raw peak (the roofline alone)\n")
+	fmt.Fprintf(s.out, "ATTAINABLE  %s predicted by the %s profile, %.1f%% of the roofline bound (roofline time / profile time)\n",
+		fmtTime(pa.ProfileTimeS), pa.ProfileKind, pa.AttainablePct)
+	return nil
+}
+
+// profiledAnalysis is an operator's roofline with the time the GPU's
+// efficiency profile predicts for it: the attainable efficiency.
+type profiledAnalysis struct {
+	roofline.Analysis
+	// ProfileTimeS is the time the GPU profile predicts (roofline.OpSeconds
+	// with the profile's efficiency curves and launch overhead).
+	ProfileTimeS float64 `json:"profile_time_s"`
+	// AttainablePct is TimeS / ProfileTimeS x 100: the share of the
+	// roofline bound the profile says a real kernel attains.
+	AttainablePct float64 `json:"attainable_pct"`
+	// ProfileKind is "calibrated" or "default" (sim gpus --json gives the
+	// profile's provenance).
+	ProfileKind string `json:"profile_kind"`
+}
+
+// profileAttainable prices c with g's effective profile: the GEMM curve of
+// the weight format (or of the compute precision) for gemv and gemm, the
+// decode or prefill attention curve for attention.
+func profileAttainable(c roofline.Cost, w roofline.Precision, kind string, qLen int, g *hardware.GPU, a roofline.Analysis) profiledAnalysis {
+	prof := g.EffectiveProfile()
+	var eff hardware.OpEfficiency
+	switch {
+	case kind == "attention" && qLen == 1:
+		eff = prof.AttentionDecode
+	case kind == "attention":
+		eff = prof.AttentionPrefill
+	default:
+		var ok bool
+		if eff, ok = prof.GEMMByPrecision[w.Name]; !ok {
+			eff = prof.GEMMFor(c.ComputePrecision)
+		}
+	}
+	peak, _ := g.PeakFLOPS(c.ComputePrecision)
+	t := roofline.OpSeconds(c, eff, peak, g.BandwidthBytesPerSec())
+	pa := profiledAnalysis{Analysis: a, ProfileTimeS: t, ProfileKind: "default"}
+	if prof.Calibrated {
+		pa.ProfileKind = "calibrated"
+	}
+	if t > 0 {
+		pa.AttainablePct = a.TimeS / t * 100
+	}
+	return pa
 }
 
 // writeAnalyses prints analyses as a table, with measured columns when any
@@ -210,7 +265,7 @@ func writeAnalyses(w io.Writer, title string, as []roofline.Analysis) error {
 		fmt.Fprintln(w, title)
 	}
 	tw := newTable(w)
-	hdr := "NAME\tFLOPS\tBYTES\tAI (FLOP/B)\tRIDGE\tATTAINABLE\tBOUND\tEFF %\tTIME\tCOMPUTE\tMEMORY"
+	hdr := "NAME\tFLOPS\tBYTES\tAI (FLOP/B)\tRIDGE\tATTAINABLE\tBOUND\t% OF PEAK\tTIME\tCOMPUTE\tMEMORY"
 	if measured {
 		hdr += "\tMEASURED\tACHIEVED\tACHIEVED BW\tUTIL %\tERROR %"
 	}
@@ -329,6 +384,7 @@ type phaseOptions struct {
 	Ubatch     int
 	MeasuredMS float64
 	JSON       bool
+	Verbose    bool
 }
 
 func newPhaseCmd(s streams) *cobra.Command {
@@ -354,6 +410,7 @@ tokens of context (--prompt 0 --depth 4096 --gen 32 is llama-bench tg32 @ d4096)
 	f.IntVar(&o.Ubatch, "ubatch", 0, "prefill chunk per sequence per step (0 = whole prompt)")
 	f.Float64Var(&o.MeasuredMS, "measured-ms", 0, "measured phase time in ms to compare (applies to the first row)")
 	f.BoolVar(&o.JSON, "json", false, "print a JSON array")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also print the GPU profile's provenance (the command and data that produced it)")
 	return cmd
 }
 
@@ -388,8 +445,11 @@ func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 		return writeJSON(s.out, rows)
 	}
 	opts := step.Options()
-	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d (profile: %s)\n", m.Name, g.Name, sp.TP,
-		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, g.EffectiveProfile().Source)
+	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d, GPU profile %s\n", m.Name, g.Name, sp.TP,
+		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, profileLabel(g.EffectiveProfile()))
+	if o.Verbose {
+		fmt.Fprintf(s.out, "profile source: %s\n", g.EffectiveProfile().Source)
+	}
 	tw := newTable(s.out)
 	fmt.Fprintln(tw, "PHASE\tTOKENS\tSTEPS\tFLOPS\tBYTES\tAI\tBOUND\tTIME\tROOFLINE TIME\tTOKENS/S\tMEASURED\tERROR %")
 	for _, r := range rows {
