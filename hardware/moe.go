@@ -89,16 +89,19 @@ func (f FusedMoE) Validate() error {
 }
 
 // DefaultFusedMoE is the fused-MoE model of a GPU without measured MoE
-// kernels: one bf16 entry (Lookup serves every format from it) with the
-// round figures of a Hopper-class fused kernel: compute at most 0.6 of the
-// peak, half of that at 16 tokens per expert; weights streamed at up to
-// 0.8 of the bandwidth; 20 us of routing and launch work per call.
-// Calibrated profiles replace it (sim calibrate --kernels with a moe.csv).
+// kernels (DefaultProfile): one bf16 entry, which Lookup serves to every
+// expert format, with the H100 bf16 fit's figures to two significant digits
+// (hardware/profiles/h100.yaml, sim calibrate moe): compute at most 0.21
+// of the peak, half of that at 87 tokens per expert; weights streamed at up
+// to 0.97 of the bandwidth; 59 us of routing and launch work per call
+// (scaled by the graph launch factor in CUDA-graph steps). As fractions of
+// the GPU's own peak and bandwidth they carry to other GPUs to first order;
+// a GPU's own moe table replaces them (sim calibrate moe).
 func DefaultFusedMoE() FusedMoE {
 	return FusedMoE{"bf16": {
-		Compute:  Curve{Max: 0.6, Half: 16, Exp: 1},
-		Memory:   Curve{Max: 0.8, Half: 8e6, Exp: 1},
-		LaunchUS: 20,
+		Compute:  Curve{Max: 0.21, Half: 87, Exp: 0.94},
+		Memory:   Curve{Max: 0.97, Half: 6.6e6, Exp: 0.26},
+		LaunchUS: 59,
 	}}
 }
 

@@ -430,6 +430,7 @@ func DefaultProfile() *Profile {
 		AttentionDecode:      OpEfficiency{Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.75, Half: 2e6}, LaunchUS: 4},
 		Elementwise:          OpEfficiency{Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.7, Half: 1e6}, LaunchUS: 3},
 		MoE:                  OpEfficiency{Compute: Curve{Max: 0.6, Half: 4e9}, Memory: Curve{Max: 0.75, Half: 8e6}, LaunchUS: 6},
+		FusedMoE:             DefaultFusedMoE(),
 		AllReduce:            AllReduce{LatencyUS: 10, BusBandwidthGBps: 0}, // bandwidth filled from the GPU's interconnect by the step model when 0
 		StepOverheadUS:       3000,
 		PerRequestOverheadUS: 10,

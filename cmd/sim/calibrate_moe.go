@@ -30,7 +30,7 @@ func newCalibrateMoECmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "moe",
 		Short: "Fit the fused-MoE kernel model to a measured moe.csv and write it into profiles",
-		Long: `Fit the fused mixture-of-experts kernel model (hardware.FusedMoE: compute
+		Long: `Fit the fused mixture-of-experts kernel model (the profile's fused_moe: compute
 efficiency by tokens per expert, weight streaming, fixed routing and launch
 cost) to a kernel directory's moe.csv, one entry per expert weight format
 (bf16, fp8, fp8_block, int4 Marlin, nvfp4), on the rows of both routing
