@@ -33,7 +33,7 @@ func (o *Options) Fingerprint() (string, error) {
 		Probes    int
 		Seed      uint64
 		FormatRev int
-	}{work, base.Model, base, o.Grid, o.SLO.String(), o.TargetRateRPS, o.GPUCostPerHour, o.Requests, o.probes(), o.Seed, 1}
+	}{work, base.Model, base, o.Grid, o.SLO.String(), o.TargetRateRPS, o.GPUCostPerHour, o.Requests, o.probes(), o.Seed, 2}
 	data, err := json.Marshal(doc)
 	if err != nil {
 		return "", fmt.Errorf("fingerprint: %w", err)

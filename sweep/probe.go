@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
@@ -25,6 +26,16 @@ type Probe struct {
 	// stopped early).
 	TTFTP99Ms float64 `json:"ttft_p99_ms"`
 	TPOTP99Ms float64 `json:"tpot_p99_ms"`
+	// ZeroLoad marks the probe at a rate so low that requests almost never
+	// overlap: the configuration's latency with no queueing, checked
+	// before any search.
+	ZeroLoad bool `json:"zero_load,omitempty"`
+	// Failed says why a probe failed: each bound broken with its value
+	// ("ttft_p99 612 ms > 500 ms"), the bound whose failure became certain
+	// when it was stopped early, or rejected requests; "" when it passed.
+	Failed string `json:"failed,omitempty"`
+	// margin is SLO.Margin of the probe (NaN when stopped early).
+	margin float64
 }
 
 // errEarlyStop aborts a probe whose failure is certain.
@@ -51,9 +62,12 @@ type earlyStop struct {
 	ctx    context.Context
 	n      float64 // total requests; 0 when unknown
 	checks []stopCheck
+	why    string // the reason of the stop, once stopped
 }
 
 type stopCheck struct {
+	key       string // the bound's name, "ttft_p99"
+	limitMs   float64
 	metric    string
 	mean      bool
 	threshold float64 // ms: a sample above it counts (percentile bounds)
@@ -73,7 +87,7 @@ func newEarlyStop(ctx context.Context, slo SLO, total int) *earlyStop {
 		if b.Metric == "itl" {
 			continue
 		}
-		c := stopCheck{metric: b.Metric}
+		c := stopCheck{key: b.Key(), limitMs: b.LimitMs(), metric: b.Metric}
 		if b.Stat == "mean" {
 			c.mean = true
 			c.limitSum = b.LimitMs() * e.n
@@ -91,6 +105,7 @@ func (e *earlyStop) Request(rec *traces.RequestRecord) error {
 		return err
 	}
 	if rec.Status != "ok" {
+		e.why = "a request was rejected (" + rec.Status + ")"
 		return errEarlyStop
 	}
 	for i := range e.checks {
@@ -110,11 +125,13 @@ func (e *earlyStop) Request(rec *traces.RequestRecord) error {
 		if c.mean {
 			c.sum += v
 			if c.sum > c.limitSum {
+				e.why = fmt.Sprintf("%s > %s certain (stopped early)", c.key, fmtMs(c.limitMs))
 				return errEarlyStop
 			}
 		} else if v > c.threshold {
 			c.count++
 			if c.count > c.maxCount {
+				e.why = fmt.Sprintf("%s > %s certain: %.0f of %.0f requests above it (stopped early)", c.key, fmtMs(c.limitMs), c.count, e.n)
 				return errEarlyStop
 			}
 		}
@@ -143,22 +160,29 @@ type probeResult struct {
 
 // run simulates the workload rescaled to rate (same seed every time).
 func (p *prober) run(ctx context.Context, rate float64) (probeResult, error) {
-	r := probeResult{Probe: Probe{RateRPS: rate, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN()}}
+	return p.runWith(ctx, rate, p.noEarly)
+}
+
+// runWith is run, with early stopping turned off when noEarly is set.
+func (p *prober) runWith(ctx context.Context, rate float64, noEarly bool) (probeResult, error) {
+	r := probeResult{Probe: Probe{RateRPS: rate, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN(), margin: math.NaN()}}
 	gen, err := workload.NewGenerator(p.base.WithRate(rate), p.seed)
 	if err != nil {
 		return r, err
 	}
 	total, known := gen.Totals()
-	if !known || p.noEarly {
+	if !known || noEarly {
 		total = 0
 	}
-	sink := sim.Sink(newEarlyStop(ctx, p.slo, total))
-	if p.noEarly {
+	early := newEarlyStop(ctx, p.slo, total)
+	sink := sim.Sink(early)
+	if noEarly {
 		sink = ctxSink{ctx}
 	}
 	res, err := sim.Run(p.cfg, gen, sink)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
+		r.Failed = early.why
 		return r, nil
 	}
 	if err != nil {
@@ -168,6 +192,22 @@ func (p *prober) run(ctx context.Context, rate float64) (probeResult, error) {
 	r.stats = &st
 	r.TTFTP99Ms, r.TPOTP99Ms = st.TTFTms.P99, st.TPOTms.P99
 	r.Pass = res.Rejected == 0 && res.InFlight == 0 && p.slo.Met(&st)
+	if !r.Pass {
+		why := p.slo.Violations(&st)
+		if res.Rejected > 0 {
+			why = append(why, fmt.Sprintf("%d requests rejected", res.Rejected))
+		}
+		if res.InFlight > 0 {
+			why = append(why, fmt.Sprintf("%d requests unfinished", res.InFlight))
+		}
+		if len(why) == 0 {
+			why = append(why, "a bound's metric has no value")
+		}
+		r.Failed = strings.Join(why, ", ")
+	}
+	if res.Rejected == 0 && res.InFlight == 0 {
+		r.margin = p.slo.Margin(&st)
+	}
 	return r, nil
 }
 

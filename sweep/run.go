@@ -53,6 +53,10 @@ type Options struct {
 	GPUCostPerHour map[string]float64
 	// DisableEarlyStop runs every probe to the end (for checking early stop).
 	DisableEarlyStop bool
+	// OnProbe, when set, is called after every probe with its
+	// configuration, from the goroutine that ran it (concurrently across
+	// configurations); it must be quick. For progress display only.
+	OnProbe func(c Config, p Probe)
 }
 
 func (o *Options) probes() int {
@@ -71,9 +75,12 @@ func (o *Options) jobs() int {
 
 // plan is a validated sweep.
 type plan struct {
-	gpus        map[string]*hardware.GPU
-	configs     []Config // this shard's
-	work        *workload.Spec
+	gpus    map[string]*hardware.GPU
+	configs []Config // this shard's
+	work    *workload.Spec
+	// zeroWork is work cut to at most zeroLoadRequests requests for the
+	// quick zero-load check (work itself when Requests is 0).
+	zeroWork    *workload.Spec
 	clients     []string
 	fingerprint string
 }
@@ -122,7 +129,12 @@ func (o *Options) plan() (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{gpus: gpus, work: work, fingerprint: fp}
+	p := &plan{gpus: gpus, work: work, zeroWork: work, fingerprint: fp}
+	if o.Requests > zeroLoadRequests {
+		if p.zeroWork, err = probeWorkload(o.Workload, zeroLoadRequests); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range work.Clients {
 		p.clients = append(p.clients, c.Name)
 	}
@@ -239,25 +251,85 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	if !(start > 0) {
 		start = p.work.TotalRate()
 	}
+	// Zero load first: if the configuration breaks the SLO with requests
+	// that never wait for each other, no rate will do. A quick check on at
+	// most zeroLoadRequests requests decides; a failure (and a search that
+	// finds nothing above zero load) is confirmed on the full workload, so
+	// every reported verdict comes from a full probe.
+	zr := zeroLoadRate(start, p.work)
+	zeroProbe := func(work *workload.Spec) (probeResult, error) {
+		zp := *pr
+		zp.base = work
+		r, err := zp.runWith(ctx, zr, true)
+		r.ZeroLoad = true
+		return r, err
+	}
 	var best probeResult
-	out, err := search(start, o.probes(), func(rate float64) (bool, error) {
+	zero, err := zeroProbe(p.zeroWork)
+	if err != nil {
+		return row, err
+	}
+	full := p.zeroWork == p.work
+	if !zero.Pass && !full {
+		if zero, err = zeroProbe(p.work); err != nil {
+			return row, err
+		}
+		full = true
+	}
+	var floor verdictAt
+	extra := 0
+	// A workload bounded by duration rather than request counts has no
+	// request at such a rate; it is searched without the check.
+	if zero.stats != nil && zero.stats.Completed > 0 {
+		row.Probes = append(row.Probes, zero.Probe)
+		o.onProbe(c, zero.Probe)
+		extra = 1
+		if !zero.Pass {
+			row.NumProbes = 1
+			row.Status = StatusUnattainable
+			row.Reason = "at zero load: " + zero.Failed
+			return row, nil
+		}
+		floor = verdictAt{rate: zero.RateRPS, margin: zero.margin}
+		if full {
+			best = zero
+		}
+	}
+	out, err := search(start, floor, o.probes(), func(rate float64) (verdict, error) {
 		if err := ctx.Err(); err != nil {
-			return false, err
+			return verdict{}, err
 		}
 		r, err := pr.run(ctx, rate)
 		if err != nil {
-			return false, err
+			return verdict{}, err
 		}
 		row.Probes = append(row.Probes, r.Probe)
+		o.onProbe(c, r.Probe)
 		if r.Pass && rate > best.RateRPS {
 			best = r
 		}
-		return r.Pass, nil
+		return verdict{pass: r.Pass, margin: r.margin}, nil
 	})
 	if err != nil {
 		return row, err
 	}
-	row.NumProbes = out.Probes
+	if out.Best > 0 && out.Best == floor.rate && best.stats == nil {
+		// Nothing above zero load passed: confirm zero load in full.
+		if zero, err = zeroProbe(p.work); err != nil {
+			return row, err
+		}
+		row.Probes = append(row.Probes, zero.Probe)
+		o.onProbe(c, zero.Probe)
+		extra++
+		if !zero.Pass {
+			row.NumProbes = out.Probes + extra
+			row.Status = StatusUnattainable
+			row.Reason = "at zero load: " + zero.Failed
+			return row, nil
+		}
+		best = zero
+	}
+	row.NumProbes = out.Probes + extra
 	if out.Best <= 0 || best.stats == nil {
 		row.Status = StatusUnattainable
 		row.Reason = fmt.Sprintf("no rate met the SLO down to %.4g req/s", out.Hi)
@@ -286,6 +358,47 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		row.CostPerHour, row.CostMTok = plan.CostPerHour, plan.CostPerMTok
 	}
 	return row, nil
+}
+
+func (o *Options) onProbe(c Config, p Probe) {
+	if o.OnProbe != nil {
+		o.OnProbe(c, p)
+	}
+}
+
+// zeroLoadRequests is the most requests of the quick zero-load check. At
+// zero load every request is alone, so each decode token is a step of its
+// own: the check costs about as much as several loaded probes of the
+// same size.
+const zeroLoadRequests = 2000
+
+// zeroLoadFraction is the zero-load probe's rate as a share of the
+// configuration's saturation estimate: at 1e-5 of it a request overlaps
+// another about 1e-5 x (the batch at saturation) of the time, so nearly
+// every request runs alone.
+const zeroLoadFraction = 1e-5
+
+// maxZeroLoadSpan bounds the zero-load probe's simulated span (s): a
+// tenth of the span of arrivals a workload may have (1e8 s).
+const maxZeroLoadSpan = 1e7
+
+// minZeroLoadRate is the lowest zero-load rate (req/s), well above the
+// lowest rate a workload accepts (1e-6 req/s per client).
+const minZeroLoadRate = 1e-4
+
+// zeroLoadRate is the rate of the zero-load probe for saturation estimate
+// start (req/s): zeroLoadFraction of it, raised so that the workload's
+// requests arrive within maxZeroLoadSpan and to at least minZeroLoadRate.
+func zeroLoadRate(start float64, w *workload.Spec) float64 {
+	r := math.Max(start*zeroLoadFraction, minZeroLoadRate)
+	n := 0
+	for _, c := range w.Clients {
+		n += c.Arrival.NumRequests
+	}
+	if n > 0 {
+		r = math.Max(r, float64(n)/maxZeroLoadSpan)
+	}
+	return r
 }
 
 // price looks the GPU up by its grid name, then its catalog name.

@@ -148,6 +148,48 @@ func (s SLO) Met(st *traces.Stats) bool {
 	return true
 }
 
+// Violations describes every bound st breaks, in the SLO's order, as
+// "ttft_p99 575 ms > 500 ms"; none when the SLO is met. A metric without
+// samples breaks no bound.
+func (s SLO) Violations(st *traces.Stats) []string {
+	var out []string
+	for _, b := range s.Bounds {
+		if v := b.ValueMs(st); v > b.LimitMs() {
+			out = append(out, fmt.Sprintf("%s %s > %s", b.Key(), fmtMs(v), fmtMs(b.LimitMs())))
+		}
+	}
+	return out
+}
+
+// Margin is the largest log(value/limit) over the bounds: <= 0 when every
+// bound holds, > 0 by how far the worst one is broken. It is NaN when no
+// bound has samples. The search interpolates it between probes.
+func (s SLO) Margin(st *traces.Stats) float64 {
+	m := math.NaN()
+	for _, b := range s.Bounds {
+		v := b.ValueMs(st)
+		if math.IsNaN(v) {
+			continue
+		}
+		g := math.Log(v / b.LimitMs())
+		if math.IsNaN(m) || g > m {
+			m = g
+		}
+	}
+	return m
+}
+
+// fmtMs formats a latency in ms with three significant digits.
+func fmtMs(ms float64) string {
+	switch {
+	case ms >= 100:
+		return fmt.Sprintf("%.0f ms", ms)
+	case ms >= 10:
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.2f ms", ms)
+}
+
 // Find returns the bound with the given key.
 func (s SLO) Find(key string) (Bound, bool) {
 	for _, b := range s.Bounds {

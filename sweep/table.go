@@ -109,12 +109,15 @@ type probeLog struct {
 	EarlyStop bool     `json:"early_stop,omitempty"`
 	TTFTP99Ms *float64 `json:"ttft_p99_ms,omitempty"`
 	TPOTP99Ms *float64 `json:"tpot_p99_ms,omitempty"`
+	ZeroLoad  bool     `json:"zero_load,omitempty"`
+	Failed    string   `json:"failed,omitempty"`
 }
 
 func toTable(r *Row) (tableRow, error) {
 	logs := make([]probeLog, len(r.Probes))
 	for i, p := range r.Probes {
-		logs[i] = probeLog{RateRPS: p.RateRPS, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms)}
+		logs[i] = probeLog{RateRPS: p.RateRPS, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms),
+			ZeroLoad: p.ZeroLoad, Failed: p.Failed}
 	}
 	js, err := json.Marshal(logs)
 	if err != nil {
@@ -168,7 +171,7 @@ func fromTable(t *tableRow) (Row, error) {
 	}
 	for _, l := range logs {
 		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Pass: l.Pass, EarlyStop: l.EarlyStop,
-			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms)})
+			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms), ZeroLoad: l.ZeroLoad, Failed: l.Failed})
 	}
 	return r, nil
 }
