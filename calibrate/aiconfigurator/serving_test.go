@@ -17,8 +17,8 @@ b,meta-llama/Llama-3.1-70B,h200_sxm,fp8,bf16,1024,64,8.0,2,40.5,6
 		t.Fatal(err)
 	}
 	want := []serving.Row{
-		{ID: "a", Line: 2, Model: "meta-llama/Llama-3.1-8B", GPU: "h100_sxm", Precision: "bf16", ISL: 512, OSL: 32, Concurrency: 1, TP: 1, TTFTms: 20, TPOTms: 5},
-		{ID: "b", Line: 3, Model: "meta-llama/Llama-3.1-70B", GPU: "h200_sxm", Precision: "fp8", ISL: 1024, OSL: 64, Concurrency: 8, TP: 2, TTFTms: 40.5, TPOTms: 6},
+		{ID: "a", Line: 2, Model: "meta-llama/Llama-3.1-8B", GPU: "h100_sxm", Precision: "bf16", ISL: 512, OSL: 32, Concurrency: 1, TP: 1, EP: 1, DP: 1, TTFTms: 20, TPOTms: 5},
+		{ID: "b", Line: 3, Model: "meta-llama/Llama-3.1-70B", GPU: "h200_sxm", Precision: "fp8", ISL: 1024, OSL: 64, Concurrency: 8, TP: 2, EP: 1, DP: 1, TTFTms: 40.5, TPOTms: 6},
 	}
 	if len(rows) != len(want) || rows[0] != want[0] || rows[1] != want[1] {
 		t.Errorf("rows\n%+v\nwant\n%+v", rows, want)
@@ -28,6 +28,8 @@ b,meta-llama/Llama-3.1-70B,h200_sxm,fp8,bf16,1024,64,8.0,2,40.5,6
 		{"missing column", "model_path,system,isl\n", `e2e.csv:1: missing required column "osl"`},
 		{"zero ttft", h + "m,g,1,1,1,1,0,5\n", "e2e.csv:2:13: silicon_ttft_ms: must be > 0, got 0"},
 		{"fractional concurrency", h + "m,g,1,1,1.5,1,3,5\n", `e2e.csv:2:9: batch_size: want an integer, got "1.5"`},
+		{"moe layout that does not add up", "model_path,system,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\nm,g,1,1,1,4,2,1,16,3,5\n",
+			"e2e.csv:2:17: moe_ep_size: tp_size 4 x attention_dp_size 2 = 8 GPUs, but moe_tp_size 1 x moe_ep_size 16 = 16"},
 	} {
 		if _, err := ParseServing(strings.NewReader(tc.in), "e2e.csv"); err == nil || err.Error() != tc.want {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
