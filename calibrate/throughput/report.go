@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -110,8 +112,17 @@ func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
 // the held-out model, for each model in turn; the report's per-model errors
 // are all out-of-sample. Each fold starts from the source's prior, never
 // sees the held-out model's points, and runs at most foldEvals loss
-// evaluations (0: 2500).
+// evaluations (0: 2500). Folds are independent and run GOMAXPROCS at a
+// time; their results are collected in model order, so the report does not
+// depend on scheduling.
 func LeaveOneModelOut(gpu *hardware.GPU, src Source, foldEvals int) (*Report, error) {
+	return LeaveOneModelOutProgress(gpu, src, foldEvals, nil)
+}
+
+// LeaveOneModelOutProgress is LeaveOneModelOut calling progress (when not
+// nil, serially) after each fold with the folds done, their total and the
+// held-out model.
+func LeaveOneModelOutProgress(gpu *hardware.GPU, src Source, foldEvals int, progress func(done, total int, model string)) (*Report, error) {
 	if gpu == nil || src == nil {
 		return nil, fmt.Errorf("leave-one-model-out: gpu and source must be set")
 	}
@@ -129,30 +140,73 @@ func LeaveOneModelOut(gpu *hardware.GPU, src Source, foldEvals int) (*Report, er
 	}
 	sort.Strings(models)
 	rep := &Report{Title: fmt.Sprintf("leave-one-model-out: %s, %s", gpu.Name, src.Provenance().Engine), Excluded: len(excluded)}
-	all := &apes{}
-	for _, held := range models {
-		fold, err := Calibrate(Options{GPU: gpu, Source: src, ExcludeModels: []string{held}, MaxEvals: foldEvals})
-		if err != nil {
-			return nil, fmt.Errorf("fold %s: %w", held, err)
-		}
-		var test []Point
-		for _, u := range used {
-			if u.Mapping.Model == held {
-				test = append(test, u)
+	folds := make([]foldResult, len(models))
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	next := make(chan int)
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(models)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				folds[i] = lomoFold(gpu, src, used, models[i], foldEvals)
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(models), models[i])
+					mu.Unlock()
+				}
 			}
+		}()
+	}
+	for i := range models {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	all := &apes{}
+	for i, f := range folds {
+		if f.err != nil {
+			return nil, fmt.Errorf("fold %s: %w", models[i], f.err)
 		}
-		g := gpu.Clone()
-		g.Profile = fold.Profile
-		r, e, err := predictErrors(g, test)
-		if err != nil {
-			return nil, err
-		}
-		all.p, all.d = append(all.p, e.p...), append(all.d, e.d...)
-		rep.Models = append(rep.Models, r.Models...)
-		rep.Rows += len(test)
+		all.p, all.d = append(all.p, f.e.p...), append(all.d, f.e.d...)
+		rep.Models = append(rep.Models, f.rep.Models...)
+		rep.Rows += f.rows
 	}
 	rep.PrefillMedian, rep.DecodeMedian = calibrate.Median(all.p), calibrate.Median(all.d)
 	return rep, nil
+}
+
+// foldResult is one leave-one-model-out fold: the held-out model's report,
+// its errors and row count.
+type foldResult struct {
+	rep  *Report
+	e    *apes
+	rows int
+	err  error
+}
+
+// lomoFold fits without model held and predicts held's points.
+func lomoFold(gpu *hardware.GPU, src Source, used []Point, held string, foldEvals int) (out foldResult) {
+	fold, err := Calibrate(Options{GPU: gpu, Source: src, ExcludeModels: []string{held}, MaxEvals: foldEvals})
+	if err != nil {
+		out.err = err
+		return out
+	}
+	var test []Point
+	for _, u := range used {
+		if u.Mapping.Model == held {
+			test = append(test, u)
+		}
+	}
+	g := gpu.Clone()
+	g.Profile = fold.Profile
+	out.rep, out.e, out.err = predictErrors(g, test)
+	out.rows = len(test)
+	return out
 }
 
 // WriteText prints the report as an aligned table with percentages to one
