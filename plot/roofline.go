@@ -397,13 +397,45 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 		cands := []anchor{
 			{vg.Point{X: right, Y: y + gap}, text.XRight, text.YBottom},
 			{vg.Point{X: right, Y: y - gap}, text.XRight, text.YTop},
-			{vg.Point{X: vg.Length(mid), Y: y + gap}, text.XCenter, text.YBottom},
-			{vg.Point{X: vg.Length(mid), Y: y - gap}, text.XCenter, text.YTop},
 		}
+		// Then further left along the roof, above and below it, before the
+		// middle: a data point at the right end must not push the label
+		// onto a neighbouring roof's.
+		w := textStyle(annotateSize+0.5, r.color)
+		w.Font = sansFont(annotateSize+0.5, true)
+		cands = append(cands,
+			anchor{vg.Point{X: right, Y: y + 3*gap}, text.XRight, text.YBottom},
+			anchor{vg.Point{X: right, Y: y - 3*gap}, text.XRight, text.YTop})
+		for _, dx := range []vg.Length{60, 120, 180} {
+			if right-vg.Points(float64(dx))-w.Width(a.roofLabels[i]) < trX(r.ridge)+ridgeRadius {
+				break // the label would leave its roof
+			}
+			cands = append(cands,
+				anchor{vg.Point{X: right - vg.Points(float64(dx)), Y: y + gap}, text.XRight, text.YBottom},
+				anchor{vg.Point{X: right - vg.Points(float64(dx)), Y: y - gap}, text.XRight, text.YTop})
+		}
+		cands = append(cands,
+			anchor{vg.Point{X: vg.Length(mid), Y: y + gap}, text.XCenter, text.YBottom},
+			anchor{vg.Point{X: vg.Length(mid), Y: y - gap}, text.XCenter, text.YTop})
 		sty := textStyle(annotateSize+0.5, r.color)
 		sty.Font = sansFont(annotateSize+0.5, true)
 		sty, pt, rect := lp.place(sty, a.roofLabels[i], cands)
 		drawHaloText(c, sty, pt, a.roofLabels[i], rect)
+	}
+
+	// Point labels.
+	for _, g := range a.groups {
+		for _, pt := range g.pts {
+			if pt.Label == "" {
+				continue
+			}
+			cp := at(pt.Intensity, pt.FLOPS)
+			if !c.Contains(cp) {
+				continue
+			}
+			sty, tp, rect := lp.place(textStyle(annotateSize, inkColor), pt.Label, aroundMarker(cp, markerRadius))
+			drawHaloText(c, sty, tp, pt.Label, rect)
+		}
 	}
 
 	// Ridge values next to their markers.
@@ -421,6 +453,15 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 			{vg.Point{X: pt.X + d, Y: pt.Y - 3*d}, text.XLeft, text.YTop},
 			{vg.Point{X: pt.X - d, Y: pt.Y - 3*d}, text.XRight, text.YTop},
 		}
+		// Then down the ridge's drop line, beside it: close ridges (GB10's
+		// roofs a factor 2 apart) stack their labels at different heights
+		// instead of over each other and over the ceilings' labels.
+		for k := 1; k <= 24; k++ {
+			y := pt.Y - 3*d - vg.Points(float64(7*k))
+			cands = append(cands,
+				anchor{vg.Point{X: pt.X + vg.Points(3), Y: y}, text.XLeft, text.YTop},
+				anchor{vg.Point{X: pt.X - vg.Points(3), Y: y}, text.XRight, text.YTop})
+		}
 		sty, tp, rect := lp.place(textStyle(annotateSize, r.color), txt, cands)
 		drawHaloText(c, sty, tp, txt, rect)
 	}
@@ -428,20 +469,6 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 	// Bandwidth label along the slope, on its upper-left side.
 	a.drawSlopeLabel(c, lp, slopeFrom, slopeTo)
 
-	// Point labels.
-	for _, g := range a.groups {
-		for _, pt := range g.pts {
-			if pt.Label == "" {
-				continue
-			}
-			cp := at(pt.Intensity, pt.FLOPS)
-			if !c.Contains(cp) {
-				continue
-			}
-			sty, tp, rect := lp.place(textStyle(annotateSize, inkColor), pt.Label, aroundMarker(cp, markerRadius))
-			drawHaloText(c, sty, tp, pt.Label, rect)
-		}
-	}
 }
 
 // drawSlopeLabel writes the bandwidth label parallel to the visible part of the
