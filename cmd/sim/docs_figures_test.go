@@ -60,8 +60,9 @@ func gb10Points(t *testing.T, data, out string) {
 	}
 }
 
-// TestDocFigures draws the shipped roofline figures with the commands
-// docs/accuracy.md and the README record; -update-figures writes them into
+// TestDocFigures draws the shipped figures (the roofline charts and the
+// README's run plots) with the commands docs/accuracy.md and the README
+// record; -update-figures writes them into
 // docs/, otherwise they go to a temporary directory (the commands must
 // still work).
 func TestDocFigures(t *testing.T) {
@@ -76,6 +77,8 @@ func TestDocFigures(t *testing.T) {
 	for _, args := range [][]string{
 		{"roofline", "plot", "--gpu", "h100", "--model", "llama-3.1-8b", "--out", filepath.Join(dir, "roofline-h100.png")},
 		{"roofline", "plot", "--gpu", "gb10", "--points", points, "--model", "qwen2.5-7b,gpt-oss-20b", "--weights", "q8_0", "--out", filepath.Join(dir, "roofline-gb10.png")},
+		// The README's run plots: the quick-start chat workload.
+		{"run", "--workload", "../../examples/chat.yaml", "--quiet", "--plot", filepath.Join(dir, "run-chat")},
 	} {
 		if code, _, errOut := cli(t, args...); code != 0 {
 			t.Fatalf("%v: %s", args, errOut)
