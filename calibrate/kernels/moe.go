@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/roofline"
 )
@@ -266,12 +267,47 @@ func hashString(s string) uint32 {
 	return h
 }
 
+// MoEShape is an expert shape of a moe table: hidden size, expert width,
+// top-k and expert count.
+type MoEShape struct{ Hidden, Inter, TopK, Experts int }
+
+// String is "hidden x inter, top-k of experts".
+func (s MoEShape) String() string {
+	return fmt.Sprintf("%dx%d top-%d of %d", s.Hidden, s.Inter, s.TopK, s.Experts)
+}
+
+// ParseMoEShape reads "hidden x inter x topk x experts" (e.g. 4096x1536x8x128).
+func ParseMoEShape(v string) (MoEShape, error) {
+	parts := strings.Split(strings.TrimSpace(v), "x")
+	if len(parts) != 4 {
+		return MoEShape{}, fmt.Errorf("%q: want hidden x inter x topk x experts, e.g. 4096x1536x8x128", v)
+	}
+	var n [4]int
+	for i, p := range parts {
+		x, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || x < 1 {
+			return MoEShape{}, fmt.Errorf("%q: %q is not a positive integer", v, p)
+		}
+		n[i] = x
+	}
+	return MoEShape{n[0], n[1], n[2], n[3]}, nil
+}
+
+func (s MoEShape) matches(r MoERow) bool {
+	return r.Hidden == s.Hidden && r.Inter == s.Inter && r.TopK == s.TopK && r.Experts == s.Experts
+}
+
 // CalibrateMoE fits only the fused-MoE families of src's moe table (the
 // other tables are read but not fitted), with Calibrate's hold-out split and
 // report. Result.Profile.FusedMoE holds the fitted entries; the rest of the
 // returned profile is not meant to be shipped (merge FusedMoE into a
 // profile instead).
-func CalibrateMoE(src Source, opts Options) (*Result, error) {
+//
+// Rows of the held-out shapes are left out of every fit and reported
+// afterwards as families of their own ("moe_<format> @ <shape>", held-out
+// errors only): how well the model predicts an expert shape it never saw,
+// such as a served model's own.
+func CalibrateMoE(src Source, opts Options, heldOut ...MoEShape) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -288,7 +324,26 @@ func CalibrateMoE(src Source, opts Options) (*Result, error) {
 	if len(k.MoE) == 0 {
 		return nil, fmt.Errorf("kernels %s: no moe table rows to fit", k.Dir)
 	}
-	only := &Tables{Dir: k.Dir, Engine: k.Engine, Provenance: k.Provenance, MoE: k.MoE}
+	only := &Tables{Dir: k.Dir, Engine: k.Engine, Provenance: k.Provenance}
+	held := make([][]MoERow, len(heldOut))
+rows:
+	for _, r := range k.MoE {
+		for i, s := range heldOut {
+			if s.matches(r) {
+				held[i] = append(held[i], r)
+				continue rows
+			}
+		}
+		only.MoE = append(only.MoE, r)
+	}
+	for i, s := range heldOut {
+		if len(held[i]) == 0 {
+			return nil, fmt.Errorf("held-out shape %s: no rows in %s", s, k.Dir)
+		}
+	}
+	if len(only.MoE) == 0 {
+		return nil, fmt.Errorf("kernels %s: every moe row is of a held-out shape", k.Dir)
+	}
 	for _, f := range k.Files {
 		if strings.Contains(f.File, "moe") {
 			only.Files = append(only.Files, f)
@@ -305,5 +360,12 @@ func CalibrateMoE(src Source, opts Options) (*Result, error) {
 		}
 	}
 	res.Warnings = kept
+	for i, s := range heldOut {
+		fams, _ := moeFamilies(&Tables{MoE: held[i]}, opts.GPU)
+		for _, f := range fams {
+			res.Families = append(res.Families, FamilyError{Family: f.name + " @ " + s.String(),
+				Holdout: calibrate.SummarizeAPE(apes(f.samples, f.get(res.Profile)))})
+		}
+	}
 	return res, nil
 }

@@ -18,6 +18,7 @@ type calibrateMoEOptions struct {
 	Carry   []string
 	Seed    uint64
 	Holdout float64
+	Shapes  []string
 	JSON    bool
 }
 
@@ -55,6 +56,7 @@ bandwidth).`,
 	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of GPUs without moe tables to write the same entries into")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
 	f.Float64Var(&o.Holdout, "holdout", 0.2, "fraction of each format's rows held out to measure prediction error, in [0, 0.5]")
+	f.StringSliceVar(&o.Shapes, "holdout-shape", nil, "expert shapes hidden x inter x topk x experts (e.g. 4096x1536x8x128) left out of the fit and reported on their own")
 	f.BoolVar(&o.JSON, "json", false, "print the error table and warnings as JSON")
 	return cmd
 }
@@ -88,9 +90,20 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	if err != nil {
 		return err
 	}
+	var shapes []kernels.MoEShape
+	for _, v := range o.Shapes {
+		sh, err := kernels.ParseMoEShape(v)
+		if err != nil {
+			return usageError{fmt.Errorf("--holdout-shape: %w", err)}
+		}
+		shapes = append(shapes, sh)
+	}
+	if len(shapes) > 0 && len(o.Update)+len(o.Carry) > 0 {
+		return usageError{fmt.Errorf("--holdout-shape: a fit without some shapes is a check, not a profile to ship; drop --update and --carry")}
+	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command = g, o.Seed, o.Holdout, command
-	res, err := kernels.CalibrateMoE(aiconfigurator.Dir(o.Kernels), co)
+	res, err := kernels.CalibrateMoE(aiconfigurator.Dir(o.Kernels), co, shapes...)
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
 	}
