@@ -502,6 +502,16 @@ func TestSimulateJobResultsAndDownloads(t *testing.T) {
 	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &run); err != nil || run.Counters.Completed != c.Completed || run.Config.GPU != "h100" {
 		t.Errorf("run.json: %v %+v", err, run.Counters)
 	}
+	// Its summary is sim run's: vllm bench serve's keys.
+	var raw struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if fr, err := traces.DecodeResult(raw.Summary); err != nil || fr.SchemaVersion != traces.ResultSchemaVersion || fr.Numbers["completed"] != float64(c.Completed) || fr.Numbers["mean_ttft_ms"] <= 0 {
+		t.Errorf("run.json summary is not the flat result: %v %+v", err, fr)
+	}
 	zb := download(t, ts, j.ID, "run-jsonl.zip")
 	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
 	if err != nil {

@@ -147,7 +147,7 @@ type runJSON struct {
 	Profile  string              `json:"gpu_profile"`
 	MaxReqs  int                 `json:"max_requests"`
 	KV       sim.Capacity        `json:"kv_capacity"`
-	Summary  traces.Summary      `json:"summary"`
+	Summary  *traces.Result      `json:"summary"` // as sim run --out writes it (vllm bench serve's keys)
 	Counters runCounters         `json:"counters"`
 }
 
@@ -367,7 +367,9 @@ func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
 		return err
 	}
 	run := p.run
-	run.Summary = res.Summary
+	run.Summary = traces.NewResult(traces.RunInfo{Model: run.Config.Model, GPU: run.Config.GPU, TP: run.Config.TP,
+		Replicas: run.Config.Replicas, Profile: run.Profile}, res.Summary, nil)
+	run.Summary.MaxConcurrentRequests = res.PeakInSystem
 	run.Counters = runCounters{Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected,
 		InFlight: res.InFlight, PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
 		Steps: res.Steps, Preemptions: res.Preemptions, SimulatedS: res.End.Seconds()}
