@@ -72,6 +72,9 @@ type Result struct {
 	// Partial is true when the sweep was interrupted (or, after a merge,
 	// some configuration of the grid is missing).
 	Partial bool
+	// Interrupted is true when the sweep was stopped before its end (its
+	// context cancelled); WriteParquet records it in the file's metadata.
+	Interrupted bool
 	// Recommended is the Index of the recommended configuration, -1 if none.
 	Recommended int
 	// SLO is the sweep's SLO as ParseSLO reads it ("" when unknown); the

@@ -213,7 +213,7 @@ feed:
 	}
 	res.finalize()
 	if err := ctx.Err(); err != nil {
-		res.Partial = true
+		res.Partial, res.Interrupted = true, true
 		return res, fmt.Errorf("sweep interrupted after %d of %d configurations: %w", len(res.Rows), len(p.configs), err)
 	}
 	return res, nil

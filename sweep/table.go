@@ -182,6 +182,9 @@ const (
 	metaFingerprint = "roofsim.sweep.fingerprint"
 	metaGridSize    = "roofsim.sweep.grid_size"
 	metaSLO         = "roofsim.sweep.slo"
+	// metaInterrupted is "true" in the file of a sweep stopped before its
+	// end (a signal): the rows it holds are valid, the others were not run.
+	metaInterrupted = "roofsim.sweep.interrupted"
 )
 
 // WriteParquet writes res as Parquet (snappy), one row per configuration in
@@ -201,6 +204,9 @@ func WriteParquet(w io.Writer, res *Result) error {
 		parquet.KeyValueMetadata(metaGridSize, strconv.Itoa(res.GridSize))}
 	if res.SLO != "" {
 		opts = append(opts, parquet.KeyValueMetadata(metaSLO, res.SLO))
+	}
+	if res.Partial && res.Interrupted {
+		opts = append(opts, parquet.KeyValueMetadata(metaInterrupted, "true"))
 	}
 	pw := parquet.NewGenericWriter[tableRow](w, opts...)
 	if _, err := pw.Write(rows); err != nil {
@@ -241,6 +247,9 @@ func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
 	res = &Result{}
 	res.Fingerprint, _ = f.Lookup(metaFingerprint)
 	res.SLO, _ = f.Lookup(metaSLO)
+	if v, ok := f.Lookup(metaInterrupted); ok && v == "true" {
+		res.Interrupted = true
+	}
 	if g, ok := f.Lookup(metaGridSize); ok {
 		if res.GridSize, err = strconv.Atoi(g); err != nil {
 			return nil, fmt.Errorf("parquet: metadata %s: %q is not an integer", metaGridSize, g)

@@ -238,8 +238,8 @@ func TestSignalSweepPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Partial || res.GridSize != 48 || len(res.Rows) >= 48 {
-		t.Errorf("partial %v, grid %d, rows %d", res.Partial, res.GridSize, len(res.Rows))
+	if !res.Partial || !res.Interrupted || res.GridSize != 48 || len(res.Rows) >= 48 {
+		t.Errorf("partial %v, interrupted %v, grid %d, rows %d", res.Partial, res.Interrupted, res.GridSize, len(res.Rows))
 	}
 	if _, err := os.Stat(csv); err != nil {
 		t.Errorf("partial CSV: %v", err)
