@@ -61,6 +61,10 @@ func TestRobustnessTable(t *testing.T) {
 			args: []string{"sweep", "-w", "w.yaml", "--slo", "ttft_p99=1s", "--tp", "1,2000", "--out", "OUT.parquet"}, code: 2, want: "--tp: 2000: must be in [1, 1024], got 2000"},
 		{name: "sweep probes 1e8", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}")},
 			args: []string{"sweep", "-w", "w.yaml", "--slo", "ttft_p99=1s", "--probes", "100000000", "--out", "OUT.parquet"}, code: 2, want: "--probes: must be in [1, 64]"},
+		{name: "gamma cv 1e3 bursts past the cap", files: map[string]string{"w.yaml": open("{process: gamma, cv: 1000, rate: 10, duration: 100s}")},
+			args: []string{"run", "-w", "w.yaml", "--out", "OUT", "--max-requests", "2000"}, code: 1, want: "the workload generated more than --max-requests 2000 requests"},
+		{name: "max-requests past 1e8", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}")},
+			args: []string{"run", "-w", "w.yaml", "--out", "OUT", "--max-requests", "1000000000"}, code: 2, want: "--max-requests: must be in [1, 100000000]"},
 		{name: "phase batch", args: []string{"roofline", "phase", "--batch", "100000000", "--gen", "10"}, code: 1, want: "batch: must be in [1, 65536]"},
 		// Silent nonsense.
 		{name: "GPU bandwidth 1e-9", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}"), "g.yaml": gpuFile("1e-9", "80")},
