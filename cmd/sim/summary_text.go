@@ -17,7 +17,14 @@ import (
 func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, result *traces.Result, out *outputDir) error {
 	r := p.Resolved
 	s := res.Summary
-	fmt.Fprintf(w, "roofsim %s  %s on %s x%d (tp %d, %d replica(s), %s)\n", version, r.Model, r.GPU, r.TP*r.Replicas, r.TP, r.Replicas, r.Router)
+	layout := fmt.Sprintf("tp %d", r.TP)
+	if r.DP > 1 {
+		layout += fmt.Sprintf(", dp %d", r.DP)
+	}
+	if r.EP > 1 {
+		layout += fmt.Sprintf(", ep %d", r.EP)
+	}
+	fmt.Fprintf(w, "roofsim %s  %s on %s x%d (%s, %d replica(s), %s)\n", version, r.Model, r.GPU, r.TP*max(r.DP, 1)*r.Replicas, layout, r.Replicas, r.Router)
 	fmt.Fprintf(w, "weights %s, kv cache %s, KV %d blocks x %d tokens", r.Weights, r.KVCacheDType, r.Serving.NumGPUBlocks, r.Serving.BlockSize)
 	if r.NumGPUBlocksPinned {
 		fmt.Fprint(w, " (pinned)")
