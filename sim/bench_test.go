@@ -7,7 +7,8 @@ import (
 
 // BenchmarkEngineChat simulates the chat workload of the speed target:
 // Llama-3.1-8B on H100 at TP 2, Poisson 10 req/s, ~512 prompt / ~512 output
-// tokens, reporting simulated requests and steps per wall-clock second.
+// tokens, reporting simulated requests, steps and events per wall-clock
+// second, events per request and wall-clock ns per event.
 func BenchmarkEngineChat(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
@@ -22,7 +23,7 @@ clients:
 			sp := mustSpec(b, y)
 			step := realStep(b, 2)
 			cfg := Config{Scheduler: schedCfg(60000), StepModel: step, Replicas: 1, Clients: []string{"chat"}}
-			var steps, reqs int64
+			var steps, reqs, events int64
 			var simS float64
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -33,11 +34,15 @@ clients:
 				}
 				steps += res.Steps
 				reqs += res.Completed
+				events += res.Events
 				simS += res.End.Seconds()
 			}
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(reqs)/sec, "requests/s")
 			b.ReportMetric(float64(steps)/sec, "steps/s")
+			b.ReportMetric(float64(events)/sec, "events/s")
+			b.ReportMetric(float64(events)/float64(reqs), "events/req")
+			b.ReportMetric(sec*1e9/float64(events), "ns/event")
 			b.ReportMetric(simS/sec, "sim-s/s")
 		})
 	}
