@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -298,6 +299,11 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	out, err := search(start, floor, o.probes(), func(rate float64) (verdict, error) {
 		if err := ctx.Err(); err != nil {
 			return verdict{}, err
+		}
+		if rate > limits.MaxRate {
+			// Past the rates a workload may have: counted as failing, so the
+			// search narrows below instead of stopping the sweep.
+			return verdict{pass: false, margin: math.NaN()}, nil
 		}
 		r, err := pr.run(ctx, rate)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,4 +168,30 @@ func listDir(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A sweep whose search climbs past the highest rate a workload may have (1e8 req/s)
+// counts those rates as failing and finishes, instead of stopping on a rate error.
+func TestSweepRateCeiling(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(wl, []byte("clients:\n  - arrival: {rate: 10, num_requests: 20}\n    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant, value: 10}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "sweep", "--workload", wl, "--slo", "ttft_p99=10s", "--requests", "100", "--probes", "64", "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Rows []struct {
+			MaxRate float64 `json:"max_rate_rps"`
+			Status  string  `json:"status"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Rows) != 1 || doc.Rows[0].MaxRate > 1e8 {
+		t.Errorf("rows %+v, want one with a max rate <= 1e8", doc.Rows)
+	}
 }
