@@ -84,8 +84,6 @@ type moeShape struct {
 	// ep and dp are the expert- and data-parallel degrees (1 when off);
 	// moeTP = tp dp / ep splits each expert's width.
 	ep, dp, moeTP int
-	// local is the routed experts held per GPU (experts / ep).
-	local int
 	// fused is the profile's fused-kernel entry for the experts' format
 	// (hardware.FusedMoE) when useFused; the per-FLOPs effMoE otherwise.
 	fused    hardware.OpEfficiency
@@ -121,7 +119,6 @@ func (m *StepModel) initMoE(opts StepOptions) error {
 	}
 	m.moe = moeShape{ep: ep, dp: dp, moeTP: gpus / ep}
 	if e := m.cfg.MoE; e != nil && m.nMoE > 0 {
-		m.moe.local = m.experts / ep
 		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, m.moe.moeTP)
 	}
 	if f := m.prof.FusedMoE; len(f) > 0 {

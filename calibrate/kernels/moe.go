@@ -195,14 +195,18 @@ func moeFamilies(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 	byKey := map[string][]Sample{}
 	var order []string
 	skipped := 0
-	cache := map[[5]int]MoERouting{}
+	type routingKey struct {
+		tokens, experts, topK, ep int
+		dist                      string
+	}
+	cache := map[routingKey]MoERouting{}
 	for _, r := range k.MoE {
 		key, ok := moeFormat(r.Dtype)
 		if !ok {
 			skipped++
 			continue
 		}
-		ck := [5]int{r.Tokens, r.Experts, r.TopK, r.EPSize, int(hashString(r.Distribution))}
+		ck := routingKey{r.Tokens, r.Experts, r.TopK, r.EPSize, r.Distribution}
 		rt, ok := cache[ck]
 		if !ok {
 			if rt, ok = moeRouting(r, 1); !ok {
@@ -256,15 +260,6 @@ func moeFamilies(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 func DefaultFusedMoEEntry() hardware.OpEfficiency {
 	e, _, _ := hardware.DefaultFusedMoE().Lookup("bf16")
 	return e
-}
-
-func hashString(s string) uint32 {
-	var h uint32 = 2166136261
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
 }
 
 // MoEShape is an expert shape of a moe table: hidden size, expert width,
