@@ -100,6 +100,29 @@ func (b *Bench) Prior(g *hardware.GPU) throughput.Prior {
 // Other engines (vLLM, SGLang, TensorRT-LLM, Ollama) run other kernels and
 // are excluded; kernel rows (gemm, gemv, bandwidth) only set priors.
 func Select(rows []Row, lo, hi int) (used []throughput.Point, excluded []throughput.Excluded) {
+	// Rows repeat a few (model, format) pairs; each is mapped once (the
+	// catalog lookup parses the embedded catalog) and every row gets its own
+	// copy of the model config.
+	type mapped struct {
+		m   throughput.Mapping
+		err error
+	}
+	memo := map[[2]string]mapped{}
+	mapRow := func(r Row) (throughput.Mapping, error) {
+		k := [2]string{r.Model, r.WeightFormat}
+		e, ok := memo[k]
+		if !ok {
+			e.m, e.err = MapRow(r)
+			memo[k] = e
+		}
+		if e.err != nil {
+			return throughput.Mapping{}, e.err
+		}
+		m := e.m
+		c := *m.Config
+		m.Config = &c
+		return m, nil
+	}
 	for _, r := range rows {
 		reason := ""
 		switch {
@@ -117,7 +140,7 @@ func Select(rows []Row, lo, hi int) (used []throughput.Point, excluded []through
 			reason = fmt.Sprintf("llama.cpp build b%d outside fitted range b%d..b%d", r.Build(), lo, hi)
 		}
 		if reason == "" {
-			m, err := MapRow(r)
+			m, err := mapRow(r)
 			if err != nil {
 				reason = "unmapped: " + err.Error()
 			} else if ph, err := Phase(r); err != nil {
