@@ -11,7 +11,7 @@ package scheduler
 // (unhashed) free blocks get no preference: the queue is least-recently-freed first,
 // whether cached or not, which is what vLLM does.
 //
-// Every operation is O(1) apart from map growth, which the map's initial size avoids.
+// Every operation is O(1) apart from the cache index's map growth (amortised).
 type blockPool struct {
 	n int
 	// ref is the number of running requests holding each block.
@@ -46,7 +46,9 @@ func newBlockPool(n int, caching bool) blockPool {
 		p.prev[i] = int32((i + n) % (n + 1))
 	}
 	if caching {
-		p.cached = make(map[uint64]int32, n)
+		// No size hint: a hint of n (hundreds of thousands of blocks) costs
+		// more to clear than a short run ever hashes; the map grows with use.
+		p.cached = make(map[uint64]int32)
 	}
 	return p
 }

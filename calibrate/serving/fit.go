@@ -153,6 +153,7 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 		}
 	}
 	evals := 0
+	most := 0 // simulations the fit may run, for Progress
 	// x[0..4] set the simulations (Overheads); x[5] = log(k-1) only
 	// reweights them.
 	const nSim = 5
@@ -165,6 +166,9 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 		}
 		evals++
 		memoX, memo = append([]float64(nil), x[:nSim]...), Validate(train, with(decode(x)))
+		if opts.Progress != nil {
+			opts.Progress(evals, most)
+		}
 		return memo
 	}
 	loss := func(x []float64) float64 {
@@ -190,6 +194,7 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	if spec.KeepStepTerms {
 		steps, graphs = steps[:1], graphs[:1] // unused: the profiles' own terms apply
 	}
+	most = len(steps)*len(graphs)*2*2 + nmEvals
 	for _, step := range steps {
 		for _, graph := range graphs {
 			for _, front := range []float64{3000, 20000} {
@@ -222,7 +227,7 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 		x0[i] = bestX[j]
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: func(xr []float64) float64 { return loss(full(xr)) }}, x0, &optimize.Settings{
-		FuncEvaluations: 200,
+		FuncEvaluations: nmEvals,
 		Converger:       &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 15},
 	}, &optimize.NelderMead{SimplexSize: 1})
 	if res == nil {
@@ -239,6 +244,9 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	}
 	return out, nil
 }
+
+// nmEvals is the Nelder-Mead budget of FitOverheads, in loss evaluations.
+const nmEvals = 200
 
 // softL1Scale is the log error (about 25%) beyond which the fit's loss
 // (fit.SoftL1) grows linearly rather than quadratically: rows whose TTFT is

@@ -43,6 +43,10 @@ type Options struct {
 	// GPU resolves a row's system name; default hardware.Lookup. Calibration
 	// uses it to substitute a profile under test.
 	GPU func(name string) (*hardware.GPU, error)
+	// Model resolves a row's model name; default model.Lookup, which parses
+	// the embedded catalog on every call: Validate looks each distinct
+	// model up once and serves copies to the rows.
+	Model func(name string) (*model.Config, error)
 	// MaxNumSeqs and MaxNumBatchedTokens are the engine settings assumed for
 	// the measurements: vLLM's defaults for the OpenAI server on >= 70 GiB
 	// GPUs (1024 and 8192).
@@ -50,6 +54,10 @@ type Options struct {
 	// KVDType overrides the KV-cache precision; "" uses the row's precision
 	// (AIConfigurator's fp8 mode quantises the KV cache as well).
 	KVDType string
+	// Progress, when set, is called by FitOverheads after each simulation
+	// of the training rows with the simulations done and the most the fit
+	// may run (its grid plus its Nelder-Mead budget).
+	Progress func(done, most int)
 }
 
 func (o *Options) defaults() {
@@ -64,6 +72,9 @@ func (o *Options) defaults() {
 	}
 	if o.GPU == nil {
 		o.GPU = hardware.Lookup
+	}
+	if o.Model == nil {
+		o.Model = model.Lookup
 	}
 	if o.MaxNumSeqs <= 0 {
 		o.MaxNumSeqs = 1024
@@ -169,7 +180,7 @@ type Group struct {
 // its first wave).
 func Predict(row Row, opts Options) (Prediction, error) {
 	opts.defaults()
-	m, err := model.Lookup(row.Model)
+	m, err := opts.Model(row.Model)
 	if err != nil {
 		return Prediction{}, fmt.Errorf("model %q: %w", row.Model, err)
 	}
@@ -206,9 +217,9 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	run := func(ramp time.Duration, perClient int) (ttft, tpot float64, err error) {
 		spec := &workload.Spec{Seed: opts.Seed, Clients: []workload.Client{{
 			Name:         "bench",
-			Concurrency:  row.Concurrency,
+			Concurrency:  row.Clients(),
 			RampUp:       workload.Duration(ramp),
-			NumRequests:  row.Concurrency * perClient,
+			NumRequests:  row.Clients() * perClient,
 			PromptTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.ISL},
 			OutputTokens: workload.LengthDist{Dist: workload.DistConstant, Value: row.OSL},
 		}}}
@@ -263,11 +274,40 @@ func cycleEstimate(step *roofline.StepModel, row Row) time.Duration {
 	return time.Duration((float64(row.Concurrency)*pre + float64(row.OSL)*d) * 1e9)
 }
 
+// memoModels resolves the distinct models of rows once with lookup and
+// returns a resolver serving copies of them (errors included), safe for
+// concurrent use: the map is only read after it is built.
+func memoModels(rows []Row, lookup func(string) (*model.Config, error)) func(string) (*model.Config, error) {
+	type entry struct {
+		m   *model.Config
+		err error
+	}
+	memo := map[string]entry{}
+	for _, r := range rows {
+		if _, ok := memo[r.Model]; !ok {
+			m, err := lookup(r.Model)
+			memo[r.Model] = entry{m, err}
+		}
+	}
+	return func(name string) (*model.Config, error) {
+		e, ok := memo[name]
+		if !ok {
+			return lookup(name)
+		}
+		if e.err != nil {
+			return nil, e.err
+		}
+		c := *e.m
+		return &c, nil
+	}
+}
+
 // Validate simulates every row (in parallel, deterministically) and
 // reports TTFT and TPOT errors per row and overall. Rows that cannot be
 // simulated (unknown model, does not fit) are kept with Skipped set.
 func Validate(rows []Row, opts Options) *Report {
 	opts.defaults()
+	opts.Model = memoModels(rows, opts.Model)
 	out := make([]Result, len(rows))
 	var wg sync.WaitGroup
 	next := make(chan int)

@@ -21,6 +21,7 @@ type calibrateServingOptions struct {
 	RequestsPerClient int
 	KVDType           string
 	JSON              bool
+	Quiet             bool
 }
 
 func newCalibrateServingCmd(s streams) *cobra.Command {
@@ -35,7 +36,11 @@ systems, on top of each GPU's kernel-calibrated profile. Every row of other
 systems is held out and only predicted; both error tables are printed.
 
 --update writes the fitted overheads into the given profile files (for
-example hardware/profiles/h100.yaml), recording the command in their source.`,
+example hardware/profiles/h100.yaml), recording the command in their source.
+
+Time: the H100 rows of closed_loop_vllm.csv take about 65 s of CPU time
+(up to 236 simulations of every training row, each row's simulations in
+parallel): about half a minute on two free cores; progress on stderr.`,
 		Example: `  sim calibrate serving --file ../shared/data/e2e/closed_loop_vllm.csv --train-gpus h100_sxm \
     --update hardware/profiles/h100.yaml,hardware/profiles/h200.yaml`,
 		Args: noArgs,
@@ -52,6 +57,7 @@ example hardware/profiles/h100.yaml), recording the command in their source.`,
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the fit as JSON")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
 
@@ -81,8 +87,13 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if err := checkServingRows(o.File, rows, o.RequestsPerClient); err != nil { // calibrate_truth.go
 		return err
 	}
+	bar := newMeter(s.errOut, 0, o.Quiet, "fitting", "simulations")
 	fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: o.TrainGPUs, TrainModels: o.TrainModels, KeepStepTerms: o.KeepStepTerms},
-		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType})
+		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType, Progress: func(done, most int) {
+			bar.SetTotal(int64(most))
+			bar.Set(int64(done))
+		}})
+	bar.Finish()
 	if err != nil {
 		return err
 	}
