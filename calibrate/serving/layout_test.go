@@ -37,3 +37,19 @@ func TestResolveLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestClientsPerDPRank: a row's batch_size is per attention-DP rank, so
+// the benchmark ran DP times as many clients.
+func TestClientsPerDPRank(t *testing.T) {
+	r := Row{TP: 4, MoETP: 1, EP: 16, DP: 4, Concurrency: 8}
+	if err := r.ResolveLayout(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Clients() != 32 {
+		t.Errorf("Clients = %d, want 8 x dp 4 = 32", r.Clients())
+	}
+	d := Row{TP: 2, Concurrency: 8}
+	if err := d.ResolveLayout(); err != nil || d.Clients() != 8 {
+		t.Errorf("dense row: Clients = %d (%v), want 8", d.Clients(), err)
+	}
+}

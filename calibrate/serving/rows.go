@@ -57,6 +57,13 @@ func (r *Row) ResolveLayout() error {
 	return nil
 }
 
+// Clients is the benchmark's number of concurrent clients: Concurrency per
+// attention-DP rank, times DP. AIConfigurator's tables record batch_size
+// per DP rank: the MiniMax-M2.5 rows with attention_dp_size 4 give
+// silicon_concurrency = 4 x batch_size in their provenance, and a DP row's
+// TPOT matches the TP layout's at DP times its batch_size.
+func (r *Row) Clients() int { return r.Concurrency * max(r.DP, 1) }
+
 // Layout names the row's parallel layout: "tp4", or "tp4 dp4 ep16".
 func (r *Row) Layout() string {
 	s := fmt.Sprintf("tp%d", r.TP)
