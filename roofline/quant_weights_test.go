@@ -1,7 +1,9 @@
 package roofline
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,6 +64,7 @@ func TestQuantisedCheckpointWeightBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := m.WeightBytesPerGPU()
+			t.Logf("weight bytes %.3f GB, expected %.3f GB", got/1e9, c.want/1e9)
 			if rel := got/c.want - 1; math.Abs(rel) > 0.03 {
 				t.Errorf("weight bytes %.3f GB, want %.3f GB (%+.1f%%)", got/1e9, c.want/1e9, 100*rel)
 			}
@@ -75,6 +78,54 @@ func TestQuantisedCheckpointWeightBytes(t *testing.T) {
 				t.Errorf("bf16 override %.1f GB is not well above the checkpoint's %.1f GB", bf.WeightBytesPerGPU()/1e9, got/1e9)
 			}
 		})
+	}
+}
+
+// TestInt8CheckpointWeightBytes: Llama-3.1-70B-Instruct as RedHatAI ships
+// it quantised to int8 weights (Meta-Llama-3.1-70B-Instruct-quantized.w8a8,
+// compressed-tensors, channel-wise int8, lm_head left in bf16). Its
+// Hugging Face tree lists 72.7 GB in all (commit c1e6631; the tokenizer
+// and configs add under 20 MB). The config is the shared bf16 one with
+// that quantization_config added.
+func TestInt8CheckpointWeightBytes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(shareddata.Path(t), "models", "llama-3.1-70b-instruct", "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["quantization_config"] = map[string]any{
+		"quant_method": "compressed-tensors", "format": "int-quantized",
+		"config_groups": map[string]any{"group_0": map[string]any{
+			"targets": []string{"Linear"},
+			"weights": map[string]any{"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": true},
+		}},
+		"ignore": []string{"lm_head"},
+	}
+	dir := filepath.Join(t.TempDir(), "llama-3.1-70b-instruct-w8a8")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(doc)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := model.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, _ := hardware.Resolve("b200")
+	m, err := NewStepModel(cfg, gpu, StepOptions{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const published = 72.7e9
+	got := m.WeightBytesPerGPU()
+	t.Logf("weight bytes %.3f GB (published %.1f GB)", got/1e9, published/1e9)
+	if math.Abs(got/published-1) > 0.03 {
+		t.Errorf("weight bytes %.2f GB, published %.1f GB", got/1e9, published/1e9)
 	}
 }
 
