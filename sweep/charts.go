@@ -45,6 +45,12 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		slices.SortFunc(probes, func(a, b Probe) int { return cmp.Compare(a.RateRPS, b.RateRPS) })
 		style++
 		label := fmt.Sprintf("#%d %s tp%d", row.Index, row.GPU, row.TP)
+		if row.DP > 1 {
+			label += fmt.Sprintf(" dp%d", row.DP)
+		}
+		if row.EP > 1 {
+			label += fmt.Sprintf(" ep%d", row.EP)
+		}
 		if row.Recommended {
 			label += " (recommended)"
 			rec.X, rec.Y = append(rec.X, row.TokensPerSPerUser), append(rec.Y, row.OutputTokensPerSPerGPU)
