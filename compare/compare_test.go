@@ -242,3 +242,29 @@ func TestQuantileMatchesNumpy(t *testing.T) {
 	}
 	_ = fmt.Sprint
 }
+
+// run.json's summary is read in both forms: the flat result (sim run, and
+// sim observe since it writes the same) and the nested summary that older
+// sim observe runs wrote.
+func TestRunJSONITLBothForms(t *testing.T) {
+	s := traces.Summary{Stats: traces.Stats{Completed: 4, OutputTokens: 44, DurationS: 2,
+		ITLms: traces.Dist{Count: 40, Mean: 10, Std: 1, P50: 9, P90: 12, P99: 15}}}
+	flat, err := json.Marshal(traces.NewResult(traces.RunInfo{Model: "m"}, s, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, raw := range map[string][]byte{"flat": flat, "nested": nested} {
+		rj := runJSON{Summary: raw}
+		d, err := rj.itlDist()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d != s.ITLms {
+			t.Errorf("%s: ITL %+v, want %+v", name, d, s.ITLms)
+		}
+	}
+}

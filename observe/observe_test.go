@@ -162,6 +162,10 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 			if s := res.Summary; s.Completed != 10 || s.Rejected != 2 || s.RejectedReasons["http_503"] != 2 || s.ITLms.Count != 70 {
 				t.Errorf("summary: completed %d rejected %d reasons %v itls %d", s.Completed, s.Rejected, s.RejectedReasons, s.ITLms.Count)
 			}
+			// The closed loop's four clients send at once and never more.
+			if res.MaxInFlight != 4 {
+				t.Errorf("max in flight %d, want 4 (the closed loop's concurrency)", res.MaxInFlight)
+			}
 		})
 	}
 }

@@ -78,7 +78,9 @@ type ServerFacts struct {
 
 // Result is the outcome of an observed run.
 type Result struct {
-	Summary traces.Summary `json:"summary"`
+	// Summary is the requests' summary; callers write it in the result
+	// schema (traces.Result), so it is left out of Result's own JSON.
+	Summary traces.Summary `json:"-"`
 	// Request counts: sent = completed + failed; Unsent were due (their
 	// send time had come, waiting for a concurrency slot) but not sent
 	// when the run stopped early.
@@ -86,6 +88,8 @@ type Result struct {
 	Completed int64 `json:"completed"`
 	Failed    int64 `json:"failed"`
 	Unsent    int64 `json:"unsent"`
+	// MaxInFlight is the most requests sent and not yet finished at once.
+	MaxInFlight int64 `json:"max_in_flight"`
 	// TargetRate is the workload's open-loop rate (req/s, sessions/s for
 	// session clients; 0 for closed loops); AchievedRate is the requests
 	// actually sent per second between the first and last send.
@@ -353,6 +357,7 @@ func (d *dispatcher) launch(ctx context.Context, r workload.Request) {
 	nw := strings.Count(text, " ") + 1
 	body, err := d.cfg.body(text, r.OutputTokens)
 	d.inflight++
+	d.res.MaxInFlight = max(d.res.MaxInFlight, int64(d.inflight))
 	cfg := &d.cfg
 	go func() {
 		var out outcome

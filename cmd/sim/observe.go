@@ -41,6 +41,7 @@ type observeOptions struct {
 	Quiet           bool
 	JSON            bool
 	Overwrite       bool
+	Results         resultOptions
 }
 
 func newObserveCmd(s streams, runF func(*cobra.Command, *observeOptions) error) *cobra.Command {
@@ -99,13 +100,15 @@ names the simulated model.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "let --out replace a directory of earlier results (replaced whole, never merged)")
+	addResultFlags(cmd, &opts.Results)
 	addSettingFlags(cmd, "model")
 	cmd.AddCommand(newMockServerCmd(s))
 	return cmd
 }
 
 // observeRecord is run.json of an observed run. Config has the keys of
-// 'sim run's run.json "config", so calibration and comparison read both.
+// 'sim run's run.json "config" and Summary is the same result (vllm bench
+// serve's keys), so calibration and comparison read both.
 type observeRecord struct {
 	Kind     string              `json:"kind"`
 	RunID    string              `json:"run_id"`
@@ -119,7 +122,7 @@ type observeRecord struct {
 	Workload *workload.Spec      `json:"workload"`
 	Files    map[string]string   `json:"files"`
 	Notes    []string            `json:"notes,omitempty"`
-	Summary  traces.Summary      `json:"summary"`
+	Summary  *traces.Result      `json:"summary"`
 	Counters map[string]int64    `json:"counters"`
 }
 
@@ -155,6 +158,10 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	format, err := traces.ParseFormat(opts.TraceFormat)
 	if err != nil {
 		return fmt.Errorf("--trace-format: %w", err)
+	}
+	percentiles, slo, err := opts.Results.parsed(cmd)
+	if err != nil {
+		return err
 	}
 	sp, err := loadSpec(cmd, opts.Workload)
 	if err != nil {
@@ -201,6 +208,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	if err != nil {
 		return err
 	}
+	out.slo = slo
 	defer out.abort()
 
 	started := time.Now().UTC()
@@ -217,7 +225,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		Endpoint: res.Server,
 		Client: observeClient{API: cfg.API, MaxConcurrency: cfg.MaxConcurrency, RequestTimeoutS: cfg.RequestTimeout.Seconds(),
 			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: res.WordsPerToken, Metrics: cfg.MetricsURL},
-		Result: res, Workload: sp, Notes: notes, Summary: res.Summary,
+		Result: res, Workload: sp, Notes: notes, Summary: observeResult(sp, res, percentiles, out),
 		Counters: map[string]int64{"arrived": res.Sent, "completed": res.Completed, "rejected": res.Failed, "unsent": res.Unsent},
 		Files:    out.files(),
 	}
@@ -236,6 +244,20 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		err = fmt.Errorf("interrupted; the requests so far are in %s", opts.Out)
 	}
 	return err
+}
+
+// observeResult is the observed requests' summary in the result schema of
+// 'sim run' (docs/results.md). The peak concurrency is the client's: the
+// most requests sent and not yet finished.
+func observeResult(sp *workload.Spec, res *observe.Result, ps []float64, out *observeDir) *traces.Result {
+	d := sp.Deployment
+	r := traces.NewResult(traces.RunInfo{Model: sp.Model, GPU: d.GPU, TP: d.TP, Replicas: d.Replicas,
+		Profile: "measured (observed server)"}, res.Summary, ps)
+	r.MaxConcurrentRequests = res.MaxInFlight
+	if out.slo.Enabled() {
+		r.Goodput, r.GoodRequests = out.slo, out.good
+	}
+	return r
 }
 
 // writeObserveText prints the observed run's summary.
@@ -297,6 +319,9 @@ type observeDir struct {
 	detW   *bufio.Writer
 	metF   *os.File
 	metW   *bufio.Writer
+	// slo is the --goodput SLO set; good counts the requests that met it.
+	slo  traces.Goodput
+	good int64
 }
 
 var _ observe.Sink = (*observeDir)(nil)
@@ -340,6 +365,9 @@ func (o *observeDir) files() map[string]string {
 }
 
 func (o *observeDir) Request(r *traces.RequestRecord, d *observe.Detail) error {
+	if o.slo.Good(r) {
+		o.good++
+	}
 	if err := o.reqW.Write(r); err != nil {
 		return err
 	}

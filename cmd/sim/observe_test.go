@@ -83,6 +83,23 @@ func TestObserveCommandWritesRunDirectory(t *testing.T) {
 	if int64(len(recs)) != rj.Result.Sent || rj.Result.Failed != rj.Result.Sent/10 {
 		t.Errorf("%d rows, run.json sent %d failed %d", len(recs), rj.Result.Sent, rj.Result.Failed)
 	}
+	// The summary is sim run's result: flat, versioned, vllm bench
+	// serve's keys, and the counts agree with the rows.
+	fr, err := traces.DecodeResult(summaryOf(t, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := fr.Numbers
+	if fr.SchemaVersion != traces.ResultSchemaVersion || fr.Model != "llama-3.1-8b" ||
+		int64(n["completed"]+n["failed"]) != rj.Result.Sent || int64(n["failed"]) != rj.Result.Failed ||
+		n["max_concurrent_requests"] < 1 || n["request_throughput"] <= 0 || !(n["p99_ttft_ms"] >= n["median_ttft_ms"]) {
+		t.Errorf("summary: version %d model %q numbers %v", fr.SchemaVersion, fr.Model, n)
+	}
+	for _, nested := range []string{`"ttft_ms"`, `"throughput_rps"`} {
+		if bytes.Contains(data, []byte(nested)) {
+			t.Errorf("run.json still has the nested summary key %s", nested)
+		}
+	}
 	for _, name := range []string{"requests_detail.jsonl", "metrics.csv"} {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
@@ -123,6 +140,18 @@ func TestObserveCommandWritesRunDirectory(t *testing.T) {
 	if cmp.Matching != "request id" || stages == 0 {
 		t.Errorf("matching %q, %d stage-1 rows", cmp.Matching, stages)
 	}
+}
+
+// summaryOf returns run.json's "summary" object.
+func summaryOf(t *testing.T, runJSON []byte) []byte {
+	t.Helper()
+	var rj struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := json.Unmarshal(runJSON, &rj); err != nil {
+		t.Fatal(err)
+	}
+	return rj.Summary
 }
 
 func TestObserveInterruptedLeavesValidFiles(t *testing.T) {
