@@ -186,6 +186,10 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#sim-run`)),
 		wait(`state.charts["sim-cdf-ttft"] !== undefined && state.runs.length > 0 && state.runs[0].state === "done"`))
 	cdfPoints := eval(`state.charts["sim-cdf-ttft"].data[1].filter(v => v !== null).length`)
+	// Every summary figure is a number: a key the page reads that the
+	// result lacks shows as "–".
+	kpis := eval(`document.querySelectorAll("#sim-summary .kpi .v").length`)
+	blankKPIs := eval(`[...document.querySelectorAll("#sim-summary .kpi .v")].filter(e => e.textContent.includes("–")).length`)
 	shot("web-simulate.png")
 	// Sweep and validation from --data.
 	step("sweep",
@@ -209,6 +213,9 @@ func TestBrowser(t *testing.T) {
 	// h100 has no fp4 peak: 5 of the 7 precisions draw a hollow circle.
 	if spotPoints < 5 || okRows < 5 {
 		t.Errorf("spot check drew %d points with %d supported rows, want >= 5", spotPoints, okRows)
+	}
+	if kpis < 7 || blankKPIs != 0 {
+		t.Errorf("simulation summary: %d figures, %d of them blank", kpis, blankKPIs)
 	}
 	if cdfPoints < 10 {
 		t.Errorf("TTFT CDF has %d points", cdfPoints)

@@ -13,7 +13,9 @@ import (
 // step time. Everything is derived from the run's records; no model
 // quantity is computed here.
 type simResult struct {
-	Summary  traces.Summary `json:"summary"`
+	// Summary is sim run's result (vllm bench serve's keys), the one in
+	// run.json's download.
+	Summary  *traces.Result `json:"summary"`
 	Counters runCounters    `json:"counters"`
 	// Capped is true when max_requests cut the workload short.
 	Capped      bool     `json:"capped"`
@@ -93,12 +95,9 @@ func makeCDF(vals []float64) cdf {
 	return c
 }
 
-func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan) *simResult {
-	out := &simResult{Summary: res.Summary, Capped: p.capped, MaxRequests: p.total,
+func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan, run *runJSON) *simResult {
+	out := &simResult{Summary: run.Summary, Counters: run.Counters, Capped: p.capped, MaxRequests: p.total,
 		KVBlocks: p.prepared.Scheduler.NumGPUBlocks, Replicas: p.cfg.Replicas}
-	out.Counters = runCounters{Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected,
-		InFlight: res.InFlight, PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
-		Steps: res.Steps, Preemptions: res.Preemptions, SimulatedS: res.End.Seconds()}
 	var ttft, tpot, e2e []float64
 	for i := range reqs {
 		r := &reqs[i]

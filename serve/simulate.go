@@ -373,7 +373,7 @@ func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
 	run.Counters = runCounters{Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected,
 		InFlight: res.InFlight, PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
 		Steps: res.Steps, Preemptions: res.Preemptions, SimulatedS: res.End.Seconds()}
-	result := shapeResult(sink.requests, sink.steps, res, p)
+	result := shapeResult(sink.requests, sink.steps, res, p, &run)
 	j.mu.Lock()
 	j.requests, j.steps, j.run, j.result = sink.requests, sink.steps, &run, result
 	j.mu.Unlock()

@@ -386,11 +386,11 @@ function simChartsRender() {
   for (const r of shown) {
     const s = r.result.summary, c = r.result.counters;
     html += `<h3 style="color:${r.color}">${esc(r.label)}${r.result.capped ? ` <span class="hint">(capped at ${r.result.max_requests} requests)</span>` : ""}</h3><div class="summary">` +
-      kpi("completed / arrived", `${c.completed} / ${c.arrived}`) + kpi("output tok/s", fmtNum(s.output_tokens_per_s, 4)) +
-      kpi("requests/s", fmtNum(s.throughput_rps, 4)) + kpi("preemptions", c.preemptions) +
-      kpi("TTFT p50 / p99 (ms)", `${fmtNum(s.ttft_ms.p50)} / ${fmtNum(s.ttft_ms.p99)}`) +
-      kpi("TPOT p50 / p99 (ms)", `${fmtNum(s.tpot_ms.p50)} / ${fmtNum(s.tpot_ms.p99)}`) +
-      kpi("E2E p50 / p99 (ms)", `${fmtNum(s.e2e_ms.p50)} / ${fmtNum(s.e2e_ms.p99)}`) +
+      kpi("completed / arrived", `${c.completed} / ${c.arrived}`) + kpi("output tok/s", fmtNum(s.output_throughput, 4)) +
+      kpi("requests/s", fmtNum(s.request_throughput, 4)) + kpi("preemptions", c.preemptions) +
+      kpi("TTFT p50 / p99 (ms)", `${fmtNum(s.median_ttft_ms)} / ${fmtNum(s.p99_ttft_ms)}`) +
+      kpi("TPOT p50 / p99 (ms)", `${fmtNum(s.median_tpot_ms)} / ${fmtNum(s.p99_tpot_ms)}`) +
+      kpi("E2E p50 / p99 (ms)", `${fmtNum(s.median_e2el_ms)} / ${fmtNum(s.p99_e2el_ms)}`) +
       kpi("simulated / wall", `${fmtNum(c.simulated_s)} s / ${fmtNum(r.wall_s, 2)} s`) + `</div>`;
   }
   sumEl.innerHTML = html;
