@@ -32,16 +32,27 @@ func WritePanels(path string, cols int, charts []XYChart) error {
 		return fmt.Errorf("plot: panels %q: %w", path, errors.New("charts: need at least one chart"))
 	}
 	cols = min(cols, len(charts))
-	rows := (len(charts) + cols - 1) / cols
-	grid := make([][]*gplot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*gplot.Plot, cols)
-	}
+	plots := make([]*gplot.Plot, len(charts))
 	for i, c := range charts {
 		p, err := buildXY(c)
 		if err != nil {
 			return fmt.Errorf("plot: panels %q: charts[%d]: %w", path, i, err)
 		}
+		plots[i] = p
+	}
+	return renderGrid(path, cols, plots)
+}
+
+// renderGrid draws plots tiled row-major in cols columns (1 <= cols <=
+// len(plots)) into path, a panel of panelWidth x panelHeight each, written
+// atomically.
+func renderGrid(path string, cols int, plots []*gplot.Plot) error {
+	rows := (len(plots) + cols - 1) / cols
+	grid := make([][]*gplot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*gplot.Plot, cols)
+	}
+	for i, p := range plots {
 		grid[i/cols][i%cols] = p
 	}
 	w, h := vg.Length(cols)*panelWidth, vg.Length(rows)*panelHeight

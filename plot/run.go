@@ -89,34 +89,15 @@ func WriteFigure(path string, cols int, panels []Panel) error {
 		return fmt.Errorf("plot: figure %q: need cols >= 1 and at least one panel", path)
 	}
 	cols = min(cols, len(panels))
-	rows := (len(panels) + cols - 1) / cols
-	grid := make([][]*gplot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*gplot.Plot, cols)
-	}
+	plots := make([]*gplot.Plot, len(panels))
 	for i, c := range panels {
 		p, err := c.build()
 		if err != nil {
 			return fmt.Errorf("plot: figure %q: panel %d: %w", path, i, err)
 		}
-		grid[i/cols][i%cols] = p
+		plots[i] = p
 	}
-	w, h := vg.Length(cols)*panelWidth, vg.Length(rows)*panelHeight
-	tiles := draw.Tiles{
-		Rows: rows, Cols: cols,
-		PadX: vg.Points(24), PadY: vg.Points(24),
-		PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(14),
-	}
-	return renderToFile(path, w, h, func(dc draw.Canvas) {
-		canvases := gplot.Align(grid, tiles, dc)
-		for r := range grid {
-			for c, p := range grid[r] {
-				if p != nil {
-					p.Draw(canvases[r][c])
-				}
-			}
-		}
-	})
+	return renderGrid(path, cols, plots)
 }
 
 // LegendPanel is a panel that holds only a legend: one row per entry, with
