@@ -452,12 +452,7 @@ func writeRequests(w *bytes.Buffer, f traces.Format, recs []traces.RequestRecord
 	if err != nil {
 		return err
 	}
-	for i := range recs {
-		if err := tw.Write(&recs[i]); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
+	return writeAll(tw, recs)
 }
 
 func writeSteps(w *bytes.Buffer, f traces.Format, recs []traces.StepRecord) error {
@@ -465,6 +460,15 @@ func writeSteps(w *bytes.Buffer, f traces.Format, recs []traces.StepRecord) erro
 	if err != nil {
 		return err
 	}
+	return writeAll(tw, recs)
+}
+
+// writeAll writes every record to tw (a traces.RequestWriter or
+// StepWriter) and closes it.
+func writeAll[R any](tw interface {
+	Write(*R) error
+	Close() error
+}, recs []R) error {
 	for i := range recs {
 		if err := tw.Write(&recs[i]); err != nil {
 			return err
