@@ -28,7 +28,7 @@ func snapshot(s *Scheduler, reqs []*Request) string {
 	slices.Sort(waiting) // heap order is layout, not state
 	fmt.Fprintf(&b, " %v\n", waiting)
 	p := &s.pool
-	fmt.Fprintf(&b, "free %d cachedFree %d ref %v hashed %v hash %v\nfree queue", p.numFree, p.numCachedFree, p.ref, p.hashed, p.hash)
+	fmt.Fprintf(&b, "free %d cachedFree %d ref %v hashed %v hash %v\nfresh %d free queue", p.numFree, p.numCachedFree, p.ref, p.hashed, p.hash, p.fresh)
 	for x := p.next[p.n]; int(x) != p.n; x = p.next[x] {
 		fmt.Fprintf(&b, " %d", x)
 	}

@@ -40,8 +40,27 @@ func (s *Scheduler) CheckInvariants() error {
 			bad("free queue: broken link after block %d", b)
 		}
 	}
+	if p.prev[p.next[p.n]] != int32(p.n) {
+		bad("free queue: broken link after the sentinel")
+	}
+	if p.fresh < 0 || int(p.fresh) > p.n {
+		bad("free queue: fresh mark %d outside [0, %d]", p.fresh, p.n)
+	} else {
+		for b := int(p.fresh); b < p.n; b++ {
+			if inFree[b] {
+				bad("free queue: fresh block %d is also linked", b)
+				break
+			}
+			if p.ref[b] != 0 || p.hashed[b] {
+				bad("free queue: fresh block %d has ref %d, hashed %v", b, p.ref[b], p.hashed[b])
+				break
+			}
+			inFree[b] = true
+		}
+		walked += p.n - int(p.fresh)
+	}
 	if walked != p.numFree {
-		bad("free queue: %d blocks linked, numFree %d", walked, p.numFree)
+		bad("free queue: %d blocks linked or fresh, numFree %d", walked, p.numFree)
 	}
 	if cachedFree != p.numCachedFree {
 		bad("free queue: %d cached free blocks, counter %d", cachedFree, p.numCachedFree)

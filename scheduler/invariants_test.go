@@ -37,7 +37,8 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		want    string
 	}{
 		{"ref count", func(s *Scheduler, a, _ *Request) { s.pool.ref[a.blocks[0]]++ }, "held by 1 running requests"},
-		{"free counter", func(s *Scheduler, _, _ *Request) { s.pool.numFree-- }, "blocks linked, numFree"},
+		{"free counter", func(s *Scheduler, _, _ *Request) { s.pool.numFree-- }, "blocks linked or fresh, numFree"},
+		{"fresh mark", func(s *Scheduler, _, _ *Request) { s.pool.fresh-- }, "fresh block"},
 		{"cached-free counter", func(s *Scheduler, _, _ *Request) { s.pool.numCachedFree++ }, "cached free blocks, counter"},
 		{"running state", func(_ *Scheduler, a, _ *Request) { a.state = stateWaiting }, "running[0] (id 1): state"},
 		{"finished but running", func(_ *Scheduler, a, _ *Request) { a.NumOutput = a.OutputTokens }, "finished (5 outputs) but running"},
@@ -52,8 +53,7 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		{"waiting holds blocks", func(_ *Scheduler, _, w *Request) { w.NumComputed = 3 }, "waiting request 3: holds 0 blocks, 3 computed"},
 		{"free queue link", func(s *Scheduler, _, _ *Request) {
 			p := &s.pool
-			first := p.next[p.n]
-			p.prev[p.next[first]] = int32(p.n)
+			p.prev[p.next[p.n]] = 0
 		}, "broken link"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,12 @@ type blockPool struct {
 	hashed []bool
 	// prev and next link the free queue; index n is the sentinel.
 	prev, next []int32
+	// fresh is the first never-allocated block: blocks fresh..n-1 are free,
+	// unhashed and logically at the head of the free queue, in index order,
+	// ahead of the linked blocks (which were all freed after allocation).
+	// Keeping them out of the links spares a run the O(n) setup of a pool
+	// of hundreds of thousands of blocks that it may never use.
+	fresh int32
 	// numFree counts blocks with ref == 0 (all of them are in the free queue).
 	numFree int
 	// numCachedFree counts free blocks that still carry a hash.
@@ -41,10 +47,8 @@ func newBlockPool(n int, caching bool) blockPool {
 		next:    make([]int32, n+1),
 		numFree: n,
 	}
-	for i := 0; i <= n; i++ {
-		p.next[i] = int32((i + 1) % (n + 1))
-		p.prev[i] = int32((i + n) % (n + 1))
-	}
+	// The linked queue starts empty: every block is fresh.
+	p.next[n], p.prev[n] = int32(n), int32(n)
 	if caching {
 		// No size hint: a hint of n (hundreds of thousands of blocks) costs
 		// more to clear than a short run ever hashes; the map grows with use.
@@ -68,9 +72,17 @@ func (p *blockPool) pushBack(b int32) {
 	p.prev[s] = b
 }
 
-// allocate takes the head of the free queue, evicting its cached content if any, and
-// returns it with reference count 1. The caller has checked numFree > 0.
+// allocate takes the head of the free queue (the lowest fresh block, else the head of
+// the linked queue), evicting its cached content if any, and returns it with
+// reference count 1. The caller has checked numFree > 0.
 func (p *blockPool) allocate() int32 {
+	if int(p.fresh) < p.n {
+		b := p.fresh
+		p.fresh++
+		p.numFree--
+		p.ref[b] = 1
+		return b
+	}
 	b := p.next[p.n]
 	if int(b) == p.n {
 		panic("scheduler: allocate from an empty block pool")
