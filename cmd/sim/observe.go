@@ -312,13 +312,11 @@ func writeObserveText(w io.Writer, dir string, r *observe.Result) error {
 type observeDir struct {
 	dir    string
 	format traces.Format
-	stage  *stagedDir
-	reqF   *os.File
-	reqW   traces.RequestWriter
-	detF   *os.File
-	detW   *bufio.Writer
-	metF   *os.File
-	metW   *bufio.Writer
+	stagedRequests
+	detF *os.File
+	detW *bufio.Writer
+	metF *os.File
+	metW *bufio.Writer
 	// slo is the --goodput SLO set; good counts the requests that met it.
 	slo  traces.Goodput
 	good int64
@@ -327,26 +325,18 @@ type observeDir struct {
 var _ observe.Sink = (*observeDir)(nil)
 
 func openObserveDir(dir string, f traces.Format, metrics, overwrite bool) (*observeDir, error) {
-	st, err := stageDir("--out", dir, overwrite)
+	sr, err := stageRequests(dir, f, overwrite)
 	if err != nil {
 		return nil, err
 	}
-	o := &observeDir{dir: dir, format: f, stage: st}
-	if o.reqF, err = st.create("requests." + string(f)); err != nil {
-		o.abort()
-		return nil, err
-	}
-	if o.reqW, err = traces.NewRequestWriter(o.reqF, f); err != nil {
-		o.abort()
-		return nil, err
-	}
-	if o.detF, err = st.create("requests_detail.jsonl"); err != nil {
+	o := &observeDir{dir: dir, format: f, stagedRequests: sr}
+	if o.detF, err = o.stage.create("requests_detail.jsonl"); err != nil {
 		o.abort()
 		return nil, err
 	}
 	o.detW = bufio.NewWriterSize(o.detF, 64<<10)
 	if metrics {
-		if o.metF, err = st.create("metrics.csv"); err != nil {
+		if o.metF, err = o.stage.create("metrics.csv"); err != nil {
 			o.abort()
 			return nil, err
 		}

@@ -15,33 +15,53 @@ import (
 type outputDir struct {
 	dir    string // the target, as given
 	format traces.Format
-	stage  *stagedDir
-	reqF   *os.File
-	reqW   traces.RequestWriter
-	stepF  *os.File
-	stepW  traces.StepWriter
+	stagedRequests
+	stepF *os.File
+	stepW traces.StepWriter
+}
+
+// stagedRequests is a staged --out directory with requests.<fmt> open in
+// it: what sim run and sim observe both write first.
+type stagedRequests struct {
+	stage *stagedDir
+	reqF  *os.File
+	reqW  traces.RequestWriter
+}
+
+// stageRequests stages dir (see stageDir: a non-empty dir is refused unless
+// overwrite is set and it holds results) and opens requests.<f> with its
+// writer. On error nothing is left staged.
+func stageRequests(dir string, f traces.Format, overwrite bool) (stagedRequests, error) {
+	st, err := stageDir("--out", dir, overwrite)
+	if err != nil {
+		return stagedRequests{}, err
+	}
+	reqF, err := st.create("requests." + string(f))
+	if err != nil {
+		st.abort()
+		return stagedRequests{}, err
+	}
+	reqW, err := traces.NewRequestWriter(reqF, f)
+	if err != nil {
+		reqF.Close()
+		st.abort()
+		return stagedRequests{}, err
+	}
+	return stagedRequests{stage: st, reqF: reqF, reqW: reqW}, nil
 }
 
 var _ sim.Sink = (*outputDir)(nil)
 
-// openOutputDir stages dir (see stageDir: a non-empty dir is refused unless
-// overwrite is set and it holds results) and opens the trace writers.
+// openOutputDir stages dir (see stageRequests) and opens the trace
+// writers.
 func openOutputDir(dir string, f traces.Format, steps, overwrite bool) (*outputDir, error) {
-	st, err := stageDir("--out", dir, overwrite)
+	sr, err := stageRequests(dir, f, overwrite)
 	if err != nil {
 		return nil, err
 	}
-	o := &outputDir{dir: dir, format: f, stage: st}
-	if o.reqF, err = st.create("requests." + string(f)); err != nil {
-		o.abort()
-		return nil, err
-	}
-	if o.reqW, err = traces.NewRequestWriter(o.reqF, f); err != nil {
-		o.abort()
-		return nil, err
-	}
+	o := &outputDir{dir: dir, format: f, stagedRequests: sr}
 	if steps {
-		if o.stepF, err = st.create("steps." + string(f)); err != nil {
+		if o.stepF, err = o.stage.create("steps." + string(f)); err != nil {
 			o.abort()
 			return nil, err
 		}
