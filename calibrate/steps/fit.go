@@ -51,14 +51,9 @@ const VLLMGraphMaxTokens = 1 << 20
 // that every step uses the launch factor, as the fit assumed). Zero
 // efficiencies mean 1, as in the profile.
 func (t Terms) Apply(p *hardware.Profile) *hardware.Profile {
-	c := p.Clone()
-	c.StepOverheadUS = t.StepUS
-	c.GraphLaunchFactor = t.GraphLaunchFactor
-	c.PerRequestOverheadUS = t.PerRequestUS
-	c.PerRequestKVHeadUS = t.PerRequestKVHeadUS
+	c := t.ApplyCarried(p)
 	c.ServingComputeEfficiency = t.ServingComputeEfficiency
 	c.ServingAllReduceEfficiency = t.ServingAllReduceEfficiency
-	c.GraphMaxTokens = VLLMGraphMaxTokens
 	return c
 }
 
