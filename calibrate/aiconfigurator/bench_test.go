@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/shareddata"
 )
 
 // BenchmarkCalibrateH100 fits the H100 profile to the measured H100 kernel
@@ -40,4 +42,25 @@ func BenchmarkCalibrateH100(b *testing.B) {
 	s := b.Elapsed().Seconds()
 	b.ReportMetric(float64(fams)/s, "families/s")
 	b.ReportMetric(float64(rows)/s, "rows/s")
+}
+
+// BenchmarkCalibrateServing fits the engine overheads to the H100 rows of
+// the closed-loop vLLM table, the work of sim calibrate serving with its
+// defaults. It reports simulated rows per second (each loss evaluation
+// simulates every training row).
+func BenchmarkCalibrateServing(b *testing.B) {
+	path := shareddata.Path(b, "e2e", "closed_loop_vllm.csv")
+	rows, err := ReadServing(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var simulated int
+	for b.Loop() {
+		fit, err := serving.FitOverheads(rows, []string{"h100_sxm"}, serving.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		simulated += fit.Evals * len(fit.Train.Rows)
+	}
+	b.ReportMetric(float64(simulated)/b.Elapsed().Seconds(), "rows/s")
 }

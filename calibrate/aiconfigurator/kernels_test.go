@@ -2,10 +2,13 @@ package aiconfigurator
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -184,5 +187,39 @@ func TestCalibrateFixtureRoundTripsYAML(t *testing.T) {
 	}
 	if g.Profile == nil || g.Profile.AttentionPrefill != res.Profile.AttentionPrefill || g.MemoryBandwidthGBps != 1000 {
 		t.Errorf("GPU YAML round trip differs:\n%s", gdata)
+	}
+}
+
+// Families are fitted concurrently; the profile, the error table, the
+// warnings and the progress reports' totals do not depend on how many at
+// once.
+func TestCalibrateIndependentOfWorkers(t *testing.T) {
+	dir := fixture(t)
+	run := func(workers int) (*kernels.Result, []int) {
+		o := kernels.DefaultOptions()
+		o.GPU, o.Restarts, o.Workers = fixtureGPU(), 2, workers
+		var dones []int
+		var mu sync.Mutex
+		o.Progress = func(done, total int, _ string) {
+			mu.Lock()
+			defer mu.Unlock()
+			dones = append(dones, done, total)
+		}
+		res, err := kernels.Calibrate(Dir(dir), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, dones
+	}
+	a, da := run(1)
+	b, db := run(4)
+	pa, _ := calibrate.MarshalProfile(a.Profile)
+	pb, _ := calibrate.MarshalProfile(b.Profile)
+	// Families are compared as text: their empty hold-out statistics are NaN.
+	if string(pa) != string(pb) || fmt.Sprint(a.Families) != fmt.Sprint(b.Families) || !reflect.DeepEqual(a.Warnings, b.Warnings) {
+		t.Errorf("1 worker and 4 workers differ:\n%s\n%s\n%v\n%v\n%q\n%q", pa, pb, a.Families, b.Families, a.Warnings, b.Warnings)
+	}
+	if !reflect.DeepEqual(da, db) || len(da) < 4 || da[0] != 0 || da[len(da)-2] != da[len(da)-1] {
+		t.Errorf("progress reports %v and %v: want 0 first, then 1..total in order, the same for both", da, db)
 	}
 }
