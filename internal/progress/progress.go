@@ -42,7 +42,7 @@ const (
 	BarEvery = 100 * time.Millisecond
 	// LineEvery is the interval between two log lines.
 	LineEvery = 5 * time.Second
-	barWidth  = 24
+	barWidth  = 16
 	// sparseItems is the count below which the rate is the average since
 	// the start rather than a smoothed window.
 	sparseItems = 100
@@ -228,6 +228,10 @@ func (m *Meter) tick(force bool) {
 			m.lastDraw = t
 			m.drawn = true
 			f := []rune(m.frame(t, true))
+			if len(f) > m.width-1 && m.note != "" {
+				// A note says more than the bar graphic: drop the graphic.
+				f = []rune(m.frameWith(t, true, false))
+			}
 			if len(f) > m.width-1 {
 				f = f[:m.width-1]
 			}
@@ -243,7 +247,10 @@ func (m *Meter) tick(force bool) {
 }
 
 // frame is one status line at time t.
-func (m *Meter) frame(t time.Time, bar bool) string {
+func (m *Meter) frame(t time.Time, bar bool) string { return m.frameWith(t, bar, bar) }
+
+// frameWith is frame, with the bar graphic only when graphic is set.
+func (m *Meter) frameWith(t time.Time, bar, graphic bool) string {
 	var b strings.Builder
 	b.WriteString(m.what)
 	if !bar {
@@ -252,9 +259,12 @@ func (m *Meter) frame(t time.Time, bar bool) string {
 	age := t.Sub(m.start)
 	if m.total > 0 {
 		f := math.Min(float64(m.done)/float64(m.total), 1)
-		if bar {
+		switch {
+		case graphic:
 			n := int(f * barWidth)
 			fmt.Fprintf(&b, " %3.0f%% [%s%s]", 100*f, strings.Repeat("=", n), strings.Repeat(" ", barWidth-n))
+		case bar:
+			fmt.Fprintf(&b, " %3.0f%%", 100*f)
 		}
 		fmt.Fprintf(&b, " %s/%s %s", count(m.done), count(m.total), m.unit)
 		if !bar {
@@ -263,14 +273,20 @@ func (m *Meter) frame(t time.Time, bar bool) string {
 	} else {
 		fmt.Fprintf(&b, " %s %s", count(m.done), m.unit)
 	}
+	eta := false
 	if age >= MinRateAge && m.rate > 0 {
 		fmt.Fprintf(&b, ", %s %s/s", rate(m.rate), m.unit)
 		if m.total > 0 && m.done < m.total {
-			eta := time.Duration(float64(m.total-m.done) / m.rate * float64(time.Second))
-			fmt.Fprintf(&b, ", ETA %s", dur(eta))
+			left := time.Duration(float64(m.total-m.done) / m.rate * float64(time.Second))
+			fmt.Fprintf(&b, ", ETA %s", dur(left))
+			eta = true
 		}
 	}
-	fmt.Fprintf(&b, ", %s", dur(age))
+	// The elapsed time when there is no ETA (a bar frame must fit in 80
+	// columns with both).
+	if !eta {
+		fmt.Fprintf(&b, ", %s", dur(age))
+	}
 	if m.note != "" {
 		b.WriteString(" | ")
 		b.WriteString(m.note)

@@ -112,3 +112,22 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// A bar frame fits the terminal: it is cut to the width, and a note takes
+// the place of the bar graphic when both do not fit.
+func TestBarFitsWidth(t *testing.T) {
+	var buf bytes.Buffer
+	c := &clock{t: time.Unix(1e9, 0)}
+	m := New(&buf, Options{Mode: Bar, What: "sweeping", Unit: "configs", Total: 16, Now: c.now, Width: 80})
+	m.Note("12 probes; a100-80gb tp 8 at 52.44 req/s fail: ttft_p99 > 500 ms certain")
+	c.advance(2 * time.Second)
+	m.Set(3)
+	frames := strings.Split(buf.String(), "\r\033[K")
+	last := frames[len(frames)-1]
+	if n := len([]rune(last)); n > 79 {
+		t.Errorf("frame of %d columns: %q", n, last)
+	}
+	if strings.Contains(last, "[") || !strings.Contains(last, "12 probes") || !strings.Contains(last, "3/16 configs") {
+		t.Errorf("frame %q: want the counts and the note without the bar graphic", last)
+	}
+}
