@@ -270,7 +270,7 @@ func (m *Meter) frameWith(t time.Time, bar, graphic bool) string {
 		if !bar {
 			fmt.Fprintf(&b, " (%.0f%%)", 100*f)
 		}
-	} else {
+	} else if m.done > 0 {
 		fmt.Fprintf(&b, " %s %s", count(m.done), m.unit)
 	}
 	eta := false
