@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 )
 
 // httpError is an error with the HTTP status it answers.
@@ -131,6 +132,33 @@ func decodeJSON(r *http.Request, dst any) error {
 }
 
 // readBody reads the whole (capped) body.
+// dataOrBody returns the file ?file=PATH names under --data (a regular file
+// of at most maxBytes) or else the request body, with the name errors use
+// for it (the path, or "upload").
+func (s *Server) dataOrBody(r *http.Request, maxBytes int64) ([]byte, string, error) {
+	rel := r.URL.Query().Get("file")
+	if rel == "" {
+		data, err := readBody(r)
+		return data, "upload", err
+	}
+	p, err := s.data.resolve(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, "", errorf(http.StatusBadRequest, "file: %q is not a regular file", rel)
+	}
+	if st.Size() > maxBytes {
+		return nil, "", errorf(http.StatusRequestEntityTooLarge, "file: %q is larger than %d bytes", rel, maxBytes)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, "", errorf(http.StatusBadRequest, "file: %q: cannot read it", rel)
+	}
+	return data, rel, nil
+}
+
 func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -676,6 +677,10 @@ func TestSweepParquetCSVAndUpload(t *testing.T) {
 		}
 	}
 	wantError(t, ts, "POST", "/api/sweep", "a,b\n1,2\n", 400, "header")
+	cols := sweep.Columns()
+	swapped := append([]string{cols[1], cols[0]}, cols[2:]...)
+	wantError(t, ts, "POST", "/api/sweep", strings.Join(swapped, ",")+"\n", 400, fmt.Sprintf("sweep upload:1: header: column 1 is %q, want %q", cols[1], cols[0]))
+	wantError(t, ts, "POST", "/api/sweep", strings.Join(cols, ",")+"\n1,2\n", 400, "sweep upload:2:1: wrong number of fields")
 	wantError(t, ts, "POST", "/api/sweep", "PAR1garbage-not-parquet", 400, "sweep upload")
 	wantError(t, ts, "POST", "/api/sweep", "", 400, "empty")
 }
@@ -829,7 +834,7 @@ func TestValidateStepPredictionsCSV(t *testing.T) {
 		t.Errorf("invalid UTF-8 in a CSV: %d %q", st, odd.Report)
 	}
 	wantError(t, ts, "POST", "/api/validate", "a,b\n1,2\n", 400, "latency_ms and predicted_ms")
-	wantError(t, ts, "POST", "/api/validate", "latency_ms,predicted_ms\n1,x\n", 400, "line 2")
+	wantError(t, ts, "POST", "/api/validate", "latency_ms,predicted_ms\n1,x\n", 400, `report upload:2:3: predicted_ms: want a finite number, got "x"`)
 }
 
 func TestSimulateUploadedGPUAndWorkload(t *testing.T) {

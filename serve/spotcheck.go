@@ -3,16 +3,15 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/table"
 	"github.com/roofsim/roofsim/roofline"
 )
 
@@ -278,22 +277,10 @@ func (s *Server) handleMeasuredExample(r *http.Request) (any, error) {
 }
 
 func buildMeasuredExample(rd io.Reader, g *hardware.GPU) (*measuredExample, error) {
-	cr := csv.NewReader(rd)
-	rows, err := cr.ReadAll()
+	t, err := table.Open(rd, "measured example", table.Options{
+		Required: []string{"shape", "m", "n", "k", "precision", "status", "time_s", "device", "torch", "reason", "kernel"}})
 	if err != nil {
-		return nil, fmt.Errorf("measured example: %w", err)
-	}
-	if len(rows) < 2 {
-		return nil, fmt.Errorf("measured example: no rows")
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	for _, need := range []string{"shape", "m", "n", "k", "precision", "status", "time_s", "device", "torch", "reason", "kernel"} {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("measured example: column %q missing", need)
-		}
+		return nil, err
 	}
 	byName := map[string]spotPrecision{}
 	for _, p := range spotPrecisions(g) {
@@ -301,50 +288,39 @@ func buildMeasuredExample(rd io.Reader, g *hardware.GPU) (*measuredExample, erro
 	}
 	ex := &measuredExample{GPU: describeGPU(g)}
 	seenShape := map[string]bool{}
-	for li, row := range rows[1:] {
-		line := li + 2
-		atoi := func(c string) (int, error) {
-			v, err := strconv.Atoi(row[col[c]])
-			if err != nil {
-				return 0, fmt.Errorf("measured example line %d: %s: %v", line, c, err)
-			}
-			return v, nil
-		}
-		m, err := atoi("m")
-		if err != nil {
-			return nil, err
-		}
-		n, err := atoi("n")
-		if err != nil {
-			return nil, err
-		}
-		k, err := atoi("k")
-		if err != nil {
-			return nil, err
-		}
-		p, ok := byName[row[col["precision"]]]
+	for t.Next() {
+		m, n, k := t.Int("m"), t.Int("n"), t.Int("k")
+		p, ok := byName[t.Str("precision")]
 		if !ok {
-			return nil, fmt.Errorf("measured example line %d: precision %q unknown", line, row[col["precision"]])
+			t.Failf("precision", "unknown %q", t.Str("precision"))
 		}
-		ex.Device, ex.Torch = row[col["device"]], row[col["torch"]]
-		shape := fmt.Sprintf("%s %dx%dx%d", row[col["shape"]], m, n, k)
+		ok = t.Str("status") == "ok"
+		var tm float64
+		if ok {
+			tm = t.Positive("time_s")
+		}
+		if t.Err() != nil {
+			break
+		}
+		ex.Device, ex.Torch = t.Str("device"), t.Str("torch")
+		shape := fmt.Sprintf("%s %dx%dx%d", t.Str("shape"), m, n, k)
 		if !seenShape[shape] {
 			seenShape[shape] = true
 			ex.Shapes = append(ex.Shapes, shape)
 		}
 		pt := predictSpot(g, p, m, n, k)
-		if row[col["status"]] != "ok" {
-			pt.Measured = &measuredPoint{Status: row[col["status"]], Reason: row[col["reason"]], Device: ex.Device}
-		} else {
-			t, err := strconv.ParseFloat(row[col["time_s"]], 64)
-			if err != nil || !(t > 0) {
-				return nil, fmt.Errorf("measured example line %d: time_s: want > 0, got %q", line, row[col["time_s"]])
-			}
-			if pt.Status == "ok" {
-				pt.withMeasured(t, ex.Device, row[col["kernel"]])
-			}
+		if !ok {
+			pt.Measured = &measuredPoint{Status: t.Str("status"), Reason: t.Str("reason"), Device: ex.Device}
+		} else if pt.Status == "ok" {
+			pt.withMeasured(tm, ex.Device, t.Str("kernel"))
 		}
 		ex.Points = append(ex.Points, pt)
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	if len(ex.Points) == 0 {
+		return nil, fmt.Errorf("measured example: no rows")
 	}
 	return ex, nil
 }

@@ -2,16 +2,13 @@ package serve
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/table"
 	"github.com/roofsim/roofsim/sweep"
 )
 
@@ -30,43 +27,21 @@ type sweepResponse struct {
 // handleSweep loads a sweep result: ?file=PATH under --data, or the body
 // (Parquet or CSV, told apart by Parquet's "PAR1" magic).
 func (s *Server) handleSweep(r *http.Request) (any, error) {
-	var data []byte
-	var name string
-	if rel := r.URL.Query().Get("file"); rel != "" {
-		p, err := s.data.resolve(rel)
-		if err != nil {
-			return nil, err
-		}
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			return nil, errorf(http.StatusBadRequest, "file: %q is not a regular file", rel)
-		}
-		if st.Size() > maxDataFileBytes {
-			return nil, errorf(http.StatusRequestEntityTooLarge, "file: %q is larger than %d bytes", rel, maxDataFileBytes)
-		}
-		if data, err = os.ReadFile(p); err != nil {
-			return nil, errorf(http.StatusBadRequest, "file: %q: cannot read it", rel)
-		}
-		name = rel
-	} else {
-		var err error
-		if data, err = readBody(r); err != nil {
-			return nil, err
-		}
-		name = "upload"
+	data, name, err := s.dataOrBody(r, maxDataFileBytes)
+	if err != nil {
+		return nil, err
 	}
 	if len(data) == 0 {
 		return nil, errorf(http.StatusBadRequest, "sweep: empty file; give a `sim sweep --out` Parquet or `--csv` file")
 	}
 	var rows []json.RawMessage
-	var err error
 	if bytes.HasPrefix(data, []byte("PAR1")) {
-		rows, err = parquetSweepRows(data)
-	} else {
-		rows, err = csvSweepRows(data)
-	}
-	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "sweep %s: %v", name, err)
+		if rows, err = parquetSweepRows(data); err != nil {
+			return nil, errorf(http.StatusBadRequest, "sweep %s: %v", name, err)
+		}
+	} else if rows, err = csvSweepRows(data, name); err != nil {
+		// CSV errors begin with name:line.
+		return nil, errorf(http.StatusBadRequest, "sweep %v", err)
 	}
 	return sweepResponse{Source: name, Columns: sweep.Columns(), Rows: rows}, nil
 }
@@ -87,30 +62,19 @@ func parquetSweepRows(data []byte) (rows []json.RawMessage, err error) {
 // csvSweepRows reads a `sim sweep --csv` table: its header must be
 // sweep.Columns(). Cells become numbers, booleans or strings; empty cells
 // null; probe_log stays the JSON array it holds.
-func csvSweepRows(data []byte) ([]json.RawMessage, error) {
-	cr := csv.NewReader(bytes.NewReader(data))
+func csvSweepRows(data []byte, name string) ([]json.RawMessage, error) {
 	cols := sweep.Columns()
-	head, err := cr.Read()
+	t, err := table.Open(bytes.NewReader(data), name, table.Options{Required: cols, Known: []string{}})
 	if err != nil {
-		return nil, fmt.Errorf("reading CSV header: %v", err)
+		return nil, fmt.Errorf("%w (the header of a sim sweep table: %s, ...)", err, strings.Join(cols[:4], ", "))
 	}
-	if len(head) != len(cols) {
-		return nil, fmt.Errorf("header: %d columns, want the %d of a sim sweep table (%s, ...)", len(head), len(cols), strings.Join(cols[:4], ", "))
-	}
-	for i, c := range cols {
-		if head[i] != c {
-			return nil, fmt.Errorf("header: column %d is %q, want %q", i+1, head[i], c)
+	for i, h := range t.Header() {
+		if h != cols[i] {
+			return nil, fmt.Errorf("%s:1: header: column %d is %q, want %q (the columns of a sim sweep table, in order)", name, i+1, h, cols[i])
 		}
 	}
 	var rows []json.RawMessage
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("line %d: %v", line, err)
-		}
+	for t.Next() {
 		obj := make([]byte, 0, 512)
 		obj = append(obj, '{')
 		for i, c := range cols {
@@ -119,15 +83,15 @@ func csvSweepRows(data []byte) ([]json.RawMessage, error) {
 			}
 			obj = appendJSONString(obj, c)
 			obj = append(obj, ':')
-			obj = append(obj, csvCell(c, rec[i])...)
+			obj = append(obj, csvCell(c, t.Raw(c))...)
 		}
 		obj = append(obj, '}')
 		rows = append(rows, obj)
 		if len(rows) > 1_000_000 {
-			return nil, fmt.Errorf("more than 1,000,000 rows")
+			return nil, fmt.Errorf("%s: more than 1,000,000 rows", name)
 		}
 	}
-	return rows, nil
+	return rows, t.Err()
 }
 
 func csvCell(col, v string) []byte {

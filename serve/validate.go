@@ -2,14 +2,12 @@ package serve
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
+
+	"github.com/roofsim/roofsim/internal/table"
 )
 
 // validateResponse carries a `sim validate ... --json` report as it is:
@@ -25,35 +23,15 @@ type validateResponse struct {
 // handleValidate loads a validation report: ?file=PATH under --data, or
 // the body.
 func (s *Server) handleValidate(r *http.Request) (any, error) {
-	var data []byte
-	name := "upload"
-	if rel := r.URL.Query().Get("file"); rel != "" {
-		p, err := s.data.resolve(rel)
-		if err != nil {
-			return nil, err
-		}
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			return nil, errorf(http.StatusBadRequest, "file: %q is not a regular file", rel)
-		}
-		if st.Size() > s.opts.MaxUploadBytes {
-			return nil, errorf(http.StatusRequestEntityTooLarge, "file: %q is larger than %d bytes", rel, s.opts.MaxUploadBytes)
-		}
-		if data, err = os.ReadFile(p); err != nil {
-			return nil, errorf(http.StatusBadRequest, "file: %q: cannot read it", rel)
-		}
-		name = rel
-	} else {
-		var err error
-		if data, err = readBody(r); err != nil {
-			return nil, err
-		}
+	data, name, err := s.dataOrBody(r, s.opts.MaxUploadBytes)
+	if err != nil {
+		return nil, err
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] != '{' && data[0] != '[' {
-		rep, err := stepPredictionsReport(data)
+		rep, err := stepPredictionsReport(data, name)
 		if err != nil {
-			return nil, errorf(http.StatusBadRequest, "report %s: %v", name, err)
+			return nil, errorf(http.StatusBadRequest, "report %v", err)
 		}
 		return validateResponse{Source: name, Report: rep}, nil
 	}
@@ -70,55 +48,41 @@ const maxStepRows = 50_000
 // measured per-step table with a predicted_ms column) into a report whose
 // rows carry measured_step_ms (the table's latency_ms) and
 // predicted_step_ms, so the page draws them like any other report.
-func stepPredictionsReport(data []byte) (json.RawMessage, error) {
-	cr := csv.NewReader(bytes.NewReader(data))
-	head, err := cr.Read()
+func stepPredictionsReport(data []byte, name string) (json.RawMessage, error) {
+	t, err := table.Open(bytes.NewReader(data), name, table.Options{Required: []string{"latency_ms", "predicted_ms"}})
 	if err != nil {
-		return nil, fmt.Errorf("reading the CSV header: %v", err)
+		return nil, fmt.Errorf("%w (a CSV report needs the latency_ms and predicted_ms columns of `sim validate steps --out`)", err)
 	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
-	lat, okL := col["latency_ms"]
-	pred, okP := col["predicted_ms"]
-	if !okL || !okP {
-		return nil, fmt.Errorf("a CSV report needs the latency_ms and predicted_ms columns of `sim validate steps --out`")
-	}
+	head := t.Header()
 	// Rows are written by hand to keep the table's column order.
 	out := []byte(`{"rows":[`)
-	for line, n := 2, 0; ; line, n = line+1, n+1 {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
-		}
+	for n := 0; t.Next(); n++ {
 		if n == maxStepRows {
-			return nil, fmt.Errorf("more than %d rows", maxStepRows)
+			return nil, fmt.Errorf("%s: more than %d rows", name, maxStepRows)
 		}
-		m, err1 := strconv.ParseFloat(rec[lat], 64)
-		p, err2 := strconv.ParseFloat(rec[pred], 64)
-		if err1 != nil || err2 != nil || isNaNOrInf(m) || isNaNOrInf(p) {
-			return nil, fmt.Errorf("line %d: latency_ms %q and predicted_ms %q must be numbers", line, rec[lat], rec[pred])
+		m, p := t.Float("latency_ms"), t.Float("predicted_ms")
+		if t.Err() != nil {
+			break
 		}
 		if n > 0 {
 			out = append(out, ',')
 		}
 		out = fmt.Appendf(out, `{"measured_step_ms":%s,"predicted_step_ms":%s`,
 			strconv.FormatFloat(m, 'g', -1, 64), strconv.FormatFloat(p, 'g', -1, 64))
-		for i, h := range head {
+		for _, h := range head {
 			out = append(out, ',')
 			out = appendJSONString(out, h)
 			out = append(out, ':')
-			if f, err := strconv.ParseFloat(rec[i], 64); err == nil && !isNaNOrInf(f) {
+			if f, err := strconv.ParseFloat(t.Raw(h), 64); err == nil && !isNaNOrInf(f) {
 				out = strconv.AppendFloat(out, f, 'g', -1, 64)
 			} else {
-				out = appendJSONString(out, rec[i])
+				out = appendJSONString(out, t.Raw(h))
 			}
 		}
 		out = append(out, '}')
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
 	}
 	return append(out, "]}"...), nil
 }
