@@ -1,13 +1,13 @@
 package workload
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
+	"reflect"
 
+	"github.com/roofsim/roofsim/internal/yamlstrict"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -100,30 +100,20 @@ func (l *ipLen) UnmarshalYAML(n *yaml.Node) error {
 	l.set = true
 	if n.Kind == yaml.ScalarNode {
 		if n.ShortTag() != "!!int" {
-			return fmt.Errorf("line %d: want an integer or a distribution, got %q", n.Line, n.Value)
+			return fmt.Errorf("want an integer or a distribution, got %q", n.Value)
 		}
 		return n.Decode(&l.fixed)
 	}
 	var d ipDist
-	if err := decodeKnown(n, &d); err != nil {
+	// Keys are checked here (yaml.v3 decodes an Unmarshaler's node
+	// without its caller's strictness); the error names the key's line.
+	if err := yamlstrict.Check(n, reflect.TypeFor[ipDist]()); err != nil {
+		return err
+	}
+	if err := n.Decode(&d); err != nil {
 		return err
 	}
 	l.dist = &d
-	return nil
-}
-
-// decodeKnown decodes a mapping node into v, rejecting unknown keys.
-func decodeKnown(n *yaml.Node, v any) error {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(n); err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(&buf)
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
-	}
 	return nil
 }
 
@@ -166,13 +156,7 @@ func IsInferencePerf(data []byte) bool {
 func FromInferencePerf(data []byte, filename string) (*Spec, []string, error) {
 	wrap := func(err error) error { return fmt.Errorf("parsing inference-perf config %q: %w", filename, err) }
 	var c ipConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			err = errors.New(strings.Join(te.Errors, "; "))
-		}
+	if _, err := yamlstrict.Decode(data, &c); err != nil {
 		return nil, nil, wrap(err)
 	}
 	var notes []string

@@ -145,11 +145,13 @@ func TestInferencePerfErrors(t *testing.T) {
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shareGPT}", "data.type: \"shareGPT\" is not supported"},
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: random, input_distribution: {mean: 10}}", "data.output_distribution: required"},
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: random, input_distribution: {min: 50, max: 10}, output_distribution: {mean: 5}}", "min (50) is greater than max (10)"},
-		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {question_lenn: 5}}", "question_lenn"},
+		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {question_lenn: 5}}", "line 2: data.shared_prefix.question_lenn: unknown field (known: "},
+		{"load: {stages: [{rate: 1, duration: 5}]}\ndata:\n  type: shared_prefix\n  shared_prefix:\n    question_len:\n      mean: 5\n      meen: 3\n", "line 6: data.shared_prefix.question_len: line 7: meen: unknown field"},
+		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {question_len: abc}}", `line 2: data.shared_prefix.question_len: want an integer or a distribution, got "abc"`},
 		{"load: {stages: [{rate: 1, duration: 5}], sweep: {type: linear}}\ndata: {type: shared_prefix, shared_prefix: {}}", "load.sweep"},
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {num_groups: 2, num_unique_system_prompts: 3}}", "given twice"},
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: random, input_distribution: {type: weibull}, output_distribution: {mean: 5}}", "unknown distribution \"weibull\""},
-		{"load: {stages: [{rate: 1, duration: 5}]}\nbogus: 1\ndata: {type: shared_prefix, shared_prefix: {}}", "bogus"},
+		{"load: {stages: [{rate: 1, duration: 5}]}\nbogus: 1\ndata: {type: shared_prefix, shared_prefix: {}}", "line 2: bogus: unknown field"},
 	} {
 		_, _, err := FromInferencePerf([]byte(c.yaml), "ip.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
