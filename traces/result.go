@@ -15,15 +15,15 @@ import (
 // meaning changes; adding a key keeps it.
 const ResultSchemaVersion = 1
 
-// DefaultPercentiles are the percentiles a Result reports when none are
-// asked for. vllm bench serve's own default is 99 alone; roofsim keeps the
-// 50, 90 and 99 its summaries always had.
-var DefaultPercentiles = []float64{50, 90, 99}
+// DefaultPercentiles returns the percentiles a Result reports when none
+// are asked for. vllm bench serve's own default is 99 alone; roofsim keeps
+// the 50, 90 and 99 its summaries always had.
+func DefaultPercentiles() []float64 { return []float64{50, 90, 99} }
 
-// ResultMetrics are the latency metrics of a Result in vllm bench serve's
-// order and spelling (the "ttft" in mean_ttft_ms), then roofsim's queue
-// time.
-var ResultMetrics = []string{"ttft", "tpot", "itl", "e2el", "queue"}
+// ResultMetrics returns the latency metrics of a Result in vllm bench
+// serve's order and spelling (the "ttft" in mean_ttft_ms), then roofsim's
+// queue time.
+func ResultMetrics() []string { return []string{"ttft", "tpot", "itl", "e2el", "queue"} }
 
 // ParsePercentiles reads a comma-separated list of percentiles in [0, 100],
 // as vllm bench serve's --metric-percentiles takes it ("50,90,99"). Order is
@@ -160,12 +160,12 @@ type Result struct {
 // DefaultPercentiles.
 func NewResult(info RunInfo, s Summary, percentiles []float64) *Result {
 	if percentiles == nil {
-		percentiles = DefaultPercentiles
+		percentiles = DefaultPercentiles()
 	}
 	return &Result{Info: info, Summary: s, Percentiles: percentiles}
 }
 
-// Metric returns the distribution of one of ResultMetrics.
+// Metric returns the distribution of one of ResultMetrics().
 func (st *Stats) Metric(name string) Dist {
 	switch name {
 	case "ttft":
@@ -234,7 +234,7 @@ func (r *Result) addStats(o *ordered, st *Stats) {
 }
 
 func (r *Result) addDists(o *ordered, st *Stats) {
-	for _, m := range ResultMetrics {
+	for _, m := range ResultMetrics() {
 		d := st.Metric(m)
 		o.add("mean_"+m+"_ms", d.Mean)
 		o.add("median_"+m+"_ms", d.Percentile(50))

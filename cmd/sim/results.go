@@ -104,7 +104,7 @@ func writeResultText(w *strings.Builder, r *traces.Result) {
 	}
 	fmt.Fprintln(tw, head)
 	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2EL", "queue": "queue"}
-	for _, m := range traces.ResultMetrics {
+	for _, m := range traces.ResultMetrics() {
 		d := s.Metric(m)
 		line := fmt.Sprintf("%s\t%s\t%s\t%s", names[m], fmtF(d.Mean, 2), fmtF(d.Percentile(50), 2), fmtF(d.Std, 2))
 		for _, p := range r.Percentiles {
