@@ -130,15 +130,6 @@ func FloatIn(v, lo, hi float64) error {
 	return nil
 }
 
-// FloatPositiveAtMost checks 0 < v <= hi (NaN fails); the error reads
-// "must be in (0, hi], got v".
-func FloatPositiveAtMost(v, hi float64) error {
-	if !(v > 0 && v <= hi) {
-		return fmt.Errorf("must be in (0, %s], got %s", fmtFloat(hi), fmtFloat(v))
-	}
-	return nil
-}
-
 // SecondsAtMost checks a duration in seconds: 0 <= s <= MaxSimSeconds.
 func SecondsAtMost(s float64) error {
 	switch {
