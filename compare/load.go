@@ -70,8 +70,9 @@ type runJSON struct {
 }
 
 // itlDist reads the pooled ITL distribution from run.json's summary: the
-// flat vllm-style result of sim run (schema_version set) or the nested
-// traces.Summary that sim observe writes.
+// flat vllm-style result that sim run and sim observe write (schema_version
+// set), or the nested traces.Summary of observed runs recorded before
+// sim observe wrote the flat result.
 func (rj *runJSON) itlDist() (traces.Dist, error) {
 	if len(rj.Summary) == 0 {
 		return traces.Dist{}, nil
