@@ -156,6 +156,24 @@ type prober struct {
 type probeResult struct {
 	Probe
 	stats *traces.Stats
+	// good counts the completed requests that met the SLO's per-request
+	// thresholds (SLO.Goodput).
+	good int64
+}
+
+// goodSink counts the requests that traces.Goodput calls good, passing
+// every record on.
+type goodSink struct {
+	sim.Sink
+	g traces.Goodput
+	n int64
+}
+
+func (s *goodSink) Request(rec *traces.RequestRecord) error {
+	if s.g.Good(rec) {
+		s.n++
+	}
+	return s.Sink.Request(rec)
 }
 
 // run simulates the workload rescaled to rate (same seed every time).
@@ -175,11 +193,12 @@ func (p *prober) runWith(ctx context.Context, rate float64, noEarly bool) (probe
 		total = 0
 	}
 	early := newEarlyStop(ctx, p.slo, total)
-	sink := sim.Sink(early)
+	inner := sim.Sink(early)
 	if noEarly {
-		sink = ctxSink{ctx}
+		inner = ctxSink{ctx}
 	}
-	res, err := sim.Run(p.cfg, gen, sink)
+	good := &goodSink{Sink: inner, g: p.slo.Goodput()}
+	res, err := sim.Run(p.cfg, gen, good)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
 		r.Failed = early.why
@@ -190,6 +209,7 @@ func (p *prober) runWith(ctx context.Context, rate float64, noEarly bool) (probe
 	}
 	st := res.Summary.Stats
 	r.stats = &st
+	r.good = good.n
 	r.TTFTP99Ms, r.TPOTP99Ms = st.TTFTms.P99, st.TPOTms.P99
 	r.Pass = res.Rejected == 0 && res.InFlight == 0 && p.slo.Met(&st)
 	if !r.Pass {

@@ -33,11 +33,15 @@ type Row struct {
 	// SLO bound; 0 when none did.
 	MaxRateRPS float64 `json:"max_rate_rps"`
 	// Metrics at MaxRateRPS, in ms and per second.
-	TTFTP50Ms, TTFTP99Ms                  float64
-	TPOTP50Ms, TPOTP99Ms, TPOTMeanMs      float64
-	ITLP50Ms, ITLP99Ms                    float64
-	E2EP50Ms, E2EP99Ms                    float64
-	ThroughputRPS, OutputTokensPerS       float64
+	TTFTP50Ms, TTFTP99Ms             float64
+	TPOTP50Ms, TPOTP99Ms, TPOTMeanMs float64
+	ITLP50Ms, ITLP99Ms               float64
+	E2EP50Ms, E2EP99Ms               float64
+	ThroughputRPS, OutputTokensPerS  float64
+	// GoodputRPS is the rate of completed requests that met every bound
+	// individually, as vllm bench serve --goodput counts them
+	// (traces.Goodput with SLO.Goodput's thresholds), at MaxRateRPS.
+	GoodputRPS                            float64
 	OutputTokensPerSPerGPU                float64 // OutputTokensPerS / (TP x DP)
 	TokensPerSPerUser                     float64 // 1000 / TPOTMeanMs
 	OutputTokensPerRequest                float64 // OutputTokensPerS / ThroughputRPS
@@ -56,7 +60,7 @@ func newRow(c Config) Row {
 	n := math.NaN()
 	return Row{
 		Config: c, TTFTP50Ms: n, TTFTP99Ms: n, TPOTP50Ms: n, TPOTP99Ms: n, TPOTMeanMs: n,
-		ITLP50Ms: n, ITLP99Ms: n, E2EP50Ms: n, E2EP99Ms: n, ThroughputRPS: n, OutputTokensPerS: n,
+		ITLP50Ms: n, ITLP99Ms: n, E2EP50Ms: n, E2EP99Ms: n, ThroughputRPS: n, OutputTokensPerS: n, GoodputRPS: n,
 		OutputTokensPerSPerGPU: n, TokensPerSPerUser: n, OutputTokensPerRequest: n, TargetRateRPS: n,
 		GPUCostPerHour: n, CostPerHour: n, CostMTok: n,
 	}

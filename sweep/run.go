@@ -352,6 +352,9 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	row.ITLP50Ms, row.ITLP99Ms = st.ITLms.P50, st.ITLms.P99
 	row.E2EP50Ms, row.E2EP99Ms = st.E2Ems.P50, st.E2Ems.P99
 	row.ThroughputRPS, row.OutputTokensPerS = st.ThroughputRPS, st.OutputTokensPerS
+	if st.Completed > 0 {
+		row.GoodputRPS = st.ThroughputRPS * float64(best.good) / float64(st.Completed)
+	}
 	row.OutputTokensPerSPerGPU = st.OutputTokensPerS / float64(c.GPUsPerInstance())
 	if st.TPOTms.Count > 0 && st.TPOTms.Mean > 0 {
 		row.TokensPerSPerUser = 1000 / st.TPOTms.Mean

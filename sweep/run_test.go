@@ -60,6 +60,11 @@ func TestRunSmall(t *testing.T) {
 		if got, want := r.OutputTokensPerSPerGPU, r.OutputTokensPerS/float64(r.TP); got != want {
 			t.Errorf("config %d: per-GPU %g, want %g", r.Index, got, want)
 		}
+		// p99 bounds hold at the max rate, so at least about 98% of the
+		// requests meet both per-request thresholds, and none beyond all.
+		if !(r.GoodputRPS >= 0.97*r.ThroughputRPS && r.GoodputRPS <= r.ThroughputRPS) {
+			t.Errorf("config %d: goodput %g req/s outside [0.97, 1] x throughput %g", r.Index, r.GoodputRPS, r.ThroughputRPS)
+		}
 		if got, want := r.TokensPerSPerUser, 1000/r.TPOTMeanMs; got != want {
 			t.Errorf("config %d: per-user %g, want %g", r.Index, got, want)
 		}

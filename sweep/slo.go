@@ -190,6 +190,27 @@ func fmtMs(ms float64) string {
 	return fmt.Sprintf("%.2f ms", ms)
 }
 
+// Goodput is the SLO as per-request thresholds for traces.Goodput (vllm
+// bench serve --goodput): per metric (ttft, tpot, e2e), the largest limit
+// among its bounds, since a request inside the loosest bound is inside the
+// distribution the bounds allow. ITL has no per-request threshold there and
+// is left out.
+func (s SLO) Goodput() traces.Goodput {
+	var g traces.Goodput
+	for _, b := range s.Bounds {
+		l := b.LimitMs()
+		switch b.Metric {
+		case "ttft":
+			g.TTFTms = math.Max(g.TTFTms, l)
+		case "tpot":
+			g.TPOTms = math.Max(g.TPOTms, l)
+		case "e2e":
+			g.E2ELms = math.Max(g.E2ELms, l)
+		}
+	}
+	return g
+}
+
 // Find returns the bound with the given key.
 func (s SLO) Find(key string) (Bound, bool) {
 	for _, b := range s.Bounds {

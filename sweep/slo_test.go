@@ -76,3 +76,18 @@ func TestSLOMet(t *testing.T) {
 		t.Errorf("bound %+v: %g ms q %g key %s", b, b.LimitMs(), b.Quantile(), b.Key())
 	}
 }
+
+// SLO.Goodput: per metric the loosest limit, in ms; ITL has none.
+func TestSLOGoodput(t *testing.T) {
+	s, err := ParseSLO("ttft_p50=100ms,ttft_p99=500ms,tpot_mean=40ms,itl_p99=80ms,e2e_p90=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Goodput()
+	if g.TTFTms != 500 || g.TPOTms != 40 || g.E2ELms != 2000 {
+		t.Errorf("goodput thresholds %+v, want ttft 500, tpot 40, e2el 2000", g)
+	}
+	if g := (SLO{Bounds: []Bound{{Metric: "itl", Stat: "p99", Limit: time.Millisecond}}}).Goodput(); g.Enabled() {
+		t.Errorf("an ITL-only SLO gave thresholds %+v", g)
+	}
+}

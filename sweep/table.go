@@ -42,6 +42,7 @@ type tableRow struct {
 	E2EP99Ms               *float64 `parquet:"e2e_p99_ms,optional"`
 	ThroughputRPS          *float64 `parquet:"throughput_rps,optional"`
 	OutputTokensPerS       *float64 `parquet:"output_tokens_per_s,optional"`
+	GoodputRPS             *float64 `parquet:"goodput_rps,optional"`
 	OutputTokensPerSPerGPU *float64 `parquet:"output_tokens_per_s_per_gpu,optional"`
 	TokensPerSPerUser      *float64 `parquet:"tokens_per_s_per_user,optional"`
 	OutputTokensPerRequest *float64 `parquet:"output_tokens_per_request,optional"`
@@ -131,7 +132,7 @@ func toTable(r *Row) (tableRow, error) {
 		TPOTP50Ms: optF(r.TPOTP50Ms), TPOTP99Ms: optF(r.TPOTP99Ms), TPOTMeanMs: optF(r.TPOTMeanMs),
 		ITLP50Ms: optF(r.ITLP50Ms), ITLP99Ms: optF(r.ITLP99Ms), E2EP50Ms: optF(r.E2EP50Ms), E2EP99Ms: optF(r.E2EP99Ms),
 		ThroughputRPS: optF(r.ThroughputRPS), OutputTokensPerS: optF(r.OutputTokensPerS),
-		OutputTokensPerSPerGPU: optF(r.OutputTokensPerSPerGPU), TokensPerSPerUser: optF(r.TokensPerSPerUser),
+		GoodputRPS: optF(r.GoodputRPS), OutputTokensPerSPerGPU: optF(r.OutputTokensPerSPerGPU), TokensPerSPerUser: optF(r.TokensPerSPerUser),
 		OutputTokensPerRequest: optF(r.OutputTokensPerRequest), TargetRateRPS: optF(r.TargetRateRPS),
 		Replicas: optI(r.Replicas), GPUsTotal: optI(r.GPUsTotal), GPUCostPerHour: optF(r.GPUCostPerHour),
 		CostPerHour: optF(r.CostPerHour), CostPerMTok: optF(r.CostMTok),
@@ -153,7 +154,7 @@ func fromTable(t *tableRow) (Row, error) {
 		TPOTP50Ms: getF(t.TPOTP50Ms), TPOTP99Ms: getF(t.TPOTP99Ms), TPOTMeanMs: getF(t.TPOTMeanMs),
 		ITLP50Ms: getF(t.ITLP50Ms), ITLP99Ms: getF(t.ITLP99Ms), E2EP50Ms: getF(t.E2EP50Ms), E2EP99Ms: getF(t.E2EP99Ms),
 		ThroughputRPS: getF(t.ThroughputRPS), OutputTokensPerS: getF(t.OutputTokensPerS),
-		OutputTokensPerSPerGPU: getF(t.OutputTokensPerSPerGPU), TokensPerSPerUser: getF(t.TokensPerSPerUser),
+		GoodputRPS: getF(t.GoodputRPS), OutputTokensPerSPerGPU: getF(t.OutputTokensPerSPerGPU), TokensPerSPerUser: getF(t.TokensPerSPerUser),
 		OutputTokensPerRequest: getF(t.OutputTokensPerRequest), TargetRateRPS: getF(t.TargetRateRPS),
 		Replicas: getI(t.Replicas), GPUsTotal: getI(t.GPUsTotal), GPUCostPerHour: getF(t.GPUCostPerHour),
 		CostPerHour: getF(t.CostPerHour), CostMTok: getF(t.CostPerMTok),
@@ -330,7 +331,7 @@ func (t *tableRow) cells() []string {
 		t.Status, os(t.Reason), oi(t.KVBlocks), i(t.Probes), of(t.MaxRateRPS),
 		of(t.TTFTP50Ms), of(t.TTFTP99Ms), of(t.TPOTP50Ms), of(t.TPOTP99Ms), of(t.TPOTMeanMs),
 		of(t.ITLP50Ms), of(t.ITLP99Ms), of(t.E2EP50Ms), of(t.E2EP99Ms),
-		of(t.ThroughputRPS), of(t.OutputTokensPerS), of(t.OutputTokensPerSPerGPU), of(t.TokensPerSPerUser),
+		of(t.ThroughputRPS), of(t.OutputTokensPerS), of(t.GoodputRPS), of(t.OutputTokensPerSPerGPU), of(t.TokensPerSPerUser),
 		of(t.OutputTokensPerRequest), of(t.TargetRateRPS), oi(t.Replicas), oi(t.GPUsTotal),
 		of(t.GPUCostPerHour), of(t.CostPerHour), of(t.CostPerMTok), b(t.Pareto), b(t.Recommended), t.ProbeLog,
 	}
