@@ -236,7 +236,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	if opts.JSON {
 		err = writeJSON(s.out, rec)
 	} else {
-		err = writeObserveText(s.out, opts.Out, res)
+		err = writeObserveText(s.out, opts.Out, res, rec.Summary)
 	}
 	if err == nil && res.Stopped == "interrupted" {
 		// The files are complete; the exit status still says the run was
@@ -260,8 +260,10 @@ func observeResult(sp *workload.Spec, res *observe.Result, ps []float64, out *ob
 	return r
 }
 
-// writeObserveText prints the observed run's summary.
-func writeObserveText(w io.Writer, dir string, r *observe.Result) error {
+// writeObserveText prints the observed run's summary: the client's counts,
+// rates and lateness, then the result's throughput, goodput and latency
+// table as sim run prints them.
+func writeObserveText(w io.Writer, dir string, r *observe.Result, result *traces.Result) error {
 	st := r.Summary
 	fmt.Fprintf(w, "endpoint    %s (%s)\n", r.Server.Endpoint, r.Server.Model)
 	if r.Server.ModelsError != "" {
@@ -286,19 +288,16 @@ func writeObserveText(w io.Writer, dir string, r *observe.Result) error {
 	fmt.Fprintf(w, "lateness    p50 %.2f ms, p99 %.2f ms, max %.2f ms (client send - schedule)\n", r.LatenessMs.P50, r.LatenessMs.P99, r.MaxLatenessMs)
 	fmt.Fprintf(w, "throughput  %.3f req/s, %.1f output tok/s, %.1f input tok/s over %.3f s\n",
 		st.ThroughputRPS, st.OutputTokensPerS, st.InputTokensPerS, st.DurationS)
+	if result.Goodput.Enabled() {
+		fmt.Fprintf(w, "goodput     %.3f req/s (%d of %d requests met %s)\n", result.RequestGoodput(), result.GoodRequests, st.Completed, goodputText(result.Goodput))
+	}
+	fmt.Fprintf(w, "in flight   at most %d requests at once\n", r.MaxInFlight)
 	if r.MetricsSamples > 0 {
 		fmt.Fprintf(w, "metrics     %d scrapes (%d failed)\n", r.MetricsSamples, r.MetricsErrors)
 	}
 	fmt.Fprintln(w)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "latency (ms)\tmean\tp50\tp90\tp99")
-	for _, row := range []struct {
-		name string
-		d    traces.Dist
-	}{{"TTFT", st.TTFTms}, {"TPOT", st.TPOTms}, {"ITL", st.ITLms}, {"E2E", st.E2Ems}} {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99)
-	}
-	if err := tw.Flush(); err != nil {
+	// A client sees no queue time.
+	if err := writeLatencyTable(w, result, []string{"ttft", "tpot", "itl", "e2el"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nwrote %s\n", dir)

@@ -46,12 +46,25 @@ func TestObserveCommandWritesRunDirectory(t *testing.T) {
 	}
 	out := filepath.Join(dir, "obs")
 	code, stdout, stderr := cli(t, "observe", "--url", url, "--model", "m", "--workload", wl, "--out", out,
-		"--metrics", "auto", "--metrics-interval", "50ms", "--trace-format", "jsonl", "--tp", "2", "--max-duration", "20s")
+		"--metrics", "auto", "--metrics-interval", "50ms", "--trace-format", "jsonl", "--tp", "2", "--max-duration", "20s",
+		"--goodput", "ttft:60000", "--metric-percentiles", "50,99")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout, "failed    ") || !strings.Contains(stdout, "x http_503") {
 		t.Errorf("summary lacks the injected failures:\n%s", stdout)
+	}
+	// The latency table is sim run's, for the percentiles asked for; every
+	// completed request meets a 60 s TTFT.
+	for _, want := range []string{"\nE2EL ", "requests met TTFT <= 60000 ms", "in flight   at most "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, table, _ := strings.Cut(stdout, "latency (ms)")
+	head, _, _ := strings.Cut(table, "\n")
+	if got := strings.Join(strings.Fields(head), " "); got != "Mean Median Std P99" {
+		t.Errorf("latency table columns %q, want Mean Median Std P99:\n%s", got, stdout)
 	}
 	recs, err := traces.ReadRequestsFile(filepath.Join(out, "requests.jsonl"))
 	if err != nil {
@@ -92,7 +105,8 @@ func TestObserveCommandWritesRunDirectory(t *testing.T) {
 	n := fr.Numbers
 	if fr.SchemaVersion != traces.ResultSchemaVersion || fr.Model != "llama-3.1-8b" ||
 		int64(n["completed"]+n["failed"]) != rj.Result.Sent || int64(n["failed"]) != rj.Result.Failed ||
-		n["max_concurrent_requests"] < 1 || n["request_throughput"] <= 0 || !(n["p99_ttft_ms"] >= n["median_ttft_ms"]) {
+		n["max_concurrent_requests"] < 1 || n["request_throughput"] <= 0 || !(n["p99_ttft_ms"] >= n["median_ttft_ms"]) ||
+		n["good_requests"] != n["completed"] || n["request_goodput"] != n["request_throughput"] {
 		t.Errorf("summary: version %d model %q numbers %v", fr.SchemaVersion, fr.Model, n)
 	}
 	for _, nested := range []string{`"ttft_ms"`, `"throughput_rps"`} {

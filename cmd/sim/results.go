@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/roofsim/roofsim/sim"
@@ -94,7 +95,14 @@ func writeResultText(w *strings.Builder, r *traces.Result) {
 	fmt.Fprintf(w, "Total token throughput (tok/s)   %.1f\n", s.InputTokensPerS+s.OutputTokensPerS)
 	fmt.Fprintf(w, "Peak concurrent requests         %d\n", r.MaxConcurrentRequests)
 	fmt.Fprintf(w, "Preemptions                      %d   KV blocks peak %d of %d\n\n", s.Preemptions, s.KVBlocks.PeakUsed, s.KVBlocks.Total)
+	writeLatencyTable(w, r, traces.ResultMetrics())
+}
 
+// writeLatencyTable prints Mean, Median, Std and a P-column per reported
+// percentile (P50 is the Median) for each of metrics (of
+// traces.ResultMetrics()).
+func writeLatencyTable(w io.Writer, r *traces.Result, metrics []string) error {
+	s := &r.Summary
 	tw := newTable(w)
 	head := "latency (ms)\tMean\tMedian\tStd"
 	for _, p := range r.Percentiles {
@@ -104,7 +112,7 @@ func writeResultText(w *strings.Builder, r *traces.Result) {
 	}
 	fmt.Fprintln(tw, head)
 	names := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2EL", "queue": "queue"}
-	for _, m := range traces.ResultMetrics() {
+	for _, m := range metrics {
 		d := s.Metric(m)
 		line := fmt.Sprintf("%s\t%s\t%s\t%s", names[m], fmtF(d.Mean, 2), fmtF(d.Percentile(50), 2), fmtF(d.Std, 2))
 		for _, p := range r.Percentiles {
@@ -114,7 +122,7 @@ func writeResultText(w *strings.Builder, r *traces.Result) {
 		}
 		fmt.Fprintln(tw, line)
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
 func goodputText(g traces.Goodput) string {
