@@ -11,6 +11,7 @@ import (
 	"github.com/roofsim/roofsim/calibrate/llamacpp"
 	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/calibrate/throughput"
+	"github.com/roofsim/roofsim/hardware"
 )
 
 // validateRunRequest runs one of `sim validate`'s comparisons on measured
@@ -62,7 +63,7 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 			return nil, err
 		}
 		if req.Kind == "kernels" {
-			rep, err = kernels.Validate(g, aiconfigurator.Dir(path))
+			rep, err = kernelsWithPoints(g, aiconfigurator.Dir(path))
 		} else {
 			var bench *llamacpp.Bench
 			if bench, err = llamacpp.Load(path); err == nil {
@@ -86,6 +87,36 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return validateResponse{Source: "sim validate " + req.Kind + " " + req.File, Report: data}, nil
+}
+
+// kernelPointsPerFamily caps the scatter's rows per kernel family: enough to
+// show each table's spread, small enough for the page (a GEMM table has
+// tens of thousands of rows).
+const kernelPointsPerFamily = 300
+
+// kernelsReport is `sim validate kernels --json`'s report plus a sample of
+// its rows (kernels.Points), which the page draws as a predicted-vs-measured
+// scatter coloured by family.
+type kernelsReport struct {
+	*kernels.Report
+	Points []kernels.Point `json:"points"`
+}
+
+func kernelsWithPoints(g *hardware.GPU, dir kernels.Source) (*kernelsReport, error) {
+	t, err := dir.Tables() // read once, priced twice
+	if err != nil {
+		return nil, err
+	}
+	src := kernels.TablesSource{T: t}
+	rep, err := kernels.Validate(g, src)
+	if err != nil {
+		return nil, err
+	}
+	pts, err := kernels.Points(g, src, kernelPointsPerFamily)
+	if err != nil {
+		return nil, err
+	}
+	return &kernelsReport{Report: rep, Points: pts}, nil
 }
 
 // hideDataRoot rewrites the data directory's absolute path out of an error.

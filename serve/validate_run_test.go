@@ -58,9 +58,27 @@ func TestValidateRunOnMeasuredData(t *testing.T) {
 			N      int     `json:"n"`
 			Median float64 `json:"median_ape_pct"`
 		} `json:"families"`
+		Points []struct {
+			Kind      string  `json:"kind"`
+			Measured  float64 `json:"measured_us"`
+			Predicted float64 `json:"predicted_us"`
+		} `json:"points"`
 	}
 	if err := json.Unmarshal(kr.Report, &kern); err != nil {
 		t.Fatal(err)
+	}
+	// The scatter's sample: every family, at most 300 rows each, positive times.
+	perKind := map[string]int{}
+	for _, p := range kern.Points {
+		perKind[p.Kind]++
+		if !(p.Measured > 0) || !(p.Predicted > 0) {
+			t.Errorf("point %+v: times must be > 0", p)
+		}
+	}
+	for _, f := range kern.Families {
+		if n := perKind[f.Family]; n == 0 || n > 300 || n > f.N {
+			t.Errorf("family %s (%d rows): %d scatter points, want 1..min(300, rows)", f.Family, f.N, n)
+		}
 	}
 	found := false
 	for _, f := range kern.Families {

@@ -223,3 +223,54 @@ func TestCalibrateIndependentOfWorkers(t *testing.T) {
 		t.Errorf("progress reports %v and %v: want 0 first, then 1..total in order, the same for both", da, db)
 	}
 }
+
+// TestKernelPointsHandChecked: Points gives every fixture row (one per
+// family here, except the two GEMMs) with the same errors Validate
+// summarises, and perFamily thins a family to every n-th row.
+func TestKernelPointsHandChecked(t *testing.T) {
+	pts, err := kernels.Points(fixtureGPU(), Dir(fixture(t)), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := kernels.Validate(fixtureGPU(), Dir(fixture(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string][]kernels.Point{}
+	for _, p := range pts {
+		byKind[p.Kind] = append(byKind[p.Kind], p)
+		if !(p.MeasuredUS > 0) || !(p.PredictedUS > 0) {
+			t.Errorf("%+v: times must be > 0", p)
+		}
+		if want := math.Abs(p.PredictedUS-p.MeasuredUS) / p.MeasuredUS * 100; math.Abs(p.APEPct-want) > 1e-9 {
+			t.Errorf("%+v: APE %.9f, want %.9f", p, p.APEPct, want)
+		}
+	}
+	for _, f := range rep.Families {
+		ps := byKind[f.Family]
+		if len(ps) != f.N {
+			t.Fatalf("%s: %d points, Validate counted %d rows", f.Family, len(ps), f.N)
+		}
+		hi := 0.0
+		for _, p := range ps {
+			hi = math.Max(hi, p.APEPct)
+		}
+		if math.Abs(hi-f.P90APE) > 1e-6 { // p90 of at most two rows is the larger
+			t.Errorf("%s: largest point APE %.6f, report p90 %.6f", f.Family, hi, f.P90APE)
+		}
+	}
+	// The GEMM 1024^3 row measures 50 us.
+	if g := byKind["gemm_bf16"]; len(g) != 2 || g[0].MeasuredUS != 50 && g[1].MeasuredUS != 50 {
+		t.Errorf("gemm_bf16 points %+v, want the 50 us row among two", g)
+	}
+	one, err := kernels.Points(fixtureGPU(), Dir(fixture(t)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(one); n != len(rep.Families) {
+		t.Errorf("perFamily 1: %d points, want one per family (%d)", n, len(rep.Families))
+	}
+	if _, err := kernels.Points(fixtureGPU(), Dir(fixture(t)), 0); err == nil {
+		t.Error("perFamily 0 accepted")
+	}
+}

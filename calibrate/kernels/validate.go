@@ -58,3 +58,54 @@ func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// Point is one table row predicted by the profile: the pair the web view's
+// validation page draws in its predicted-vs-measured scatter. Kind is the
+// family (gemm_bf16, attention_decode, allreduce_tp4, ...).
+type Point struct {
+	Kind        string  `json:"kind"`
+	MeasuredUS  float64 `json:"measured_us"`
+	PredictedUS float64 `json:"predicted_us"`
+	APEPct      float64 `json:"ape_pct"`
+}
+
+// Points predicts the rows of src as Validate does and returns at most
+// perFamily of them per family, every n-th row in table order (so the
+// sample is deterministic and spans each table). perFamily must be >= 1.
+func Points(gpu *hardware.GPU, src Source, perFamily int) ([]Point, error) {
+	if gpu == nil {
+		return nil, fmt.Errorf("gpu: is required")
+	}
+	if src == nil {
+		return nil, fmt.Errorf("source: is required")
+	}
+	if perFamily < 1 {
+		return nil, fmt.Errorf("perFamily: must be >= 1, got %d", perFamily)
+	}
+	k, err := src.Tables()
+	if err != nil {
+		return nil, err
+	}
+	p := gpu.EffectiveProfile()
+	var out []Point
+	add := func(kind string, n int, pair func(i int) (pred, meas float64)) {
+		step := max(1, (n+perFamily-1)/perFamily)
+		for i := 0; i < n; i += step {
+			pred, meas := pair(i)
+			out = append(out, Point{Kind: kind, MeasuredUS: meas * 1e6, PredictedUS: pred * 1e6, APEPct: calibrate.APE(pred, meas)})
+		}
+	}
+	fams, _ := families(k, gpu)
+	for _, f := range fams {
+		e := f.get(p)
+		add(f.name, len(f.samples), func(i int) (float64, float64) { return f.samples[i].Predict(e), f.samples[i].Seconds })
+	}
+	ns, byN := allReduceByGPUs(k)
+	for _, n := range ns {
+		pts := byN[n]
+		add(fmt.Sprintf("%s%d", FamilyAllReducePrefix, n), len(pts), func(i int) (float64, float64) {
+			return p.AllReduceSeconds(gpu, pts[i].Bytes, pts[i].NumGPUs), pts[i].Seconds
+		})
+	}
+	return out, nil
+}

@@ -13,6 +13,9 @@ const PREC_COLORS = {
 };
 const PRECISIONS = ["fp16", "bf16", "fp8", "nvfp4", "mxfp4", "int8", "int4"];
 const RUN_COLORS = ["#2b6cb0", "#e4572e", "#2ca02c", "#8e44ad", "#d4a017", "#17becf"];
+// GROUP_COLORS tells apart up to 14 groups in a validation scatter (kernel
+// families, step kinds, GPUs) before a colour repeats.
+const GROUP_COLORS = RUN_COLORS.concat(["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#1f3a93", "#ff7f0e", "#00796b", "#c2185b"]);
 const CEIL_COLORS = { fp64: "#777", fp32: "#999", tf32: "#8c8c8c", fp16: "#f28e2b", bf16: "#c0392b", fp8: "#2ca02c", int8: "#17becf", fp4: "#8e44ad", fp6: "#b07aa1" };
 
 const $ = (id) => document.getElementById(id);
@@ -595,7 +598,7 @@ function renderValidation(res) {
         const groupKey = ["gpu", "kind", "phase", "workload_segment"].find((k) => k in arr[0]) || null;
         const groups = [...new Set(arr.map((r) => (groupKey ? r[groupKey] : "")))];
         const pts = arr.filter((r) => r["measured_" + m] > 0 && r["predicted_" + m] > 0).map((r) => ({
-          x: r["measured_" + m], y: r["predicted_" + m], color: RUN_COLORS[groups.indexOf(groupKey ? r[groupKey] : "") % RUN_COLORS.length], size: 4,
+          x: r["measured_" + m], y: r["predicted_" + m], color: GROUP_COLORS[groups.indexOf(groupKey ? r[groupKey] : "") % GROUP_COLORS.length], size: 4,
           tip: Object.entries(r).filter(([, v]) => typeof v !== "object").slice(0, 12).map(([a, b]) => `${esc(a)}: ${typeof b === "number" ? fmtNum(b, 4) : esc(b)}`).join("<br>"),
         }));
         const vals = pts.flatMap((p) => [p.x, p.y]);
@@ -605,7 +608,7 @@ function renderValidation(res) {
         if (groupKey) {
           const lg = document.createElement("div");
           lg.className = "legend";
-          lg.innerHTML = groups.map((g, i) => `<span><span class="sw filled" style="border-color:${RUN_COLORS[i % RUN_COLORS.length]};background:${RUN_COLORS[i % RUN_COLORS.length]}"></span>${esc(g)}</span>`).join("");
+          lg.innerHTML = groups.map((g, i) => `<span><span class="sw filled" style="border-color:${GROUP_COLORS[i % GROUP_COLORS.length]};background:${GROUP_COLORS[i % GROUP_COLORS.length]}"></span>${esc(g)}</span>`).join("");
           box.appendChild(lg);
         }
       });
