@@ -49,3 +49,21 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchExamples: the README's benchmark workloads (examples/bench) load,
+// validate and have the request counts their names promise. They are too big
+// to generate in a unit test.
+func TestBenchExamples(t *testing.T) {
+	for name, want := range map[string]int64{"chat-100k.yaml": 100_000, "chat-1m.yaml": 1_000_000} {
+		s, err := Load(filepath.Join("..", "examples", "bench", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := s.EstimateRequests(); int64(got) != want {
+			t.Errorf("%s: %v requests, want %d", name, got, want)
+		}
+	}
+}
