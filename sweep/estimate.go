@@ -26,25 +26,10 @@ const estimateSamples = 512
 // near it, so the search starts there. It returns 0 when the
 // workload yields no request.
 func estimateRate(spec *workload.Spec, seed uint64, p *sim.Prepared) float64 {
-	gen, err := workload.NewGenerator(spec, seed)
-	if err != nil {
-		return 0
-	}
-	var sumP, sumO float64
-	n := 0
-	for n < estimateSamples {
-		r, ok := gen.NextArrival()
-		if !ok {
-			break
-		}
-		sumP += float64(r.PromptTokens)
-		sumO += float64(r.OutputTokens)
-		n++
-	}
+	P, O, n := sampleMeans(spec, seed)
 	if n == 0 {
 		return 0
 	}
-	P, O := sumP/float64(n), math.Max(sumO/float64(n), 1)
 	sc := p.Scheduler
 	b := sc.MaxNumSeqs
 	if kvTok := float64(sc.NumGPUBlocks * sc.BlockSize); kvTok > 0 {
@@ -62,4 +47,29 @@ func estimateRate(spec *workload.Spec, seed uint64, p *sim.Prepared) float64 {
 		return 0
 	}
 	return 1 / perReq
+}
+
+// sampleMeans draws up to estimateSamples requests from spec's generator
+// (the first arrivals; for closed-loop clients, their initial requests) and
+// returns their mean prompt P and output O tokens (O at least 1) and how
+// many were drawn.
+func sampleMeans(spec *workload.Spec, seed uint64) (P, O float64, n int) {
+	gen, err := workload.NewGenerator(spec, seed)
+	if err != nil {
+		return 0, 0, 0
+	}
+	var sumP, sumO float64
+	for n < estimateSamples {
+		r, ok := gen.NextArrival()
+		if !ok {
+			break
+		}
+		sumP += float64(r.PromptTokens)
+		sumO += float64(r.OutputTokens)
+		n++
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return sumP / float64(n), math.Max(sumO/float64(n), 1), n
 }

@@ -44,9 +44,10 @@ func TestValidateGrid(t *testing.T) {
 		{"bad shard", func(o *Options) { o.Shard = Shard{Index: 3, Count: 3} }, "shard: index must be in [0, 3)"},
 		{"target", func(o *Options) { o.TargetRateRPS = -1 }, "target_rate: must be >= 0"},
 		{"price", func(o *Options) { o.GPUCostPerHour = map[string]float64{"h100": 0} }, "gpu_cost[h100]: must be > 0"},
-		{"closed loop", func(o *Options) {
-			o.Workload = mustSpec(t, "clients:\n  - concurrency: 4\n    num_requests: 10\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 10}\n")
-		}, "is closed loop"},
+		{"open and closed loop", func(o *Options) {
+			o.Workload = mustSpec(t, "clients:\n  - arrival: {process: poisson, rate: 1, num_requests: 10}\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 10}\n"+
+				"  - concurrency: 4\n    num_requests: 10\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 10}\n")
+		}, "clients[1] (client-1) is closed loop while clients[0] (client-0) is open loop"},
 	}
 	for _, tt := range tests {
 		o := smallOptions(t)

@@ -14,8 +14,13 @@ import (
 
 // Probe is one simulation of a configuration at one total request rate.
 type Probe struct {
-	// RateRPS is the total open-loop arrival rate, requests per second.
+	// RateRPS is the total open-loop arrival rate, requests per second. In
+	// a concurrency sweep it is the completed requests/s the probe measured
+	// (0 when it was stopped early).
 	RateRPS float64 `json:"rate_rps"`
+	// Concurrency is the probe's total closed-loop concurrency (requests
+	// in flight) in a concurrency sweep; 0 in a rate sweep.
+	Concurrency int `json:"concurrency,omitempty"`
 	// Pass is true when every SLO bound held and no request was rejected.
 	Pass bool `json:"pass"`
 	// EarlyStop is true when the probe was stopped before all requests
@@ -183,8 +188,17 @@ func (p *prober) run(ctx context.Context, rate float64) (probeResult, error) {
 
 // runWith is run, with early stopping turned off when noEarly is set.
 func (p *prober) runWith(ctx context.Context, rate float64, noEarly bool) (probeResult, error) {
-	r := probeResult{Probe: Probe{RateRPS: rate, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN(), margin: math.NaN()}}
-	gen, err := workload.NewGenerator(p.base.WithRate(rate), p.seed)
+	r, err := p.runSpec(ctx, p.base.WithRate(rate), p.cfg, noEarly)
+	r.RateRPS = rate
+	return r, err
+}
+
+// runSpec simulates the workload w with engine configuration cfg (whose
+// Clients name w's clients), with the prober's seed and SLO; early stopping
+// is off when noEarly is set. The probe's RateRPS is left 0.
+func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, noEarly bool) (probeResult, error) {
+	r := probeResult{Probe: Probe{TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN(), margin: math.NaN()}}
+	gen, err := workload.NewGenerator(w, p.seed)
 	if err != nil {
 		return r, err
 	}
@@ -198,7 +212,7 @@ func (p *prober) runWith(ctx context.Context, rate float64, noEarly bool) (probe
 		inner = ctxSink{ctx}
 	}
 	good := &goodSink{Sink: inner, g: p.slo.Goodput()}
-	res, err := sim.Run(p.cfg, gen, good)
+	res, err := sim.Run(cfg, gen, good)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
 		r.Failed = early.why
@@ -243,7 +257,8 @@ func (c ctxSink) Step(*traces.StepRecord) error       { return nil }
 // round(requests * rate_i / total_rate) requests (at least 1), replacing its
 // num_requests or duration. Staged clients keep their stages (their request
 // count grows with the rate). It fails for traces and closed-loop clients,
-// whose load a rate cannot scale.
+// whose load a rate cannot scale (a workload of closed-loop clients only
+// is swept by concurrency instead: concWork).
 func probeWorkload(spec *workload.Spec, requests int) (*workload.Spec, error) {
 	if spec == nil {
 		return nil, errors.New("workload: must be set")
@@ -253,7 +268,12 @@ func probeWorkload(spec *workload.Spec, requests int) (*workload.Spec, error) {
 	}
 	for i, c := range spec.Clients {
 		if c.IsClosedLoop() {
-			return nil, fmt.Errorf("workload: clients[%d] (%s) is closed loop; a sweep scales open-loop arrival rates", i, c.Name)
+			for j, o := range spec.Clients {
+				if !o.IsClosedLoop() {
+					return nil, fmt.Errorf("workload: clients[%d] (%s) is closed loop while clients[%d] (%s) is open loop; a sweep scales either every client's rate (open loop) or every client's concurrency (closed loop)", i, c.Name, j, o.Name)
+				}
+			}
+			return nil, fmt.Errorf("workload: clients[%d] (%s) is closed loop; a rate sweep scales open-loop arrival rates", i, c.Name)
 		}
 	}
 	total := spec.TotalRate()

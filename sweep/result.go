@@ -32,6 +32,11 @@ type Row struct {
 	// MaxRateRPS is the highest total request rate (req/s) that met every
 	// SLO bound; 0 when none did.
 	MaxRateRPS float64 `json:"max_rate_rps"`
+	// MaxConcurrency is, in a concurrency sweep (closed-loop workload), the
+	// highest total concurrency that met every SLO bound, and MaxRateRPS
+	// the completed requests/s measured at it; 0 in a rate sweep and when
+	// no concurrency did.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
 	// Metrics at MaxRateRPS, in ms and per second.
 	TTFTP50Ms, TTFTP99Ms             float64
 	TPOTP50Ms, TPOTP99Ms, TPOTMeanMs float64

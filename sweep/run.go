@@ -19,9 +19,11 @@ const DefaultProbes = 10
 
 // Options configure a sweep.
 type Options struct {
-	// Workload is the request mix; its open-loop rates are rescaled by every
-	// probe (workload.Spec.WithRate), keeping the clients' ratios. Traces and
-	// closed-loop clients are refused.
+	// Workload is the request mix. When every client is open loop, its
+	// rates are rescaled by every probe (workload.Spec.WithRate), keeping
+	// the clients' ratios: a rate sweep. When every client is closed loop,
+	// their concurrencies are rescaled instead (concWork): a concurrency
+	// sweep. A mix of both, and traces, are refused.
 	Workload *workload.Spec
 	// Base is the deployment template: Model is required; its Settings
 	// (dtypes, memory utilization, engine knobs) apply to every
@@ -84,6 +86,9 @@ type plan struct {
 	zeroWork    *workload.Spec
 	clients     []string
 	fingerprint string
+	// conc is set for a concurrency sweep (a closed-loop workload); work,
+	// zeroWork and clients are then unused.
+	conc *concWork
 }
 
 // Validate checks every option, the grid against the model and the
@@ -121,6 +126,23 @@ func (o *Options) plan() (*plan, error) {
 		if !(p > 0) || math.IsInf(p, 0) {
 			return nil, fmt.Errorf("gpu_cost[%s]: must be > 0, got %g", name, p)
 		}
+	}
+	if closedLoop(o.Workload) {
+		cw, err := newConcWork(o.Workload, o.Requests)
+		if err != nil {
+			return nil, err
+		}
+		fp, err := o.Fingerprint()
+		if err != nil {
+			return nil, err
+		}
+		p := &plan{gpus: gpus, conc: cw, fingerprint: fp}
+		for _, c := range o.Grid.Configs() {
+			if o.Shard.Has(c.Index) {
+				p.configs = append(p.configs, c)
+			}
+		}
+		return p, nil
 	}
 	work, err := probeWorkload(o.Workload, o.Requests)
 	if err != nil {
@@ -243,6 +265,9 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		return row, nil
 	}
 	row.KVBlocks = prep.Scheduler.NumGPUBlocks
+	if p.conc != nil {
+		return o.searchConcurrency(ctx, p.conc, c, prep, row)
+	}
 	pr := &prober{
 		base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop,
 		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1,
@@ -346,6 +371,14 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		row.Reason = fmt.Sprintf("every rate tried passed (up to %.4g req/s): the SLO does not bind for this request count", out.Lo)
 	}
 	row.MaxRateRPS = out.Best
+	o.fillMetrics(&row, c, best)
+	return row, nil
+}
+
+// fillMetrics sets row's metrics, throughput, per-GPU and per-user rates
+// and the replica plan from the probe best (fully simulated) at the row's
+// MaxRateRPS.
+func (o *Options) fillMetrics(row *Row, c Config, best probeResult) {
 	st := best.stats
 	row.TTFTP50Ms, row.TTFTP99Ms = st.TTFTms.P50, st.TTFTms.P99
 	row.TPOTP50Ms, row.TPOTP99Ms, row.TPOTMeanMs = st.TPOTms.P50, st.TPOTms.P99, st.TPOTms.Mean
@@ -366,7 +399,6 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		row.Replicas, row.GPUsTotal = plan.Replicas, plan.GPUs
 		row.CostPerHour, row.CostMTok = plan.CostPerHour, plan.CostPerMTok
 	}
-	return row, nil
 }
 
 func (o *Options) onProbe(c Config, p Probe) {

@@ -31,6 +31,7 @@ type tableRow struct {
 	KVBlocks               *int64   `parquet:"kv_blocks,optional"`
 	Probes                 int64    `parquet:"probes"`
 	MaxRateRPS             *float64 `parquet:"max_rate_rps,optional"`
+	MaxConcurrency         *int64   `parquet:"max_concurrency,optional"`
 	TTFTP50Ms              *float64 `parquet:"ttft_p50_ms,optional"`
 	TTFTP99Ms              *float64 `parquet:"ttft_p99_ms,optional"`
 	TPOTP50Ms              *float64 `parquet:"tpot_p50_ms,optional"`
@@ -105,19 +106,20 @@ func getI(p *int64) int {
 
 // probeLog is a probe as stored in the probe_log column (JSON array).
 type probeLog struct {
-	RateRPS   float64  `json:"rate_rps"`
-	Pass      bool     `json:"pass"`
-	EarlyStop bool     `json:"early_stop,omitempty"`
-	TTFTP99Ms *float64 `json:"ttft_p99_ms,omitempty"`
-	TPOTP99Ms *float64 `json:"tpot_p99_ms,omitempty"`
-	ZeroLoad  bool     `json:"zero_load,omitempty"`
-	Failed    string   `json:"failed,omitempty"`
+	RateRPS     float64  `json:"rate_rps"`
+	Concurrency int      `json:"concurrency,omitempty"`
+	Pass        bool     `json:"pass"`
+	EarlyStop   bool     `json:"early_stop,omitempty"`
+	TTFTP99Ms   *float64 `json:"ttft_p99_ms,omitempty"`
+	TPOTP99Ms   *float64 `json:"tpot_p99_ms,omitempty"`
+	ZeroLoad    bool     `json:"zero_load,omitempty"`
+	Failed      string   `json:"failed,omitempty"`
 }
 
 func toTable(r *Row) (tableRow, error) {
 	logs := make([]probeLog, len(r.Probes))
 	for i, p := range r.Probes {
-		logs[i] = probeLog{RateRPS: p.RateRPS, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms),
+		logs[i] = probeLog{RateRPS: p.RateRPS, Concurrency: p.Concurrency, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms),
 			ZeroLoad: p.ZeroLoad, Failed: p.Failed}
 	}
 	js, err := json.Marshal(logs)
@@ -141,6 +143,7 @@ func toTable(r *Row) (tableRow, error) {
 	if r.Status != StatusSkipped {
 		t.MaxRateRPS = optF(r.MaxRateRPS)
 	}
+	t.MaxConcurrency = optI(r.MaxConcurrency)
 	return t, nil
 }
 
@@ -149,7 +152,7 @@ func fromTable(t *tableRow) (Row, error) {
 		Config: Config{Index: int(t.Index), GPU: t.GPU, TP: int(t.TP), DP: getLayout(t.DP), EP: getLayout(t.EP), MaxNumSeqs: int(t.MaxNumSeqs),
 			MaxNumBatchedTokens: int(t.MaxNumBatchedTokens)},
 		Fingerprint: t.Fingerprint, GridSize: int(t.GridSize), Status: t.Status, KVBlocks: getI(t.KVBlocks),
-		NumProbes: int(t.Probes), MaxRateRPS: getF(t.MaxRateRPS),
+		NumProbes: int(t.Probes), MaxRateRPS: getF(t.MaxRateRPS), MaxConcurrency: getI(t.MaxConcurrency),
 		TTFTP50Ms: getF(t.TTFTP50Ms), TTFTP99Ms: getF(t.TTFTP99Ms),
 		TPOTP50Ms: getF(t.TPOTP50Ms), TPOTP99Ms: getF(t.TPOTP99Ms), TPOTMeanMs: getF(t.TPOTMeanMs),
 		ITLP50Ms: getF(t.ITLP50Ms), ITLP99Ms: getF(t.ITLP99Ms), E2EP50Ms: getF(t.E2EP50Ms), E2EP99Ms: getF(t.E2EP99Ms),
@@ -171,7 +174,7 @@ func fromTable(t *tableRow) (Row, error) {
 		return r, fmt.Errorf("row %d: probe_log: %w", t.Index, err)
 	}
 	for _, l := range logs {
-		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Pass: l.Pass, EarlyStop: l.EarlyStop,
+		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Concurrency: l.Concurrency, Pass: l.Pass, EarlyStop: l.EarlyStop,
 			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms), ZeroLoad: l.ZeroLoad, Failed: l.Failed})
 	}
 	return r, nil
@@ -328,7 +331,7 @@ func (t *tableRow) cells() []string {
 	b := strconv.FormatBool
 	return []string{
 		i(t.Index), t.Fingerprint, i(t.GridSize), t.GPU, i(t.TP), oi(t.DP), oi(t.EP), i(t.MaxNumSeqs), i(t.MaxNumBatchedTokens),
-		t.Status, os(t.Reason), oi(t.KVBlocks), i(t.Probes), of(t.MaxRateRPS),
+		t.Status, os(t.Reason), oi(t.KVBlocks), i(t.Probes), of(t.MaxRateRPS), oi(t.MaxConcurrency),
 		of(t.TTFTP50Ms), of(t.TTFTP99Ms), of(t.TPOTP50Ms), of(t.TPOTP99Ms), of(t.TPOTMeanMs),
 		of(t.ITLP50Ms), of(t.ITLP99Ms), of(t.E2EP50Ms), of(t.E2EP99Ms),
 		of(t.ThroughputRPS), of(t.OutputTokensPerS), of(t.GoodputRPS), of(t.OutputTokensPerSPerGPU), of(t.TokensPerSPerUser),

@@ -52,7 +52,7 @@ func newSweepCmd(s streams, runF func(*cobra.Command, *sweepOptions) error) *cob
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep --workload FILE --gpus LIST --tp LIST --slo SLO [flags]",
-		Short: "Capacity planning: max rate under an SLO for every GPU x TP x engine setting",
+		Short: "Capacity planning: max rate (or concurrency) under an SLO for every GPU x TP x engine setting",
 		Long: `For every configuration of the grid GPU x TP x max_num_seqs x
 max_num_batched_tokens (index order: that nesting, the last list fastest),
 find the highest total request rate one instance sustains while meeting every
@@ -65,6 +65,16 @@ does not help). The probe log names the bound each probe broke. Report the
 metrics there, tokens/s per GPU and per user, replicas, GPUs and cost for
 --target-rate, the Pareto front and a recommendation. Configurations that do
 not fit are listed with the reason.
+
+A workload whose clients are all closed loop (concurrency set, as
+vllm bench serve --max-concurrency runs) is swept by concurrency instead:
+the highest total number of users in flight that meets every bound, the
+clients keeping their shares of it (largest remainders). Concurrency 1 is
+the zero-load check; the search starts at the saturation batch,
+min(max_num_seqs, KV tokens / mean request tokens), doubles or bisects over
+integers, and reports max conc with the req/s measured there (which
+--target-rate sizes replicas against). Open- and closed-loop clients mixed
+in one workload are refused.
 
 Time: the example below (16 configurations, 20,000 requests a probe, about
 8 probes each) takes about 20 s on 2 cores; progress goes to stderr.
@@ -86,7 +96,7 @@ join the shards with 'sim sweep merge'.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (open-loop clients)")
+	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file (open-loop clients: rate sweep; closed-loop: concurrency sweep)")
 	f.StringVar(&opts.GPUs, "gpus", "", "comma-separated GPUs (default: the gpu setting)")
 	f.StringVar(&opts.TP, "tp", "", "comma-separated tensor-parallel degrees (default: the tp setting)")
 	f.StringVar(&opts.DP, "dp", "", "comma-separated attention data-parallel degrees (default: the dp setting)")
@@ -96,7 +106,7 @@ join the shards with 'sim sweep merge'.`,
 	f.StringVar(&opts.SLO, "slo", "", "SLO bounds, e.g. ttft_p99=500ms,tpot_p99=50ms ({ttft,tpot,itl,e2e}_{mean,p50,p90,p99})")
 	f.Float64Var(&opts.TargetRate, "target-rate", 0, "total request rate to size replicas and cost for (req/s)")
 	f.StringVar(&opts.GPUCost, "gpu-cost", "", "US$ per GPU-hour overrides, e.g. h100=2.9,h200=3.8")
-	f.IntVar(&opts.Requests, "requests", 20000, "requests per probe, split over open-loop clients by rate (0 = the workload's counts)")
+	f.IntVar(&opts.Requests, "requests", 20000, "requests per probe, split over the clients by rate (open loop) or concurrency (closed loop) (0 = the workload's counts)")
 	f.IntVar(&opts.Probes, "probes", sweep.DefaultProbes, "probe budget per configuration")
 	f.IntVar(&opts.Jobs, "jobs", 0, "configurations simulated in parallel (default: GOMAXPROCS)")
 	f.StringVar(&opts.Out, "out", "", "write the results as Parquet")
@@ -368,7 +378,12 @@ func writeSweepOutputs(res *sweep.Result, slo sweep.SLO, out, csvPath, plotPath 
 func writeSweepTable(w io.Writer, res *sweep.Result) error {
 	tw := newTable(w)
 	var notes []string
-	fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+	conc := concurrencySweep(res)
+	if conc {
+		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched\tstatus\tmax conc\treq/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+	} else {
+		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+	}
 	for _, r := range res.Rows {
 		mark := ""
 		if r.Pareto {
@@ -392,6 +407,9 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		if r.Status == sweep.StatusSkipped {
 			maxRate = "-"
 		}
+		if conc {
+			maxRate = ints(r.MaxConcurrency) + "\t" + maxRate
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			r.Index, r.GPU, layoutCell(r.Config), r.MaxNumSeqs, r.MaxNumBatchedTokens, status, maxRate,
 			fmtF(r.TTFTP99Ms, 1), fmtF(r.TPOTP99Ms, 2), fmtF(r.OutputTokensPerSPerGPU, 0), fmtF(r.TokensPerSPerUser, 1),
@@ -409,6 +427,11 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		return err
 	}
 	for _, r := range res.Rows {
+		if r.Recommended && conc {
+			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d (concurrency %d, %.2f req/s per instance)\n",
+				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, r.MaxConcurrency, r.MaxRateRPS)
+			return err
+		}
 		if r.Recommended {
 			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d (%.2f req/s per instance)\n",
 				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, r.MaxRateRPS)
@@ -416,6 +439,22 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		}
 	}
 	return nil
+}
+
+// concurrencySweep reports whether res comes from a concurrency sweep (a
+// closed-loop workload): its probes carry a concurrency.
+func concurrencySweep(res *sweep.Result) bool {
+	for _, r := range res.Rows {
+		if r.MaxConcurrency > 0 {
+			return true
+		}
+		for _, p := range r.Probes {
+			if p.Concurrency > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeSweepJSON prints the result as one JSON object.
