@@ -503,7 +503,7 @@ function renderSweep() {
   const rec = rows.find((r) => r.recommended);
   const ok = rows.filter((r) => r.status === "ok" && r.output_tokens_per_s_per_gpu > 0 && r.tokens_per_s_per_user > 0);
   const tip = (r) => `<b>#${r.index} ${esc(r.gpu)} tp${r.tp}</b><br>max_num_seqs ${r.max_num_seqs}, batched tokens ${r.max_num_batched_tokens}<br>` +
-    `${fmtNum(r.output_tokens_per_s_per_gpu)} tok/s/GPU · ${fmtNum(r.tokens_per_s_per_user)} tok/s/user<br>max rate ${fmtNum(r.max_rate_rps)} req/s · TTFT p99 ${fmtNum(r.ttft_p99_ms)} ms · TPOT p99 ${fmtNum(r.tpot_p99_ms)} ms` +
+    `${fmtNum(r.output_tokens_per_s_per_gpu)} tok/s/GPU · ${fmtNum(r.tokens_per_s_per_user)} tok/s/user<br>${r.max_concurrency > 0 ? `max concurrency ${r.max_concurrency} (${fmtNum(r.max_rate_rps)} req/s)` : `max rate ${fmtNum(r.max_rate_rps)} req/s`} · TTFT p99 ${fmtNum(r.ttft_p99_ms)} ms · TPOT p99 ${fmtNum(r.tpot_p99_ms)} ms` +
     (r.cost_per_mtok != null ? `<br>$${fmtNum(r.cost_per_mtok)} per M tokens` : "") + (r.recommended ? "<br><b>recommended</b>" : r.pareto ? "<br>Pareto-optimal" : "");
   const front = ok.filter((r) => r.pareto).sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user);
   const pts = ok.map((r) => ({ x: r.tokens_per_s_per_user, y: r.output_tokens_per_s_per_gpu, color: r.pareto ? "#2b6cb0" : "#a8b3c4", hollow: !r.pareto, size: r.pareto ? 5 : 4, tip: tip(r) }));
@@ -512,7 +512,7 @@ function renderSweep() {
     xrange: padRange(pts.map((p) => p.x)), yrange: padRange(pts.map((p) => p.y)),
     lines: front.length ? [{ label: "Pareto front", color: "#2b6cb0", x: front.map((r) => r.tokens_per_s_per_user), y: front.map((r) => r.output_tokens_per_s_per_gpu), width: 1.5 }] : [],
     points: pts });
-  $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, max_num_seqs ${rec.max_num_seqs}: ${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
+  $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, max_num_seqs ${rec.max_num_seqs}: ${rec.max_concurrency > 0 ? `concurrency ${rec.max_concurrency}, ` : ""}${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
     (rec.cost_per_mtok != null ? `, $${fmtNum(rec.cost_per_mtok)} per M output tokens` : "") : "No configuration is recommended (none met the SLO).";
   rows.sort((a, b) => {
     const x = a[sortKey], y = b[sortKey];
@@ -521,9 +521,11 @@ function renderSweep() {
     if (y === null || y === undefined) return -1;
     return (x < y ? -1 : 1) * (asc ? 1 : -1);
   });
+  // A concurrency sweep (closed-loop workload) adds its max_concurrency column after the rate.
+  const cols = rows.some((r) => r.max_concurrency > 0) ? SWEEP_COLS.flatMap((c) => (c === "max_rate_rps" ? ["max_concurrency", c] : [c])) : SWEEP_COLS;
   const t = $("sw-table");
-  t.innerHTML = "<thead><tr>" + SWEEP_COLS.map((c) => `<th data-k="${c}">${c}${c === sortKey ? (asc ? " ▲" : " ▼") : ""}</th>`).join("") + "</tr></thead><tbody>" +
-    rows.map((r) => `<tr class="${r.recommended ? "rec" : ""} ${r.pareto ? "pareto" : ""}">` + SWEEP_COLS.map((c) => `<td>${r[c] === null || r[c] === undefined ? "–" : typeof r[c] === "number" ? (Number.isInteger(r[c]) ? r[c] : fmtNum(r[c], 4)) : esc(r[c])}</td>`).join("") + "</tr>").join("") + "</tbody>";
+  t.innerHTML = "<thead><tr>" + cols.map((c) => `<th data-k="${c}">${c}${c === sortKey ? (asc ? " ▲" : " ▼") : ""}</th>`).join("") + "</tr></thead><tbody>" +
+    rows.map((r) => `<tr class="${r.recommended ? "rec" : ""} ${r.pareto ? "pareto" : ""}">` + cols.map((c) => `<td>${r[c] === null || r[c] === undefined ? "–" : typeof r[c] === "number" ? (Number.isInteger(r[c]) ? r[c] : fmtNum(r[c], 4)) : esc(r[c])}</td>`).join("") + "</tr>").join("") + "</tbody>";
   t.querySelectorAll("th").forEach((th) => th.addEventListener("click", () => {
     const k = th.dataset.k;
     state.sweep.asc = state.sweep.sortKey === k ? !state.sweep.asc : true;
