@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
@@ -119,17 +120,8 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 			Warnings []string              `json:"warnings"`
 		}{g.Name, opts.Out, res.Files, res.Families, res.Warnings})
 	}
-	tw := newTable(s.out)
-	fmt.Fprintln(tw, "FAMILY\tN TRAIN\tTRAIN MEDIAN %\tTRAIN P90 %\tN HOLDOUT\tHOLDOUT MEDIAN %\tHOLDOUT P90 %")
-	for _, f := range res.Families {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", f.Family, f.Train.N, fmtF(f.Train.MedianAPE, 1), fmtF(f.Train.P90APE, 1),
-			f.Holdout.N, fmtF(f.Holdout.MedianAPE, 1), fmtF(f.Holdout.P90APE, 1))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printFamilyFits(s.out, res.Families, res.Warnings); err != nil {
 		return err
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(s.out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(s.out, "wrote %s\n", opts.Out)
 	return nil
@@ -188,4 +180,36 @@ func writeCalibrated(opts *calibrateOptions, fitted *hardware.GPU, profileYAML f
 		return fmt.Errorf("calibrate: writing %s: %w", opts.Out, err)
 	}
 	return nil
+}
+
+// printFamilyFits prints a kernel fit's per-family train and held-out
+// errors as a table, then its warnings (sim calibrate, sim calibrate moe).
+func printFamilyFits(w io.Writer, fams []kernels.FamilyError, warnings []string) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "FAMILY\tN TRAIN\tTRAIN MEDIAN %\tTRAIN P90 %\tN HOLDOUT\tHOLDOUT MEDIAN %\tHOLDOUT P90 %")
+	for _, f := range fams {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", f.Family, f.Train.N, fmtF(f.Train.MedianAPE, 1), fmtF(f.Train.P90APE, 1),
+			f.Holdout.N, fmtF(f.Holdout.MedianAPE, 1), fmtF(f.Holdout.P90APE, 1))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	return nil
+}
+
+// loadProfiles reads the profile files named by a repeated flag (--update,
+// --carry); an error names the flag and the file.
+func loadProfiles(flag string, paths []string) ([]*hardware.Profile, error) {
+	ps := make([]*hardware.Profile, len(paths))
+	for i, path := range paths {
+		p, err := hardware.LoadProfile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+		ps[i] = p
+	}
+	return ps, nil
 }

@@ -71,22 +71,11 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
 	}
-	load := func(flag string, paths []string) ([]*hardware.Profile, error) {
-		ps := make([]*hardware.Profile, len(paths))
-		for i, path := range paths {
-			p, err := hardware.LoadProfile(path)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", flag, err)
-			}
-			ps[i] = p
-		}
-		return ps, nil
-	}
-	updates, err := load("--update", o.Update)
+	updates, err := loadProfiles("--update", o.Update)
 	if err != nil {
 		return err
 	}
-	carries, err := load("--carry", o.Carry)
+	carries, err := loadProfiles("--carry", o.Carry)
 	if err != nil {
 		return err
 	}
@@ -138,17 +127,8 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 			Updated  []string              `json:"updated,omitempty"`
 		}{g.Name, res.Families, res.Profile.FusedMoE, res.Warnings, append(append([]string{}, o.Update...), o.Carry...)})
 	}
-	tw := newTable(s.out)
-	fmt.Fprintln(tw, "FAMILY\tN TRAIN\tTRAIN MEDIAN %\tTRAIN P90 %\tN HOLDOUT\tHOLDOUT MEDIAN %\tHOLDOUT P90 %")
-	for _, f := range res.Families {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", f.Family, f.Train.N, fmtF(f.Train.MedianAPE, 1), fmtF(f.Train.P90APE, 1),
-			f.Holdout.N, fmtF(f.Holdout.MedianAPE, 1), fmtF(f.Holdout.P90APE, 1))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printFamilyFits(s.out, res.Families, res.Warnings); err != nil {
 		return err
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(s.out, "warning: %s\n", w)
 	}
 	for _, path := range append(append([]string{}, o.Update...), o.Carry...) {
 		fmt.Fprintf(s.out, "updated %s\n", path)

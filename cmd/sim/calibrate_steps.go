@@ -83,17 +83,6 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	if len(o.HoldoutTP) != len(o.Holdout) {
 		return usageError{fmt.Errorf("--holdout-tp: give one per --holdout (%d files, %d degrees)", len(o.Holdout), len(o.HoldoutTP))}
 	}
-	loadProfiles := func(flag string, paths []string) ([]*hardware.Profile, error) {
-		ps := make([]*hardware.Profile, len(paths))
-		for i, path := range paths {
-			p, err := hardware.LoadProfile(path)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", flag, err)
-			}
-			ps[i] = p
-		}
-		return ps, nil
-	}
 	profiles, err := loadProfiles("--update", o.Update)
 	if err != nil {
 		return err
