@@ -127,20 +127,27 @@ const minRows = 30
 // on all rows for the shipped profile. Families without a table keep the
 // default (the element-wise family always does: there is no table).
 func Calibrate(src Source, opts Options) (*Result, error) {
-	if err := opts.Validate(); err != nil {
+	k, opts, err := readForFit(src, opts)
+	if err != nil {
 		return nil, err
 	}
+	return calibrateTables(k, opts)
+}
+
+// readForFit checks opts (Restarts 0 becomes 8) and reads src's tables:
+// the common start of Calibrate and CalibrateMoE.
+func readForFit(src Source, opts Options) (*Tables, Options, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, opts, err
+	}
 	if src == nil {
-		return nil, fmt.Errorf("source: is required")
+		return nil, opts, fmt.Errorf("source: is required")
 	}
 	if opts.Restarts == 0 {
 		opts.Restarts = 8
 	}
 	k, err := src.Tables()
-	if err != nil {
-		return nil, err
-	}
-	return calibrateTables(k, opts)
+	return k, opts, err
 }
 
 func familySeed(seed uint64, name string) uint64 {

@@ -303,16 +303,7 @@ func (s MoEShape) matches(r MoERow) bool {
 // errors only): how well the model predicts an expert shape it never saw,
 // such as a served model's own.
 func CalibrateMoE(src Source, opts Options, heldOut ...MoEShape) (*Result, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	if src == nil {
-		return nil, fmt.Errorf("source: is required")
-	}
-	if opts.Restarts == 0 {
-		opts.Restarts = 8
-	}
-	k, err := src.Tables()
+	k, opts, err := readForFit(src, opts)
 	if err != nil {
 		return nil, err
 	}
