@@ -16,7 +16,7 @@ type simResult struct {
 	// Summary is sim run's result (vllm bench serve's keys), the one in
 	// run.json's download.
 	Summary  *traces.Result `json:"summary"`
-	Counters runCounters    `json:"counters"`
+	Counters sim.Counters   `json:"counters"`
 	// Capped is true when max_requests cut the workload short.
 	Capped      bool     `json:"capped"`
 	MaxRequests int      `json:"max_requests"`

@@ -148,19 +148,7 @@ type runJSON struct {
 	MaxReqs  int                 `json:"max_requests"`
 	KV       sim.Capacity        `json:"kv_capacity"`
 	Summary  *traces.Result      `json:"summary"` // as sim run --out writes it (vllm bench serve's keys)
-	Counters runCounters         `json:"counters"`
-}
-
-type runCounters struct {
-	Arrived               int64   `json:"arrived"`
-	Completed             int64   `json:"completed"`
-	Rejected              int64   `json:"rejected"`
-	InFlight              int64   `json:"in_flight"`
-	PromptTokens          int64   `json:"prompt_tokens"`
-	OutputTokensGenerated int64   `json:"output_tokens_generated"`
-	Steps                 int64   `json:"steps"`
-	Preemptions           int64   `json:"preemptions"`
-	SimulatedS            float64 `json:"simulated_s"`
+	Counters sim.Counters        `json:"counters"`
 }
 
 func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
@@ -370,9 +358,7 @@ func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
 	run.Summary = traces.NewResult(traces.RunInfo{Model: run.Config.Model, GPU: run.Config.GPU, TP: run.Config.TP,
 		Replicas: run.Config.Replicas, Profile: run.Profile}, res.Summary, nil)
 	run.Summary.MaxConcurrentRequests = res.PeakInSystem
-	run.Counters = runCounters{Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected,
-		InFlight: res.InFlight, PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
-		Steps: res.Steps, Preemptions: res.Preemptions, SimulatedS: res.End.Seconds()}
+	run.Counters = res.Counters()
 	result := shapeResult(sink.requests, sink.steps, res, p, &run)
 	j.mu.Lock()
 	j.requests, j.steps, j.run, j.result = sink.requests, sink.steps, &run, result

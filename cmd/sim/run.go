@@ -196,19 +196,7 @@ type runRecord struct {
 	Config  runConfig      `json:"config"`
 	KV      sim.Capacity   `json:"kv_capacity"`
 	Summary *traces.Result `json:"summary"`
-	Result  runCounters    `json:"counters"`
-}
-
-type runCounters struct {
-	Arrived               int64   `json:"arrived"`
-	Completed             int64   `json:"completed"`
-	Rejected              int64   `json:"rejected"`
-	InFlight              int64   `json:"in_flight"`
-	PromptTokens          int64   `json:"prompt_tokens"`
-	OutputTokensGenerated int64   `json:"output_tokens_generated"`
-	Steps                 int64   `json:"steps"`
-	Events                int64   `json:"events"`
-	SimulatedS            float64 `json:"simulated_s"`
+	Result  sim.Counters   `json:"counters"`
 }
 
 func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
@@ -284,11 +272,7 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		Config:  plan.Resolved,
 		KV:      plan.Prepared.Capacity,
 		Summary: result,
-		Result: runCounters{
-			Arrived: res.Arrived, Completed: res.Completed, Rejected: res.Rejected, InFlight: res.InFlight,
-			PromptTokens: res.PromptTokens, OutputTokensGenerated: res.OutputTokensGenerated,
-			Steps: res.Steps, Events: res.Events, SimulatedS: res.End.Seconds(),
-		},
+		Result:  res.Counters(),
 	}
 	plots, err := finishRunPlot(opts.Plot, plotter, res, plan.Resolved.Model)
 	if err != nil {
