@@ -725,14 +725,25 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode)
 	}
 	if sampled > 0 {
-		lm := named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head")
-		var tc, tm float64
-		if cache != nil {
-			tc, tm = cache.lmHead(sampled, func() (float64, float64) { return m.opTimes(&lm, &m.pLMH, &m.effLMH) })
+		if cache != nil && acc.ops == nil {
+			// The LM head depends on the sampled count alone: its increments
+			// are memoised and added in apply's order, so the sum is
+			// bit-identical to pricing it again.
+			inc := cache.lmHead(sampled, func() lmIncrement { return m.lmHeadIncrement(sampled) })
+			if inc.computeBound {
+				acc.c.ComputeS += inc.t
+			} else {
+				acc.c.MemoryS += inc.t
+			}
+			acc.c.OverheadS += m.effLMH.LaunchUS * 1e-6 * acc.launchScale * 1
+			acc.flops += inc.flops
+			acc.bytes += inc.bytes
+			acc.rooflineS += inc.roofline
 		} else {
-			tc, tm = m.opTimes(&lm, &m.pLMH, &m.effLMH)
+			lm := named(GEMM(sampled, m.vocabPG, h, m.lmh, m.act), "lm_head")
+			tc, tm := m.opTimes(&lm, &m.pLMH, &m.effLMH)
+			m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 		}
-		m.apply(acc, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 	}
 
 	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG*m.nLayers)) * 1e-6
@@ -747,6 +758,17 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		}
 	}
 	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+}
+
+// lmHeadIncrement prices the LM head for sampled rows as apply adds it to
+// a step (count 1, no per-sequence time), less the launch, which scales
+// with the step's graph factor.
+func (m *StepModel) lmHeadIncrement(sampled int) lmIncrement {
+	var a stepAcc
+	lm := named(GEMM(sampled, m.vocabPG, m.hidden, m.lmh, m.act), "lm_head")
+	tc, tm := m.opTimes(&lm, &m.pLMH, &m.effLMH)
+	m.apply(&a, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
+	return lmIncrement{t: a.c.ComputeS + a.c.MemoryS, computeBound: tc >= tm, flops: a.flops, bytes: a.bytes, roofline: a.rooflineS}
 }
 
 // hostSeconds is the part of the engine's CPU work for a step of requests

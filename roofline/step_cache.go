@@ -4,29 +4,35 @@ package roofline
 // per token count and launch mode. Not safe for concurrent use.
 type tokenCache struct {
 	parts [2][]cachedPart
-	// lm holds the LM head's compute and memory times per sampled count.
-	lm []lmTimes
+	// lm holds the LM head's step increments per sampled count.
+	lm []lmIncrement
 }
 
-type lmTimes struct {
-	ok     bool
-	tc, tm float64
+// lmIncrement is what the LM head adds to a step for one sampled count:
+// its time t (to ComputeS when computeBound, else MemoryS), FLOPs, bytes
+// and roofline time. The launch is not included: it scales with the step's
+// graph factor.
+type lmIncrement struct {
+	ok                        bool
+	computeBound              bool
+	t, flops, bytes, roofline float64
 }
 
-// lmHead returns the LM head's times for sampled rows, computing them with
-// f on first use.
-func (c *tokenCache) lmHead(sampled int, f func() (float64, float64)) (float64, float64) {
+// lmHead returns the LM head's increments for sampled rows, computing them
+// with f on first use.
+func (c *tokenCache) lmHead(sampled int, f func() lmIncrement) lmIncrement {
 	if sampled < len(c.lm) && c.lm[sampled].ok {
-		return c.lm[sampled].tc, c.lm[sampled].tm
+		return c.lm[sampled]
 	}
 	if sampled >= len(c.lm) {
-		grown := make([]lmTimes, max(sampled+1, 2*len(c.lm), 64))
+		grown := make([]lmIncrement, max(sampled+1, 2*len(c.lm), 64))
 		copy(grown, c.lm)
 		c.lm = grown
 	}
-	tc, tm := f()
-	c.lm[sampled] = lmTimes{ok: true, tc: tc, tm: tm}
-	return tc, tm
+	inc := f()
+	inc.ok = true
+	c.lm[sampled] = inc
+	return inc
 }
 
 type cachedPart struct {
