@@ -124,7 +124,12 @@ func (m *Meter) Set(done int64) {
 		return
 	}
 	m.done = done
-	m.next.Store(done + m.step)
+	next := done + m.step
+	if m.total > done {
+		// The last item is always taken, so the closing line counts all.
+		next = min(next, m.total)
+	}
+	m.next.Store(next)
 	m.tick(false)
 }
 

@@ -131,3 +131,19 @@ func TestBarFitsWidth(t *testing.T) {
 		t.Errorf("frame %q: want the counts and the note without the bar graphic", last)
 	}
 }
+
+// TestFinalCountNotThrottled: Set draws at most every 0.1% of the work, but
+// the last item always gets through, so the closing line counts them all
+// (it read "999,001 req" for a million-request run).
+func TestFinalCountNotThrottled(t *testing.T) {
+	var buf bytes.Buffer
+	m, c := newMeter(&buf, Lines, 1_000_000)
+	c.advance(LineEvery)
+	for done := int64(1); done <= 1_000_000; done++ {
+		m.Set(done)
+	}
+	m.Finish()
+	if !strings.Contains(buf.String(), "done, 1,000,000 req") {
+		t.Errorf("closing line does not count every request: %q", buf.String())
+	}
+}
