@@ -2,6 +2,7 @@ package observed_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"sync"
@@ -82,7 +83,8 @@ func tokenRate(t *testing.T, m *model.Config, g *hardware.GPU) (float64, float64
 // TestRoundTripRecoversMockCosts observes a mock server with known engine
 // costs at three loads, fits the engine terms to the observed runs, and
 // simulates the workloads with the fitted profile: the costs come back
-// within 10% and so do the observed TTFT and TPOT medians.
+// within 10% and so do the observed TTFT and TPOT medians (in one of up to
+// three attempts; see attempt below).
 func TestRoundTripRecoversMockCosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("observes a mock server for about 2 s")
@@ -139,116 +141,141 @@ clients:
     prompt_tokens: {dist: constant, value: 200}
     output_tokens: {dist: constant, value: 24}`},
 	}
-	var runs []*observed.Run
-	specs := map[string]*workload.Spec{}
-	for _, w := range workloads {
-		sp, err := workload.Parse([]byte(w.yaml), w.name+".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs[w.name] = sp
-		// A mock that cannot keep its schedule (the machine is too busy to
-		// run its loop on time) does not show its step model: a run with
-		// over 15% of its steps late, a mean emission lag of 1.5 ms or
-		// more, or a client lateness p90 of 3 ms or more is observed again,
-		// up to three times.
-		var sink *memSink
-		for try := 1; ; try++ {
-			before := srv.Stats()
-			cfg := observe.NewConfig(ts.URL, "mock")
-			cfg.MaxDuration = 30 * time.Second
-			sink = &memSink{segs: map[uint64][]workload.Segment{}}
-			res, err := observe.Run(context.Background(), cfg, sp, sp.Seed, nil, sink)
+	// One attempt observes the mock at the three loads, fits, and checks the
+	// fit and a sim run against the observations; it returns what missed.
+	// The mock runs on the wall clock, so a machine busy with other tests
+	// can bias one attempt's observations (its client-side times absorb the
+	// scheduling delays): a miss is observed again from scratch, and the
+	// test fails only when three attempts in a row miss.
+	attempt := func() (problems []string) {
+		var runs []*observed.Run
+		specs := map[string]*workload.Spec{}
+		for _, w := range workloads {
+			sp, err := workload.Parse([]byte(w.yaml), w.name+".yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Failed != 0 || res.Stopped != "" {
-				t.Fatalf("%s: %d failed, stopped %q", w.name, res.Failed, res.Stopped)
+			specs[w.name] = sp
+			// A mock that cannot keep its schedule (the machine is too busy to
+			// run its loop on time) does not show its step model: a run with
+			// over 15% of its steps late, a mean emission lag of 1.5 ms or
+			// more, or a client lateness p90 of 3 ms or more is observed again,
+			// up to three times.
+			var sink *memSink
+			for try := 1; ; try++ {
+				before := srv.Stats()
+				cfg := observe.NewConfig(ts.URL, "mock")
+				cfg.MaxDuration = 30 * time.Second
+				sink = &memSink{segs: map[uint64][]workload.Segment{}}
+				res, err := observe.Run(context.Background(), cfg, sp, sp.Seed, nil, sink)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Failed != 0 || res.Stopped != "" {
+					t.Fatalf("%s: %d failed, stopped %q", w.name, res.Failed, res.Stopped)
+				}
+				after := srv.Stats()
+				late := float64(after.LateSteps-before.LateSteps) / float64(max(1, after.Steps-before.Steps))
+				lag := (after.LagSum - before.LagSum) / time.Duration(max(1, after.LaggedSteps-before.LaggedSteps))
+				if late <= 0.15 && lag < 1500*time.Microsecond && res.LatenessMs.P90 < 3 {
+					break
+				}
+				t.Logf("%s: try %d: %.0f%% of the mock's steps late, mean emission lag %v, client lateness p90 %.1f ms",
+					w.name, try, late*100, lag, res.LatenessMs.P90)
+				if try == 3 {
+					t.Skipf("machine too busy to run the mock on schedule (%.0f%% of steps over %v late)", late*100, mock.LateAfter)
+				}
 			}
-			after := srv.Stats()
-			late := float64(after.LateSteps-before.LateSteps) / float64(max(1, after.Steps-before.Steps))
-			lag := (after.LagSum - before.LagSum) / time.Duration(max(1, after.LaggedSteps-before.LaggedSteps))
-			if late <= 0.15 && lag < 1500*time.Microsecond && res.LatenessMs.P90 < 3 {
-				break
-			}
-			t.Logf("%s: try %d: %.0f%% of the mock's steps late, mean emission lag %v, client lateness p90 %.1f ms",
-				w.name, try, late*100, lag, res.LatenessMs.P90)
-			if try == 3 {
-				t.Skipf("machine too busy to run the mock on schedule (%.0f%% of steps over %v late)", late*100, mock.LateAfter)
-			}
+			runs = append(runs, observed.FromRecords(w.name, dep, sink.recs, sink.segs))
 		}
-		runs = append(runs, observed.FromRecords(w.name, dep, sink.recs, sink.segs))
-	}
 
-	fit, err := observed.Fit(gpu, runs, observed.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]observed.TermResult{}
-	for _, tr := range fit.Terms {
-		got[tr.Key] = tr
-		t.Logf("%-26s start %9.2f  fitted %9.2f  %v %s", tr.Key, tr.Start, tr.Value, tr.Fitted, tr.Note)
-	}
-	for key, want := range map[string]float64{
-		"step_overhead_us":        float64(mc.BatchCost.Microseconds()),
-		"per_request_overhead_us": float64(mc.PerRequestCost.Microseconds()),
-	} {
-		tr := got[key]
-		if !tr.Fitted || math.Abs(tr.Value-want)/want > 0.10 {
-			t.Errorf("%s: fitted %.1f (fitted=%v), mock's %.0f: off by more than 10%%", key, tr.Value, tr.Fitted, want)
+		fit, err := observed.Fit(gpu, runs, observed.Options{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, key := range []string{"graph_launch_factor", "gemm_input_fused_fraction"} {
-		if got[key].Fitted {
-			t.Errorf("%s was fitted, but no kernel of the test GPU has a launch or input cost", key)
+		got := map[string]observed.TermResult{}
+		for _, tr := range fit.Terms {
+			got[tr.Key] = tr
+			t.Logf("%-26s start %9.2f  fitted %9.2f  %v %s", tr.Key, tr.Start, tr.Value, tr.Fitted, tr.Note)
 		}
-	}
-	for _, e := range append(fit.InSample, fit.HeldOut...) {
-		t.Logf("%-11s TTFT p50 %6.2f -> %6.2f ms (%+5.1f%%)  TPOT p50 %5.2f -> %5.2f ms (%+5.1f%%)",
-			e.Run, e.TTFTObsMs, e.TTFTSimMs, e.TTFTErrPct, e.TPOTObsMs, e.TPOTSimMs, e.TPOTErrPct)
-	}
-	if len(fit.HeldOut) != 3 {
-		t.Fatalf("%d held-out rows, want 3", len(fit.HeldOut))
-	}
-	// Held-out errors are reported, not bounded here: two short runs on a
-	// loaded test machine fit the third only roughly (the noise-free bound
-	// is in TestFitRecoversSimulatedTerms).
-	for _, e := range fit.HeldOut {
-		if math.IsNaN(e.TTFTErrPct) || math.IsNaN(e.TPOTErrPct) || e.Requests == 0 {
-			t.Errorf("held-out %s: %+v", e.Run, e)
+		for key, want := range map[string]float64{
+			"step_overhead_us":        float64(mc.BatchCost.Microseconds()),
+			"per_request_overhead_us": float64(mc.PerRequestCost.Microseconds()),
+		} {
+			tr := got[key]
+			if !tr.Fitted || math.Abs(tr.Value-want)/want > 0.10 {
+				problems = append(problems, fmt.Sprintf("%s: fitted %.1f (fitted=%v), mock's %.0f: off by more than 10%%", key, tr.Value, tr.Fitted, want))
+			}
 		}
-	}
+		for _, key := range []string{"graph_launch_factor", "gemm_input_fused_fraction"} {
+			if got[key].Fitted {
+				problems = append(problems, fmt.Sprintf("%s was fitted, but no kernel of the test GPU has a launch or input cost", key))
+			}
+		}
+		for _, e := range append(fit.InSample, fit.HeldOut...) {
+			t.Logf("%-11s TTFT p50 %6.2f -> %6.2f ms (%+5.1f%%)  TPOT p50 %5.2f -> %5.2f ms (%+5.1f%%)",
+				e.Run, e.TTFTObsMs, e.TTFTSimMs, e.TTFTErrPct, e.TPOTObsMs, e.TPOTSimMs, e.TPOTErrPct)
+		}
+		if len(fit.HeldOut) != 3 {
+			t.Fatalf("%d held-out rows, want 3", len(fit.HeldOut))
+		}
+		// Held-out errors are reported, not bounded here: two short runs on a
+		// loaded test machine fit the third only roughly (the noise-free bound
+		// is in TestFitRecoversSimulatedTerms).
+		for _, e := range fit.HeldOut {
+			if math.IsNaN(e.TTFTErrPct) || math.IsNaN(e.TPOTErrPct) || e.Requests == 0 {
+				problems = append(problems, fmt.Sprintf("held-out %s: %+v", e.Run, e))
+			}
+		}
 
-	// sim run with the fitted profile reproduces the observed medians.
-	fitted := gpu.Clone()
-	fitted.Profile = fit.Profile
-	for i, w := range workloads {
-		prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: fitted, Settings: dep})
-		if err != nil {
-			t.Fatal(err)
+		// sim run with the fitted profile reproduces the observed medians.
+		fitted := gpu.Clone()
+		fitted.Profile = fit.Profile
+		for i, w := range workloads {
+			prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: fitted, Settings: dep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen, err := workload.NewGenerator(specs[w.name], specs[w.name].Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Router: sim.RouterRoundRobin,
+				Clients: gen.ClientNames(), FrontendDelay: prep.FrontendDelay}
+			res, err := sim.Run(cfg, gen, sim.DiscardSink{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs := traces.NewCollector(nil)
+			for _, q := range runs[i].Requests {
+				obs.AddRequest(&traces.RequestRecord{Status: traces.StatusOK, TTFTms: q.TTFTms, TPOTms: q.TPOTms, OutputTokens: q.Output})
+			}
+			o := obs.Summary()
+			s := res.Summary
+			ttftErr := (s.TTFTms.P50 - o.TTFTms.P50) / o.TTFTms.P50 * 100
+			tpotErr := (s.TPOTms.P50 - o.TPOTms.P50) / o.TPOTms.P50 * 100
+			t.Logf("sim run %-11s TTFT p50 %6.2f vs observed %6.2f ms (%+5.1f%%), TPOT p50 %5.2f vs %5.2f ms (%+5.1f%%)",
+				w.name, s.TTFTms.P50, o.TTFTms.P50, ttftErr, s.TPOTms.P50, o.TPOTms.P50, tpotErr)
+			if math.Abs(ttftErr) > 10 || math.Abs(tpotErr) > 10 {
+				problems = append(problems, fmt.Sprintf("%s: sim run TTFT %+.1f%%, TPOT %+.1f%% from the observed medians (limit 10%%)", w.name, ttftErr, tpotErr))
+			}
 		}
-		gen, err := workload.NewGenerator(specs[w.name], specs[w.name].Seed)
-		if err != nil {
-			t.Fatal(err)
+		return problems
+	}
+	const attempts = 3
+	for a := 1; ; a++ {
+		problems := attempt()
+		if len(problems) == 0 {
+			return
 		}
-		cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Router: sim.RouterRoundRobin,
-			Clients: gen.ClientNames(), FrontendDelay: prep.FrontendDelay}
-		res, err := sim.Run(cfg, gen, sim.DiscardSink{})
-		if err != nil {
-			t.Fatal(err)
+		for _, p := range problems {
+			t.Logf("attempt %d: %s", a, p)
 		}
-		obs := traces.NewCollector(nil)
-		for _, q := range runs[i].Requests {
-			obs.AddRequest(&traces.RequestRecord{Status: traces.StatusOK, TTFTms: q.TTFTms, TPOTms: q.TPOTms, OutputTokens: q.Output})
-		}
-		o := obs.Summary()
-		s := res.Summary
-		ttftErr := (s.TTFTms.P50 - o.TTFTms.P50) / o.TTFTms.P50 * 100
-		tpotErr := (s.TPOTms.P50 - o.TPOTms.P50) / o.TPOTms.P50 * 100
-		t.Logf("sim run %-11s TTFT p50 %6.2f vs observed %6.2f ms (%+5.1f%%), TPOT p50 %5.2f vs %5.2f ms (%+5.1f%%)",
-			w.name, s.TTFTms.P50, o.TTFTms.P50, ttftErr, s.TPOTms.P50, o.TPOTms.P50, tpotErr)
-		if math.Abs(ttftErr) > 10 || math.Abs(tpotErr) > 10 {
-			t.Errorf("%s: sim run TTFT %+.1f%%, TPOT %+.1f%% from the observed medians (limit 10%%)", w.name, ttftErr, tpotErr)
+		if a == attempts {
+			for _, p := range problems {
+				t.Error(p)
+			}
+			return
 		}
 	}
 }
