@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/internal/table"
@@ -22,12 +23,33 @@ const (
 	FileMoE                 = "moe.csv"
 )
 
-// Engine and Provenance describe the kernel tables (AIConfigurator measured
-// vLLM 0.14.0's kernels); they are recorded in a fitted profile.
+// Engine and Provenance describe kernel tables whose directory does not
+// name the vLLM version its collector ran (no meta/ files); they are
+// recorded in a fitted profile. Directories with meta/ get the version the
+// collection metadata names (engineOf).
 const (
-	Engine     = "vllm-0.14.0 kernels"
-	Provenance = "NVIDIA AIConfigurator kernel tables (vLLM 0.14.0), Apache-2.0"
+	Engine     = "vllm kernels (collector version not recorded)"
+	Provenance = "NVIDIA AIConfigurator kernel tables, Apache-2.0"
 )
+
+// engineOf reads the vLLM version from the AIConfigurator collection
+// metadata beside the tables (meta/<op>_vllm_<version>_collection_meta.yaml,
+// gemm first) and returns the profile's engine and provenance strings;
+// Engine and Provenance when there is none.
+func engineOf(dir string) (engine, provenance string) {
+	for _, op := range []string{"gemm", "attention", "moe", "comm"} {
+		names, _ := filepath.Glob(filepath.Join(dir, "meta", op+"_vllm_*_collection_meta.yaml"))
+		if len(names) == 0 {
+			continue
+		}
+		v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(names[0]), op+"_vllm_"), "_collection_meta.yaml")
+		if v == "" {
+			continue
+		}
+		return "vllm-" + v + " kernels", "NVIDIA AIConfigurator kernel tables (vLLM " + v + "), Apache-2.0"
+	}
+	return Engine, Provenance
+}
 
 // Dir is a kernels directory as a kernels.Source.
 type Dir string
@@ -142,7 +164,8 @@ func ReadKernels(dir string) (*kernels.Tables, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("kernels directory %q: not a directory", dir)
 	}
-	k := &kernels.Tables{Dir: dir, Engine: Engine, Provenance: Provenance}
+	engine, prov := engineOf(dir)
+	k := &kernels.Tables{Dir: dir, Engine: engine, Provenance: prov}
 	read := func(file string, required bool, parse func(io.Reader, string) (int, error)) error {
 		path := filepath.Join(dir, file)
 		f, err := os.Open(path)

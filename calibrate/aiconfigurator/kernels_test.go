@@ -274,3 +274,19 @@ func TestKernelPointsHandChecked(t *testing.T) {
 		t.Error("perFamily 0 accepted")
 	}
 }
+
+// TestEngineFromMeta: the profile's engine names the vLLM version the
+// collection metadata beside the tables names (B300's tables are 0.19.0,
+// the others 0.14.0), and falls back to an explicit "not recorded".
+func TestEngineFromMeta(t *testing.T) {
+	dir := t.TempDir()
+	if e, p := engineOf(dir); e != Engine || p != Provenance {
+		t.Errorf("no meta: %q %q, want the not-recorded defaults", e, p)
+	}
+	os.MkdirAll(filepath.Join(dir, "meta"), 0o755)
+	os.WriteFile(filepath.Join(dir, "meta", "comm_nccl_2.27_collection_meta.yaml"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "meta", "gemm_vllm_0.19.0_collection_meta.yaml"), nil, 0o644)
+	if e, p := engineOf(dir); e != "vllm-0.19.0 kernels" || !strings.Contains(p, "vLLM 0.19.0") {
+		t.Errorf("gemm 0.19.0 meta: %q %q", e, p)
+	}
+}

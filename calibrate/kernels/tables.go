@@ -65,7 +65,7 @@ type Tables struct {
 	// Dir names where the tables were read from (recorded in the profile).
 	Dir string
 	// Engine is the serving engine whose kernels were measured, recorded as
-	// the profile's engine ("vllm-0.14.0 kernels").
+	// the profile's engine (e.g. "vllm-0.19.0 kernels").
 	Engine string
 	// Provenance names the data set and its licence, appended to the
 	// profile's source line.
