@@ -143,3 +143,68 @@ func TestGroupIntPrecision(t *testing.T) {
 		t.Error("int4_g0 accepted")
 	}
 }
+
+// TestCheckpointBytesFromPublishedParameterCounts anchors the two fp8
+// checkpoints whose byte counts were not reachable from this project's
+// tools to the parameter counts their publishers state, stored at the
+// precision their quantization_config declares:
+//   - Qwen3-235B-A22B-FP8: "235B in total" (Qwen's model card). Every
+//     Linear is fp8 with one fp32 scale per 128x128 block except the
+//     embeddings, lm_head and router, which stay bf16.
+//   - Llama-4-Scout-17B-16E-Instruct-FP8-dynamic: "109B (Total)" (Meta's
+//     Llama 4 model card, vision encoder included). Linear layers are fp8
+//     with per-channel scales; attention, router, lm_head, embeddings and
+//     the whole vision tower stay bf16. The step model serves the text
+//     model only, so the vision tower's bf16 bytes are added to its total
+//     before comparing with the checkpoint.
+//
+// So the checkpoint holds about published x 1 byte, plus 1 more byte for
+// each bf16 parameter, plus the scales. The published totals are rounded
+// to 1B (0.4-1 %), well inside the 3 % tolerance.
+func TestCheckpointBytesFromPublishedParameterCounts(t *testing.T) {
+	dir := filepath.Join(shareddata.Path(t), "models")
+	gpu, err := hardware.Resolve("b200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Scout's vision tower (vision_config): 34 layers of q,k,v,o
+	// (1408x1408) and fc1, fc2 (1408x5632); the patch embedding (588x1408);
+	// 577 position embeddings; the pixel-shuffle adapter (5632x4096,
+	// 4096x4096); the projector to the text width (4096x5120).
+	vision := 34.0*(4*1408*1408+2*1408*5632) + 588*1408 + 577*1408 + 5632*4096 + 4096*4096 + 4096*5120
+	for _, c := range []struct {
+		dir        string
+		published  float64 // parameters, as published
+		bf16       float64 // parameters kept in bf16
+		scaleBytes float64
+		unserved   float64 // checkpoint bytes the step model does not hold
+	}{
+		{
+			dir: "qwen3-235b-a22b-fp8", published: 235e9,
+			bf16:       2*151936*4096 + 94.0*4096*128,
+			scaleBytes: 235e9 / (128 * 128) * 4,
+		},
+		{
+			dir: "llama-4-scout-17b-16e-instruct-fp8-dynamic", published: 109e9,
+			bf16:     48.0*(5120*40*128*2+5120*8*128*2) + 2*202048*5120 + 48*5120*16 + vision,
+			unserved: 2 * vision,
+		},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			cfg, err := model.Resolve(filepath.Join(dir, c.dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := NewStepModel(cfg, gpu, StepOptions{TP: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.published + c.bf16 + c.scaleBytes
+			got := m.WeightBytesPerGPU() + c.unserved
+			t.Logf("checkpoint bytes %.2f GB, from the published count %.2f GB (%+.2f%%)", got/1e9, want/1e9, 100*(got/want-1))
+			if rel := got/want - 1; math.Abs(rel) > 0.03 {
+				t.Errorf("checkpoint bytes %.2f GB, want %.2f GB from %.0fB published parameters (%+.1f%%)", got/1e9, want/1e9, c.published/1e9, 100*rel)
+			}
+		})
+	}
+}
