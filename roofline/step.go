@@ -692,24 +692,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		return
 	}
 	p := m.prof
-	acc.launchScale = 1
-	if prefTokens == 0 || T <= p.GraphMaxTokens {
-		acc.launchScale = p.GraphLaunchFactor
-	}
-	// A step that replays a CUDA graph runs its token-proportional
-	// operators on the captured size it is padded to.
-	Tp := hardware.CaptureSize(T, m.captureMax)
-	if cache != nil && acc.ops == nil {
-		graph := acc.launchScale != 1
-		if part, ok := cache.get(Tp, graph); ok {
-			*acc = part
-		} else {
-			m.tokenOps(acc, Tp)
-			cache.put(Tp, graph, *acc)
-		}
-	} else {
-		m.tokenOps(acc, Tp)
-	}
+	m.tokenPart(acc, T, prefTokens, cache)
 	h := m.hidden
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
@@ -746,7 +729,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		}
 	}
 
-	over := (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG*m.nLayers)) * 1e-6
+	over := m.stepOverhead(requests)
 	acc.c.OverheadS += over
 	if acc.ops != nil {
 		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
@@ -758,6 +741,38 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		}
 	}
 	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+}
+
+// tokenPart starts acc with a step's launch scale and the operators that
+// depend only on its token count T (of which prefTokens are prefill
+// tokens), from cache when given (Cost only, never Breakdown). T > 0.
+func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache) {
+	p := m.prof
+	acc.launchScale = 1
+	if prefTokens == 0 || T <= p.GraphMaxTokens {
+		acc.launchScale = p.GraphLaunchFactor
+	}
+	// A step that replays a CUDA graph runs its token-proportional
+	// operators on the captured size it is padded to.
+	Tp := hardware.CaptureSize(T, m.captureMax)
+	if cache != nil && acc.ops == nil {
+		graph := acc.launchScale != 1
+		if part, ok := cache.get(Tp, graph); ok {
+			*acc = part
+		} else {
+			m.tokenOps(acc, Tp)
+			cache.put(Tp, graph, *acc)
+		}
+	} else {
+		m.tokenOps(acc, Tp)
+	}
+}
+
+// stepOverhead is the engine's fixed cost of a step of requests requests:
+// per step, per request and per (request, KV head, layer), in seconds.
+func (m *StepModel) stepOverhead(requests int) float64 {
+	p := m.prof
+	return (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG*m.nLayers)) * 1e-6
 }
 
 // lmHeadIncrement prices the LM head for sampled rows as apply adds it to

@@ -1,5 +1,11 @@
 package roofline
 
+import (
+	"math"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
 // tokenCache memoises the token-count-dependent part of a step's price,
 // per token count and launch mode. Not safe for concurrent use.
 type tokenCache struct {
@@ -71,10 +77,17 @@ func (c *tokenCache) put(T int, graph bool, a stepAcc) {
 // its token count: projections, MLP, norms and all-reduces, which dominate
 // the work of pricing a step. Use one per simulation: it is not safe for
 // concurrent use. Memory grows with the largest token count seen (about
-// 100 bytes per distinct count).
+// 100 bytes per distinct count) and the largest decode batch priced by
+// DecodeCost (about 100 bytes per request count).
 type CachedStep struct {
 	m     *StepModel
 	cache tokenCache
+	// dec[n] is what a pure decode step of n requests costs besides its
+	// attention over the KV cache (DecodeCost).
+	dec []decodeStep
+	// effLo is a lower bound of the decode attention compute curve at 2^e
+	// for the binary exponents e of its FLOPs (decodeTimes).
+	effLo *[2048]float64
 }
 
 // NewCachedStep wraps m.
@@ -90,15 +103,136 @@ func (c *CachedStep) Cost(in *StepInput) StepCost {
 // Model returns the wrapped step model.
 func (c *CachedStep) Model() *StepModel { return c.m }
 
+// decodeStep holds the terms of a pure decode step of n requests that do
+// not depend on the KV lengths, each computed by the expression evalAgg
+// uses, so that adding the attention term in evalAgg's order gives its
+// result bit for bit.
+type decodeStep struct {
+	ok bool
+	// c is the step's cost after the token-count operators (the cached
+	// part at the captured size).
+	c StepCost
+	// attnLaunch is decode attention's launch time over its layers, seqS
+	// its per-(request, KV head) time of one layer.
+	attnLaunch, seqS float64
+	// lm is the LM head's increment for n sampled rows and lmLaunch its
+	// launch.
+	lm       lmIncrement
+	lmLaunch float64
+	// over is the step's fixed, per-request and per-(request, KV head)
+	// overhead.
+	over float64
+}
+
+// decodeStep returns the KV-independent terms for n decode requests,
+// computing them on first use. n > 0.
+func (c *CachedStep) decodeStep(n int) *decodeStep {
+	if n < len(c.dec) && c.dec[n].ok {
+		return &c.dec[n]
+	}
+	if n >= len(c.dec) {
+		grown := make([]decodeStep, max(n+1, 2*len(c.dec), 64))
+		copy(grown, c.dec)
+		c.dec = grown
+	}
+	m, p := c.m, c.m.prof
+	var acc stepAcc
+	m.tokenPart(&acc, n, 0, &c.cache)
+	d := decodeStep{ok: true, c: acc.c}
+	e := &p.AttentionDecode
+	d.attnLaunch = e.LaunchUS * 1e-6 * acc.launchScale * float64(m.nFull)
+	d.seqS = e.SeqHeadSeconds(n * m.kvHeadsPG)
+	d.lm = c.cache.lmHead(n, func() lmIncrement { return m.lmHeadIncrement(n) })
+	d.lmLaunch = m.effLMH.LaunchUS * 1e-6 * acc.launchScale * 1
+	d.over = m.stepOverhead(n)
+	c.dec[n] = d
+	return &c.dec[n]
+}
+
 // DecodeCost prices a pure decode step of n requests whose KV lengths (each
-// >= 1) sum to keySum, bit-identical to Cost on those lengths, in O(1). ok
-// is false for models with sliding-window or chunked layers, whose price
-// needs every length: use Cost then.
+// >= 1) sum to keySum, bit-identical to Cost on those lengths, in O(1): the
+// terms that depend on n alone are memoised (decodeStep), and the attention
+// term is added to them in evalAgg's order. ok is false for models with
+// sliding-window or chunked layers, whose price needs every length: use
+// Cost then.
 func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
-	if c.m.nSliding > 0 || n <= 0 {
+	m := c.m
+	if m.nSliding > 0 || n <= 0 {
 		return StepCost{}, false
 	}
-	var acc stepAcc
-	c.m.evalAgg(stepAgg{sampled: n, requests: n, nDec: n, dKeysFull: float64(keySum)}, &acc, &c.cache)
-	return acc.c, true
+	d := c.decodeStep(n)
+	p := m.prof
+	e := &p.AttentionDecode
+	// evalAgg's seqOp for decode attention over the full-attention layers
+	// (there are no sliding ones), then the LM head, the overheads and the
+	// host time, in its order; FLOP, byte and roofline totals are not part
+	// of a StepCost and are skipped.
+	ac := decodeAttention(float64(keySum), n, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act)
+	cc := d.c
+	if m.nFull > 0 && (ac.FLOPs > 0 || ac.Bytes() > 0) {
+		tc, tm := c.decodeTimes(&ac, e)
+		t := (max(tc, tm) + d.seqS + m.inputScale*e.InputSeconds(ac.M, ac.K) + e.OutputSeconds(ac.M, ac.N)) * float64(m.nFull)
+		if tc >= tm {
+			cc.ComputeS += t
+		} else {
+			cc.MemoryS += t
+		}
+		cc.OverheadS += d.attnLaunch
+	}
+	if d.lm.computeBound {
+		cc.ComputeS += d.lm.t
+	} else {
+		cc.MemoryS += d.lm.t
+	}
+	cc.OverheadS += d.lmLaunch
+	cc.OverheadS += d.over
+	if host := m.hostSeconds(n, cc.ComputeS+cc.MemoryS+cc.CommS+cc.OverheadS); host > 0 {
+		cc.OverheadS += host
+	}
+	cc.Seconds = cc.ComputeS + cc.MemoryS + cc.CommS + cc.OverheadS
+	return cc, true
+}
+
+// decodeTimes is opTimes for decode attention, which a decode run prices
+// on every pass. The result differs from opTimes only where it cannot
+// matter: when a cheap upper bound of the compute time already lies below
+// the exact memory time (decode attention is memory-bound), the bound is
+// returned as the compute time, which skips the compute curve's exp and
+// log. apply then takes the same max and the same bound as with the exact
+// value.
+func (c *CachedStep) decodeTimes(ac *Cost, e *hardware.OpEfficiency) (tc, tm float64) {
+	m := c.m
+	f, b := ac.FLOPs, ac.Bytes()
+	if f > 0 && b > 0 && !e.Tiled() && e.Compute.Exp >= 0 {
+		if lo := c.computeEffLo(f, e.Compute); lo > 0 {
+			tm = b / (m.bw * e.Memory.At(b))
+			// The compute curve is non-decreasing, so Compute.At(f) >= lo and
+			// the exact tc (rounded the same way) is at most up.
+			if up := f / (m.pAct.flops * lo) * m.computeScale; up < tm {
+				return up, tm
+			}
+		}
+	}
+	return m.opTimes(ac, &m.pAct, e)
+}
+
+// computeEffLo returns a lower bound of cv.At(x) for normal x > 0: the
+// curve's value at the power of two at or below x, less a relative 1e-12
+// for the rounding of its exp and log (far above it). Memoised per binary
+// exponent. 0 when x is not a positive normal number.
+func (c *CachedStep) computeEffLo(x float64, cv hardware.Curve) float64 {
+	bits := math.Float64bits(x)
+	exp := bits >> 52
+	if exp == 0 || exp >= 2047 {
+		return 0 // zero, subnormal, negative, Inf or NaN
+	}
+	if c.effLo == nil {
+		c.effLo = new([2048]float64)
+	}
+	lo := c.effLo[exp]
+	if lo == 0 {
+		lo = cv.At(math.Float64frombits(exp<<52)) * (1 - 1e-12)
+		c.effLo[exp] = lo
+	}
+	return lo
 }

@@ -486,34 +486,69 @@ func TestCachedStepIsExact(t *testing.T) {
 	}
 }
 
-// DecodeCost is Cost for a decode-only step, from the count and KV sum.
+// DecodeCost is Cost for a decode-only step, from the count and KV sum, bit
+// for bit: on dense and MoE models, on every GPU profile, at every batch size
+// up to 300 and KV lengths from 1 to 100k, and on a profile whose decode
+// attention is compute-bound (where the compute-curve bound cannot skip).
 func TestDecodeCostIsExact(t *testing.T) {
-	cfg, _ := model.Lookup("llama-3.1-8b")
-	g, _ := hardware.Lookup("h100")
-	m, err := NewStepModel(cfg, g, StepOptions{TP: 2})
-	if err != nil {
-		t.Fatal(err)
+	type setup struct {
+		model, gpu string
+		opts       StepOptions
+		slowAttn   bool // decode attention's compute curve far lower
 	}
-	c := NewCachedStep(m)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < 500; i++ {
-		var in StepInput
-		var sum int64
-		for j := 1 + rng.IntN(200); j > 0; j-- {
-			l := 1 + rng.IntN(9000)
-			in.Decodes = append(in.Decodes, l)
-			sum += int64(l)
+	setups := []setup{
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true},
+		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false},
+		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false},
+		{"mistral-7b", "l40s", StepOptions{TP: 1}, false},
+		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false},
+		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, true},
+	}
+	for _, su := range setups {
+		cfg, err := model.Lookup(su.model)
+		if err != nil {
+			t.Fatal(err)
 		}
-		got, ok := c.DecodeCost(len(in.Decodes), sum)
-		if !ok {
-			t.Fatal("full-attention model refused")
+		g, err := hardware.Lookup(su.gpu)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if want := m.Cost(&in); got != want {
-			t.Fatalf("DecodeCost %+v != Cost %+v", got, want)
+		if su.slowAttn {
+			g = g.Clone()
+			if g.Profile == nil {
+				g.Profile = hardware.DefaultProfile()
+			}
+			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+		}
+		m, err := NewStepModel(cfg, g, su.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewCachedStep(m)
+		rng := rand.New(rand.NewPCG(3, 4))
+		maxLen := []int{16, 9000, 100000}
+		for i := 0; i < 600; i++ {
+			var in StepInput
+			var sum int64
+			top := maxLen[i%len(maxLen)]
+			for j := 1 + rng.IntN(300); j > 0; j-- {
+				l := 1 + rng.IntN(top)
+				in.Decodes = append(in.Decodes, l)
+				sum += int64(l)
+			}
+			got, ok := c.DecodeCost(len(in.Decodes), sum)
+			if !ok {
+				t.Fatalf("%+v: full-attention model refused", su)
+			}
+			if want := m.Cost(&in); got != want {
+				t.Fatalf("%+v: DecodeCost %+v != Cost %+v", su, got, want)
+			}
 		}
 	}
 	sw, _ := model.Lookup("gpt-oss-20b")
-	ms, err := NewStepModel(sw, g, StepOptions{TP: 1})
+	h100, _ := hardware.Lookup("h100")
+	ms, err := NewStepModel(sw, h100, StepOptions{TP: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
