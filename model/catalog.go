@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
@@ -66,10 +67,15 @@ func parseCatalog(data []byte) (*Catalog, error) {
 	return cat, nil
 }
 
-// mustCatalog returns the embedded catalog; a parse failure is a broken
-// build (tests guard it), so it panics.
+// embedded is the embedded catalog, parsed once on first use. A Catalog is
+// never modified after parseCatalog returns and its methods hand out
+// copies, so sharing it is safe.
+var embedded = sync.OnceValues(LoadCatalog)
+
+// mustCatalog returns the embedded catalog, parsed once; a parse failure is
+// a broken build (tests guard it), so it panics.
 func mustCatalog() *Catalog {
-	c, err := LoadCatalog()
+	c, err := embedded()
 	if err != nil {
 		panic(err)
 	}
@@ -81,12 +87,11 @@ func mustCatalog() *Catalog {
 // aliases or, failing that, through their last path element with common
 // variant suffixes (-instruct, -chat, -it, -hf, -base, -fp8, -awq, ...) removed. The result
 // is a fresh copy the caller may modify. Unknown names get an error listing
-// the catalog names. Each call parses the embedded catalog (about 2 ms);
-// callers resolving many names should LoadCatalog once and use its methods.
+// the catalog names. The embedded catalog is parsed once per process (about
+// 2 ms, on the first call); later calls cost a map lookup and a copy.
 func Lookup(name string) (*Config, error) { return mustCatalog().Lookup(name) }
 
-// List returns copies of all built-in models in catalog order (parsing the
-// embedded catalog, as Lookup does).
+// List returns copies of all built-in models in catalog order.
 func List() []Config { return mustCatalog().List() }
 
 // Names returns the catalog names, sorted.

@@ -138,6 +138,24 @@ func TestLookupReturnsCopies(t *testing.T) {
 	if List()[0].HiddenSize == 1 {
 		t.Error("mutating List() changed the catalog")
 	}
+	// The parsed catalog is shared by every call: List's MoE blocks and
+	// layer types are copies too, and so is Names.
+	for _, c := range List() {
+		if c.MoE != nil {
+			c.MoE.TopK = -1
+		}
+		if len(c.LayerTypes) > 0 {
+			c.LayerTypes[0] = "x"
+		}
+	}
+	if c, _ := Lookup("gpt-oss-20b"); c.MoE.TopK != 4 || c.LayerTypes[0] != LayerSliding {
+		t.Error("mutating List()'s MoE or layer types changed the catalog")
+	}
+	n := Names()
+	n[0] = "x"
+	if Names()[0] == "x" {
+		t.Error("mutating Names() changed the catalog")
+	}
 }
 
 func TestCatalogNamesAreCanonical(t *testing.T) {
