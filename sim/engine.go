@@ -168,6 +168,10 @@ type engine struct {
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
 	followUps bool
+	// flush is the instance whose decode run spans the next event, with
+	// passes to account before that event is processed (flushRun); nil when
+	// none.
+	flush *instance
 }
 
 // Run simulates the workload from src until it is exhausted (or the
@@ -227,6 +231,11 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		e.res.InSystemSeconds += float64(e.inSystem) * (ev.at - e.now).Seconds()
 		e.now = ev.at
 		e.res.Events++
+		if e.flush != nil {
+			if err := e.flushRun(); err != nil {
+				return nil, err
+			}
+		}
 		var err error
 		switch ev.kind {
 		case evArrival:

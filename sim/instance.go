@@ -42,6 +42,15 @@ type instance struct {
 	// doneBy[j] is the number of finished (in finishing order) that finish by
 	// the end of pass j of a decode run.
 	doneBy []int
+	// Accounting cursor of the pending step event: passes before acct have
+	// had their tokens and completions accounted, the next starts at
+	// acctStart, and finished[acctFin:] are still to be accounted.
+	acct      int
+	acctStart Time
+	acctFin   int
+	// flushUpto is the number of passes of a decode run that end before the
+	// next event when the run's last pass spans it (see planDecodeRun).
+	flushUpto int
 	// Decode-run scratch: items' remaining outputs, the items ordered by it,
 	// the live decodes' KV lengths, and live decodes per client.
 	rem          []int
@@ -83,6 +92,7 @@ func (e *engine) startStep(in *instance) error {
 	in.stepStart = e.now
 	in.durs = append(in.durs[:0], stepDuration(in.cost))
 	in.committed = false
+	in.acct, in.acctStart, in.acctFin = 0, e.now, 0
 	if !e.cfg.StepTrace && !e.cfg.NoFastForward {
 		if m := in.sched.DecodeRunLimit(); m >= 2 || m == 1 && !e.followUps {
 			if err := e.planDecodeRun(in, b, m); err != nil {
@@ -132,10 +142,38 @@ func (e *engine) finishStep(in *instance) error {
 			return err
 		}
 	}
+	if err := e.accountPasses(in, len(in.durs)); err != nil {
+		return err
+	}
+	if len(in.durs) > 1 {
+		// The survivors' last token came with the run's last pass.
+		for _, x := range in.byRem[in.acctFin:] {
+			e.table[b.Items[uint32(x)].Req.Index].lastTok = in.acctStart
+		}
+	}
+	in.busy = false
+	if in.sched.HasWork() && !in.wakePending {
+		if next, ok := e.q.nextAt(); !ok || next > e.now {
+			// Nothing else happens at this instant: the wake would be the next
+			// event popped, so start the next step now.
+			return e.startStep(in)
+		}
+		in.wakePending = true
+		e.q.push(event{at: e.now, kind: evWake, replica: int32(in.id)})
+	}
+	return nil
+}
+
+// accountPasses accounts the passes of the pending step event up to (not
+// including) pass upto, from the cursor on: output tokens, ITL samples and
+// the requests that finished, at each pass's own end.
+func (e *engine) accountPasses(in *instance, upto int) error {
+	b := in.batch
 	fin := in.finished
 	run := len(in.durs) > 1
-	start, next := in.stepStart, 0
-	for j, d := range in.durs {
+	start, next := in.acctStart, in.acctFin
+	for j := in.acct; j < upto; j++ {
+		d := in.durs[j]
 		end := start + d
 		if j == 0 {
 			e.emitTokens(in, b, end)
@@ -163,23 +201,17 @@ func (e *engine) finishStep(in *instance) error {
 		}
 		start = end
 	}
-	if run {
-		// The survivors' last token came with the run's last pass.
-		for _, x := range in.byRem[next:] {
-			e.table[b.Items[uint32(x)].Req.Index].lastTok = start
-		}
-	}
-	in.busy = false
-	if in.sched.HasWork() && !in.wakePending {
-		if next, ok := e.q.nextAt(); !ok || next > e.now {
-			// Nothing else happens at this instant: the wake would be the next
-			// event popped, so start the next step now.
-			return e.startStep(in)
-		}
-		in.wakePending = true
-		e.q.push(event{at: e.now, kind: evWake, replica: int32(in.id)})
-	}
+	in.acct, in.acctStart, in.acctFin = max(in.acct, upto), start, next
 	return nil
+}
+
+// flushRun accounts the passes of the decode run planned last that end
+// before the event now being processed (all but its last pass, which spans
+// that event), so the event sees the engine as stepping would have left it.
+func (e *engine) flushRun() error {
+	in := e.flush
+	e.flush = nil
+	return e.accountPasses(in, in.flushUpto)
 }
 
 // traceStep sends the step record of the single forward pass b.
@@ -279,22 +311,26 @@ func (e *engine) emitRunTokens(in *instance, d Time) {
 }
 
 // planDecodeRun extends the pending pure-decode step b (m steps before its
-// first request finishes) into a decode run: as many passes as end before the
-// next queued event and the horizon, so nothing could have interleaved with
-// them. When finishing could create work (closed-loop or session follow-ups),
-// the run stops at the first completion (m passes), so any follow-up is queued
+// first request finishes) into a decode run: the passes that start before the
+// next queued event and end by the horizon. Every pass but the last ends
+// before that event, so nothing could have interleaved with them; the last
+// may span it, and stepping would have formed it before the event too, so
+// the event cannot change it. The passes before it are accounted when the
+// event is processed, before it (flushRun); the last at the run's end. When
+// finishing could create work (closed-loop or session follow-ups), the run
+// stops at the first completion (m passes), so any follow-up is queued
 // exactly as stepping would queue it. It prices the passes, has the scheduler
 // commit them, and leaves in.durs and in.doneBy for finishStep.
 func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
-	limit := Time(math.MaxInt64)
-	if next, ok := e.q.nextAt(); ok {
-		limit = next - 1
+	next, horizon := Time(math.MaxInt64), Time(math.MaxInt64)
+	if at, ok := e.q.nextAt(); ok {
+		next = at
 	}
 	if e.cfg.Horizon > 0 {
-		limit = min(limit, e.cfg.Horizon)
+		horizon = e.cfg.Horizon
 	}
 	t := e.now + in.durs[0]
-	if t > limit {
+	if t >= next || t > horizon {
 		return nil
 	}
 	kmax := m
@@ -320,13 +356,14 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	for _, l := range dec {
 		base += int64(l)
 	}
-	n, next := len(dec), 0
+	n, nextFin := len(dec), 0
+	spans := false // the last pass planned spans the next event
 	for j := 2; j <= kmax; j++ {
 		// Drop the requests that finished in pass j-1.
-		for next < len(in.byRem) && int(in.byRem[next]>>32) == j-1 {
-			base -= int64(dec[uint32(in.byRem[next])])
+		for nextFin < len(in.byRem) && int(in.byRem[nextFin]>>32) == j-1 {
+			base -= int64(dec[uint32(in.byRem[nextFin])])
 			n--
-			next++
+			nextFin++
 		}
 		if n == 0 {
 			break
@@ -348,34 +385,48 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 			c = e.cfg.StepModel.Cost(&in.in)
 		}
 		d := stepDuration(c)
-		if t+d > limit {
+		if t+d > horizon {
 			break
 		}
 		t += d
 		in.durs = append(in.durs, d)
+		if t >= next {
+			// This pass starts before the next event and ends at or after
+			// it: stepping would have scheduled it before that event, so
+			// nothing the event does can change it; the run ends with it.
+			spans = true
+			break
+		}
 	}
 	in.in.Decodes = dec
 	if len(in.durs) == 1 {
 		return nil
 	}
-	steps, peak, fin := in.sched.AdvanceDecodes(len(in.durs), in.finished[:0])
+	planned := len(in.durs)
+	steps, peak, fin := in.sched.AdvanceDecodes(planned, in.finished[:0])
 	in.finished, in.committed = fin, true
 	in.durs = in.durs[:steps]
 	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
 	// doneBy[j]: items finishing by the end of pass j+1.
 	in.doneBy = in.doneBy[:0]
-	next = 0
+	nextFin = 0
 	for j := 1; j <= steps; j++ {
-		for next < len(in.byRem) && int(in.byRem[next]>>32) == j {
-			if next >= len(fin) || fin[next] != b.Items[uint32(in.byRem[next])].Req {
+		for nextFin < len(in.byRem) && int(in.byRem[nextFin]>>32) == j {
+			if nextFin >= len(fin) || fin[nextFin] != b.Items[uint32(in.byRem[nextFin])].Req {
 				return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished requests out of the expected order", in.id, e.now.Seconds())
 			}
-			next++
+			nextFin++
 		}
-		in.doneBy = append(in.doneBy, next)
+		in.doneBy = append(in.doneBy, nextFin)
 	}
-	if next != len(fin) {
-		return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished %d requests, %d expected", in.id, e.now.Seconds(), len(fin), next)
+	if nextFin != len(fin) {
+		return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished %d requests, %d expected", in.id, e.now.Seconds(), len(fin), nextFin)
+	}
+	if spans && steps == planned {
+		// The passes before the last end before the next event: account them
+		// when it is processed, before it (flushRun).
+		in.flushUpto = steps - 1
+		e.flush = in
 	}
 	return nil
 }
