@@ -92,7 +92,7 @@ func (s *Scheduler) advanceDecodeEvents(k int, finished []*Request) (steps, peak
 		}
 	}
 	slices.Sort(done)
-	slices.Sort(cross)
+	cross = s.sortByPhase(cross)
 	s.runDone, s.runCross = done, cross
 
 	used := s.pool.n - s.pool.numFree
@@ -184,6 +184,34 @@ func (s *Scheduler) advanceDecodeEvents(k int, finished []*Request) (steps, peak
 		s.dropFinished()
 	}
 	return steps, peakUsed, finished
+}
+
+// sortByPhase sorts cross (phase << 32 | running index, phases < BlockSize,
+// indices increasing) by phase, keeping index order within a phase: a
+// counting sort, O(len(cross) + BlockSize). It returns the sorted entries,
+// in cross's array or in the scheduler's scratch, and keeps the other array
+// as scratch.
+func (s *Scheduler) sortByPhase(cross []uint64) []uint64 {
+	if len(cross) < 2 {
+		return cross
+	}
+	bs := s.cfg.BlockSize
+	counts := slices.Grow(s.runCounts[:0], bs+1)[:bs+1]
+	clear(counts)
+	for _, x := range cross {
+		counts[x>>32+1]++
+	}
+	for p := 1; p <= bs; p++ {
+		counts[p] += counts[p-1]
+	}
+	out := slices.Grow(s.runSorted[:0], len(cross))[:len(cross)]
+	for _, x := range cross {
+		p := x >> 32
+		out[counts[p]] = x
+		counts[p]++
+	}
+	s.runCounts, s.runSorted = counts, cross[:0]
+	return out
 }
 
 // groupEnd returns the end of the run of entries of cross sharing cross[g]'s phase.

@@ -23,9 +23,10 @@ type Scheduler struct {
 	hashSlices  [][]uint64
 
 	// runDone, runCross and runGroup are AdvanceDecodes' scratch: completions and
-	// block crossings in order, and the requests growing in one step.
-	runDone, runCross []uint64
-	runGroup          []int
+	// block crossings in order, and the requests growing in one step;
+	// runSorted and runCounts are sortByPhase's.
+	runDone, runCross, runSorted []uint64
+	runGroup, runCounts          []int
 
 	preemptions       int64
 	prefixHitTokens   int64

@@ -54,7 +54,7 @@ type instance struct {
 	// Decode-run scratch: items' remaining outputs, the items ordered by it,
 	// the live decodes' KV lengths, and live decodes per client.
 	rem          []int
-	byRem        []uint64 // rem<<32 | item index, sorted
+	byRem        []uint64 // rem<<32 | item index, sorted (the first to finish)
 	live         []int
 	clientCounts []int
 }
@@ -145,10 +145,12 @@ func (e *engine) finishStep(in *instance) error {
 	if err := e.accountPasses(in, len(in.durs)); err != nil {
 		return err
 	}
-	if len(in.durs) > 1 {
+	if steps := len(in.durs); steps > 1 {
 		// The survivors' last token came with the run's last pass.
-		for _, x := range in.byRem[in.acctFin:] {
-			e.table[b.Items[uint32(x)].Req.Index].lastTok = in.acctStart
+		for k, rem := range in.rem {
+			if rem > steps {
+				e.table[b.Items[k].Req.Index].lastTok = in.acctStart
+			}
 		}
 	}
 	in.busy = false
@@ -337,17 +339,31 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	if !e.followUps {
 		kmax = math.MaxInt
 	}
-	// Each item finishes in pass rem; byRem lists the items in order of
-	// finishing pass, ties in running order (the order Commit finishes them).
+	// Each item finishes in pass rem; byRem lists the items that finish by
+	// pass sorted in order of finishing pass, ties in running order (the
+	// order Commit finishes them). It is extended as the run grows: a run
+	// sees few of its requests finish, so sorting them all would be waste.
 	in.rem = in.rem[:0]
-	in.byRem = in.byRem[:0]
 	for k := range b.Items {
 		r := b.Items[k].Req
-		rem := r.OutputTokens - r.NumOutput
-		in.rem = append(in.rem, rem)
-		in.byRem = append(in.byRem, uint64(rem)<<32|uint64(k))
+		in.rem = append(in.rem, r.OutputTokens-r.NumOutput)
 	}
-	slices.Sort(in.byRem)
+	in.byRem = in.byRem[:0]
+	sorted := 0
+	cover := func(pass int) {
+		if pass <= sorted {
+			return
+		}
+		upTo := min(max(pass, 2*sorted, 32), kmax)
+		from := len(in.byRem)
+		for k, rem := range in.rem {
+			if rem > sorted && rem <= upTo {
+				in.byRem = append(in.byRem, uint64(rem)<<32|uint64(k))
+			}
+		}
+		slices.Sort(in.byRem[from:])
+		sorted = upTo
+	}
 	// Price passes 2.. from the count and KV-length sum of the live decodes
 	// (O(1) a pass) when the step model allows it, else from their lengths.
 	dc, fast := e.cfg.StepModel.(decodeCoster)
@@ -360,6 +376,7 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	spans := false // the last pass planned spans the next event
 	for j := 2; j <= kmax; j++ {
 		// Drop the requests that finished in pass j-1.
+		cover(j - 1)
 		for nextFin < len(in.byRem) && int(in.byRem[nextFin]>>32) == j-1 {
 			base -= int64(dec[uint32(in.byRem[nextFin])])
 			n--
@@ -408,6 +425,7 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	in.durs = in.durs[:steps]
 	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
 	// doneBy[j]: items finishing by the end of pass j+1.
+	cover(steps)
 	in.doneBy = in.doneBy[:0]
 	nextFin = 0
 	for j := 1; j <= steps; j++ {
