@@ -255,3 +255,25 @@ func TestSketchIndexMemo(t *testing.T) {
 		}
 	}
 }
+
+// The bucket memos (last bucket, direct-mapped memo) return what the
+// logarithm gives, for values in random order, repeated values, and values
+// at and next to bucket bounds.
+func TestSketchBucketMemoMatchesLog(t *testing.T) {
+	var s Sketch
+	s.ensureInit()
+	direct := func(m float64) int { return int(math.Ceil(math.Log(m) / s.lnGamma)) }
+	rng := rand.New(rand.NewPCG(5, 6))
+	var xs []float64
+	for range 20000 {
+		x := math.Exp(rng.Float64()*60 - 30)
+		xs = append(xs, x, x*(1+1e-12), x)
+		b := math.Exp(float64(direct(x)) * s.lnGamma) // a bucket's upper bound
+		xs = append(xs, b, math.Nextafter(b, 0), math.Nextafter(b, math.Inf(1)))
+	}
+	for i, x := range xs {
+		if got, want := s.index(x), direct(x); got != want {
+			t.Fatalf("value %d (%g): index %d, logarithm gives %d", i, x, got, want)
+		}
+	}
+}
