@@ -28,9 +28,22 @@ func snapshot(s *Scheduler, reqs []*Request) string {
 	slices.Sort(waiting) // heap order is layout, not state
 	fmt.Fprintf(&b, " %v\n", waiting)
 	p := &s.pool
-	fmt.Fprintf(&b, "free %d cachedFree %d ref %v hashed %v hash %v\nfresh %d free queue", p.numFree, p.numCachedFree, p.ref, p.hashed, p.hash, p.fresh)
-	for x := p.next[p.n]; int(x) != p.n; x = p.next[x] {
-		fmt.Fprintf(&b, " %d", x)
+	fmt.Fprintf(&b, "free %d cachedFree %d ref %v hashed %v hash %v\nfresh %d plain %v free queue", p.numFree, p.numCachedFree, p.ref, p.hashed, p.hash, p.fresh, p.plain)
+	run := 0 // plain blocks in a row: stale entries between runs are layout, not state
+	for q := p.head; q < p.tail; q++ {
+		switch v := *p.at(q); {
+		case v < 0:
+			run -= int(v)
+		case p.qpos[v] == q+1:
+			if run > 0 {
+				fmt.Fprintf(&b, " plain*%d", run)
+				run = 0
+			}
+			fmt.Fprintf(&b, " %d", v)
+		}
+	}
+	if run > 0 {
+		fmt.Fprintf(&b, " plain*%d", run)
 	}
 	keys := make([]uint64, 0, len(p.cached))
 	for h := range p.cached {

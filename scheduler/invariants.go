@@ -16,39 +16,71 @@ func (s *Scheduler) CheckInvariants() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	p := &s.pool
 
-	// Free queue: walk it from the sentinel.
+	// Free queue: walk its entries from the head; its plain runs must add up
+	// to the plain and fresh blocks.
 	inFree := make([]bool, p.n)
-	walked, cachedFree := 0, 0
-	for b := p.next[p.n]; int(b) != p.n; b = p.next[b] {
-		if walked > p.n {
-			bad("free queue: cycle")
+	walked, cachedFree, plainRuns, stale := 0, 0, 0, 0
+	if p.tail-p.head > uint64(len(p.queue)) {
+		bad("free queue: %d entries in a ring of %d", p.tail-p.head, len(p.queue))
+	} else {
+		for q := p.head; q < p.tail; q++ {
+			v := *p.at(q)
+			if v < 0 {
+				plainRuns += int(-v)
+				continue
+			}
+			if int(v) >= p.n {
+				bad("free queue: entry %d is no block", v)
+				break
+			}
+			if p.qpos == nil || p.qpos[v] != q+1 {
+				stale++
+				continue
+			}
+			if inFree[v] {
+				bad("free queue: block %d twice", v)
+				break
+			}
+			inFree[v] = true
+			walked++
+			cachedFree++
+			if p.ref[v] != 0 {
+				bad("free queue: block %d has ref %d", v, p.ref[v])
+			}
+			if !p.hashed[v] {
+				bad("free queue: block %d queued as cached without a hash", v)
+			}
+		}
+	}
+	if stale != p.stale {
+		bad("free queue: %d stale entries, counter %d", stale, p.stale)
+	}
+	for b := range p.qpos {
+		if q := p.qpos[b]; q != 0 && (q <= p.head || q > p.tail) {
+			bad("free queue: block %d positioned outside the queue", b)
+		}
+	}
+	for _, b := range p.plain {
+		if b < 0 || int(b) >= p.n || b >= p.fresh {
+			bad("free queue: plain block %d not below the fresh mark %d", b, p.fresh)
 			break
 		}
 		if inFree[b] {
-			bad("free queue: block %d twice", b)
+			bad("free queue: plain block %d twice or also cached", b)
 			break
 		}
 		inFree[b] = true
 		walked++
-		if p.ref[b] != 0 {
-			bad("free queue: block %d has ref %d", b, p.ref[b])
+		if p.ref[b] != 0 || p.hashed[b] {
+			bad("free queue: plain block %d has ref %d, hashed %v", b, p.ref[b], p.hashed[b])
 		}
-		if p.hashed[b] {
-			cachedFree++
-		}
-		if p.prev[p.next[b]] != b {
-			bad("free queue: broken link after block %d", b)
-		}
-	}
-	if p.prev[p.next[p.n]] != int32(p.n) {
-		bad("free queue: broken link after the sentinel")
 	}
 	if p.fresh < 0 || int(p.fresh) > p.n {
 		bad("free queue: fresh mark %d outside [0, %d]", p.fresh, p.n)
 	} else {
 		for b := int(p.fresh); b < p.n; b++ {
 			if inFree[b] {
-				bad("free queue: fresh block %d is also linked", b)
+				bad("free queue: fresh block %d is also queued", b)
 				break
 			}
 			if p.ref[b] != 0 || p.hashed[b] {
@@ -59,8 +91,11 @@ func (s *Scheduler) CheckInvariants() error {
 		}
 		walked += p.n - int(p.fresh)
 	}
+	if plainRuns != len(p.plain)+p.n-int(p.fresh) {
+		bad("free queue: plain runs hold %d blocks, %d plain and fresh", plainRuns, len(p.plain)+p.n-int(p.fresh))
+	}
 	if walked != p.numFree {
-		bad("free queue: %d blocks linked or fresh, numFree %d", walked, p.numFree)
+		bad("free queue: %d blocks queued or fresh, numFree %d", walked, p.numFree)
 	}
 	if cachedFree != p.numCachedFree {
 		bad("free queue: %d cached free blocks, counter %d", cachedFree, p.numCachedFree)

@@ -37,7 +37,7 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		want    string
 	}{
 		{"ref count", func(s *Scheduler, a, _ *Request) { s.pool.ref[a.blocks[0]]++ }, "held by 1 running requests"},
-		{"free counter", func(s *Scheduler, _, _ *Request) { s.pool.numFree-- }, "blocks linked or fresh, numFree"},
+		{"free counter", func(s *Scheduler, _, _ *Request) { s.pool.numFree-- }, "blocks queued or fresh, numFree"},
 		{"fresh mark", func(s *Scheduler, _, _ *Request) { s.pool.fresh-- }, "fresh block"},
 		{"cached-free counter", func(s *Scheduler, _, _ *Request) { s.pool.numCachedFree++ }, "cached free blocks, counter"},
 		{"running state", func(_ *Scheduler, a, _ *Request) { a.state = stateWaiting }, "running[0] (id 1): state"},
@@ -51,10 +51,11 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		{"too many running", func(s *Scheduler, _, _ *Request) { s.cfg.MaxNumSeqs = 1 }, "running: 2 requests > max_num_seqs 1"},
 		{"waiting state", func(_ *Scheduler, _, w *Request) { w.state = stateRunning }, "waiting request 3: state"},
 		{"waiting holds blocks", func(_ *Scheduler, _, w *Request) { w.NumComputed = 3 }, "waiting request 3: holds 0 blocks, 3 computed"},
-		{"free queue link", func(s *Scheduler, _, _ *Request) {
+		{"free queue run", func(s *Scheduler, _, _ *Request) {
 			p := &s.pool
-			p.prev[p.next[p.n]] = 0
-		}, "broken link"},
+			*p.at(p.tail - 1) -= 1
+		}, "plain runs hold"},
+		{"stale counter", func(s *Scheduler, _, _ *Request) { s.pool.stale++ }, "stale entries, counter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, a, w := build(t)
