@@ -89,6 +89,11 @@ type moeShape struct {
 	fused    hardware.OpEfficiency
 	fusedKey string
 	useFused bool
+	// kernel is the resolved StepOptions.MoEKernel: "" (fused) or
+	// MoEKernelDeepGEMM, which prices the experts with deepGEMMExperts and
+	// the GPU's block-scaled fp8 GEMM efficiency dg.
+	kernel string
+	dg     hardware.OpEfficiency
 }
 
 // initMoE checks and fills the MoE layout; it runs after the TP shapes.
@@ -129,10 +134,35 @@ func (m *StepModel) initMoE(opts StepOptions) error {
 	return nil
 }
 
-// initFused picks the fused-kernel entry for the experts' weight format;
-// it runs after the precisions are resolved.
-func (m *StepModel) initFused() {
+// initFused picks the fused-kernel entry for the experts' weight format
+// and checks the kernel path (StepOptions.MoEKernel); it runs after the
+// precisions are resolved.
+func (m *StepModel) initFused(opts StepOptions) error {
 	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.Lookup(m.expW.Name)
+	switch opts.MoEKernel {
+	case "", MoEKernelFused:
+		m.moe.kernel = ""
+	case MoEKernelDeepGEMM:
+		if m.nMoE == 0 {
+			// A dense model has no routed experts to run.
+			m.moe.kernel = ""
+			return nil
+		}
+		if m.expW.Name != "fp8_block" {
+			return fmt.Errorf("moe_kernel: %s runs 128x128 block-scaled fp8 experts (fp8_block), not %s", MoEKernelDeepGEMM, m.expW.Name)
+		}
+		if m.pExpert.key != "fp8" {
+			return fmt.Errorf("moe_kernel: %s needs fp8 compute (W8A8), but the experts compute in %s", MoEKernelDeepGEMM, m.pExpert.key)
+		}
+		m.moe.kernel = MoEKernelDeepGEMM
+		m.moe.dg = m.prof.GEMMFor(m.pExpert.key)
+		if e, ok := m.prof.GEMMByPrecision[m.expW.Name]; ok {
+			m.moe.dg = e
+		}
+	default:
+		return fmt.Errorf("moe_kernel: unknown kernel path %q (want %q or %q)", opts.MoEKernel, MoEKernelFused, MoEKernelDeepGEMM)
+	}
+	return nil
 }
 
 // moeTokens is the tokens entering one GPU's MoE layer when its DP rank
@@ -175,6 +205,10 @@ func (m *StepModel) routedExperts(T int) Cost {
 // fused model (FusedMoETimes, compute read at tokens per expert) when the
 // profile has one, else with the per-FLOPs efficiency effMoE.
 func (m *StepModel) expertsOp(acc *stepAcc, T int) {
+	if m.moe.kernel == MoEKernelDeepGEMM {
+		m.deepGEMMExperts(acc, T)
+		return
+	}
 	c := m.routedExperts(T)
 	if !m.moe.useFused {
 		m.op(acc, c, m.nMoE, &m.pExpert, &m.effMoE)

@@ -56,6 +56,12 @@ type StepOptions struct {
 	// (vLLM: min(2 max_num_seqs, 512)), up to which steps are padded to a
 	// captured size (hardware.CaptureSize).
 	GraphCaptureMaxTokens int `json:"graph_capture_max_tokens,omitempty" yaml:"graph_capture_max_tokens,omitempty"`
+	// MoEKernel is the routed experts' kernel path (moe.go): "" or
+	// MoEKernelFused for a fused grouped kernel priced with the profile's
+	// fused-MoE entry, MoEKernelDeepGEMM for vLLM's DeepGEMM contiguous
+	// path (block-scaled fp8 experts only). VLLMMoEKernel gives the path a
+	// vLLM release takes by default.
+	MoEKernel string `json:"moe_kernel,omitempty" yaml:"moe_kernel,omitempty"`
 }
 
 // Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on
@@ -414,7 +420,9 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
 		m.effMoE = e
 	}
-	m.initFused()
+	if err := m.initFused(opts); err != nil {
+		return err
+	}
 	m.inputScale = 1 - m.prof.GEMMInputFusedFraction
 	m.computeScale, m.commScale = 1, 1
 	if e := m.prof.ServingComputeEfficiency; e > 0 {
@@ -442,6 +450,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	}
 	m.opts.EmbeddingDType, m.opts.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
 	m.opts.GraphCaptureMaxTokens = opts.GraphCaptureMaxTokens
+	m.opts.MoEKernel = m.moe.kernel
 	return nil
 }
 

@@ -6,13 +6,15 @@ import (
 
 	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/internal/table"
+	"github.com/roofsim/roofsim/roofline"
 )
 
 // ReadServing reads an end-to-end closed-loop serving table such as
 // e2e/closed_loop_vllm.csv (columns model_path, system, isl, osl,
 // batch_size = concurrency, tp_size, silicon_ttft_ms, silicon_tpot_ms;
-// optional id, the weight precision as gemm_quant_mode or precision, and the
-// MoE layout as moe_tp_size, moe_ep_size and attention_dp_size: see
+// optional id, the weight precision as gemm_quant_mode or precision, the
+// engine and its release as backend and backend_version, and the MoE
+// layout as moe_tp_size, moe_ep_size and attention_dp_size: see
 // serving.Row.ResolveLayout).
 func ReadServing(path string) ([]serving.Row, error) {
 	f, err := os.Open(path)
@@ -34,6 +36,12 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 			TTFTms: t.Positive("silicon_ttft_ms"), TPOTms: t.Positive("silicon_tpot_ms")}
 		if row.Precision == "" {
 			row.Precision = t.Str("precision")
+		}
+		row.Engine, row.Version = t.Str("backend"), t.Str("backend_version")
+		if row.Version != "" {
+			if _, err := roofline.ParseVersion(row.Version); err != nil {
+				t.Failf("backend_version", "%v", err)
+			}
 		}
 		row.MoETP, row.EP, row.DP = optInt(t, "moe_tp_size"), optInt(t, "moe_ep_size"), optInt(t, "attention_dp_size")
 		if t.Err() == nil {

@@ -28,11 +28,28 @@ b,meta-llama/Llama-3.1-70B,h200_sxm,fp8,bf16,1024,64,8.0,2,40.5,6
 		{"missing column", "model_path,system,isl\n", `e2e.csv:1: missing required column "osl"`},
 		{"zero ttft", h + "m,g,1,1,1,1,0,5\n", "e2e.csv:2:13: silicon_ttft_ms: must be > 0, got 0"},
 		{"fractional concurrency", h + "m,g,1,1,1.5,1,3,5\n", `e2e.csv:2:9: batch_size: want an integer, got "1.5"`},
+		{"engine release that is not a version", "backend,backend_version," + h[:len(h)-1] + "\nvllm,latest,m,g,1,1,1,1,3,5\n",
+			`e2e.csv:2:6: backend_version: version "latest": want major.minor[.patch]`},
 		{"moe layout that does not add up", "model_path,system,isl,osl,batch_size,tp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\nm,g,1,1,1,4,2,1,16,3,5\n",
 			"e2e.csv:2:17: moe_ep_size: tp_size 4 x attention_dp_size 2 = 8 GPUs, but moe_tp_size 1 x moe_ep_size 16 = 16"},
 	} {
 		if _, err := ParseServing(strings.NewReader(tc.in), "e2e.csv"); err == nil || err.Error() != tc.want {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestParseServingEngine: the engine and its release are read from backend
+// and backend_version (AIConfigurator's e2e tables).
+func TestParseServingEngine(t *testing.T) {
+	const in = `backend,backend_version,model_path,system,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms
+vllm,0.12.0,Qwen/Qwen3-235B-A22B-FP8,h200_sxm,fp8,1000,100,4,2,300,50
+`
+	rows, err := ParseServing(strings.NewReader(in), "e2e.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Engine != "vllm" || rows[0].Version != "0.12.0" {
+		t.Errorf("rows %+v, want engine vllm, version 0.12.0", rows)
 	}
 }

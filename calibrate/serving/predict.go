@@ -203,15 +203,23 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	}
 	st.TP, st.Weights, st.KVCacheDType = row.TP, row.Precision, kv
 	st.EP, st.DP = max(row.EP, 1), max(row.DP, 1)
-	// An fp8 row of a model whose checkpoint is block-scaled fp8 serves that
-	// checkpoint (its fused MoE and GEMM kernels are the block-scaled ones).
+	// A row whose precision mode is the checkpoint's own format serves the
+	// checkpoint (its own expert and attention precisions too). A mode that
+	// differs from a block-scaled checkpoint only in its scales (fp8 for
+	// fp8_block) keeps the mode's per-tensor kernels, unless the row's
+	// engine release runs the block-scaled experts on a path of their own
+	// (engineWeights, kernel.go).
 	if w, err := roofline.LookupPrecision(row.Precision); err == nil && m.DType != "" {
 		if mw, err := roofline.LookupPrecision(m.DType); err == nil && mw.Compute == w.Compute && mw.Bits == w.Bits {
 			st.Weights = ""
 		}
 	}
+	st.Weights = engineWeights(row, m, g, st.Weights)
 	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: st})
 	if err != nil {
+		return Prediction{}, err
+	}
+	if err := useEngineMoEKernel(prep, row, m, g, st.ActDType); err != nil {
 		return Prediction{}, err
 	}
 	run := func(ramp time.Duration, perClient int) (ttft, tpot float64, err error) {
@@ -297,7 +305,7 @@ func memoModels(rows []Row, lookup func(string) (*model.Config, error)) func(str
 		if e.err != nil {
 			return nil, e.err
 		}
-		c := *e.m
+		c := e.m.Clone()
 		return &c, nil
 	}
 }
@@ -316,17 +324,7 @@ func Validate(rows []Row, opts Options) *Report {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				row := rows[i]
-				r := Result{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, EP: above1(row.EP), DP: above1(row.DP), ISL: row.ISL, OSL: row.OSL,
-					Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms}
-				p, err := Predict(row, opts)
-				if err != nil {
-					r.Skipped = err.Error()
-				} else {
-					r.Parts = p
-					r.blend(opts.BenchRequestsPerClient)
-				}
-				out[i] = r
+				out[i] = predictRow(rows[i], opts)
 			}
 		}()
 	}
@@ -338,6 +336,22 @@ func Validate(rows []Row, opts Options) *Report {
 	rep := &Report{Rows: out, BenchRequestsPerClient: opts.BenchRequestsPerClient}
 	rep.summarize()
 	return rep
+}
+
+// predictRow simulates row (Predict) and returns its Result blended for
+// opts.BenchRequestsPerClient, or with Skipped set when it cannot be
+// simulated.
+func predictRow(row Row, opts Options) Result {
+	r := Result{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, EP: above1(row.EP), DP: above1(row.DP), ISL: row.ISL, OSL: row.OSL,
+		Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms}
+	p, err := Predict(row, opts)
+	if err != nil {
+		r.Skipped = err.Error()
+	} else {
+		r.Parts = p
+		r.blend(opts.BenchRequestsPerClient)
+	}
+	return r
 }
 
 // Reblend returns a copy of rep with every row's prediction blended for k

@@ -7,14 +7,18 @@ import "fmt"
 // as soon as their previous one finishes, with the measured mean TTFT and
 // TPOT in milliseconds.
 type Row struct {
-	ID          string
-	Line        int
-	Model       string // as written, e.g. "meta-llama/Llama-3.1-70B"
-	GPU         string // as written, e.g. "h100_sxm"
-	Precision   string // weight precision, e.g. "fp8"
-	ISL, OSL    int
-	Concurrency int
-	TP          int
+	ID        string
+	Line      int
+	Model     string // as written, e.g. "meta-llama/Llama-3.1-70B"
+	GPU       string // as written, e.g. "h100_sxm"
+	Precision string // weight precision, e.g. "fp8"
+	// Engine and Version are the serving engine and its release as written
+	// ("vllm", "0.12.0"; "" when the table does not say). A vLLM release
+	// picks the routed experts' kernel path (roofline.VLLMMoEKernel).
+	Engine, Version string
+	ISL, OSL        int
+	Concurrency     int
+	TP              int
 	// MoETP, EP and DP are the table's moe_tp_size, moe_ep_size and
 	// attention_dp_size as written (0 when absent); ResolveLayout turns
 	// them into the deployment's EP and DP.

@@ -1,0 +1,132 @@
+package serving
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/workload"
+)
+
+func lookups(t *testing.T, mname, gname string) (*model.Config, *hardware.GPU) {
+	t.Helper()
+	m, err := model.Lookup(mname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup(gname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, g
+}
+
+// TestEngineWeights: an fp8 row of the block-scaled Qwen3-235B-A22B-FP8
+// checkpoint serves it block-scaled where its vLLM release runs the experts
+// through DeepGEMM (0.12 on H200), and keeps the row's per-tensor fp8
+// elsewhere (0.18, no release, another GPU, a dense model).
+func TestEngineWeights(t *testing.T) {
+	qwen, h200 := lookups(t, "Qwen/Qwen3-235B-A22B-FP8", "h200_sxm")
+	minimax, _ := lookups(t, "MiniMaxAI/MiniMax-M2.5", "h200")
+	llama, b300 := lookups(t, "llama-3.1-8b", "b300")
+	llama.DType = "fp8_block"
+	for _, tt := range []struct {
+		name string
+		row  Row
+		m    *model.Config
+		g    *hardware.GPU
+		want string
+	}{
+		{"qwen 0.12 h200", Row{Engine: "vllm", Version: "0.12.0", TP: 2}, qwen, h200, ""},
+		{"qwen 0.12, engine unnamed", Row{Version: "0.12.0", TP: 4}, qwen, h200, ""},
+		{"qwen 0.18", Row{Engine: "vllm", Version: "0.18.0", TP: 2}, qwen, h200, "fp8"},
+		{"qwen no release", Row{TP: 2}, qwen, h200, "fp8"},
+		{"qwen other engine", Row{Engine: "sglang", Version: "0.12.0", TP: 2}, qwen, h200, "fp8"},
+		{"qwen 0.12 b300", Row{Engine: "vllm", Version: "0.12.0", TP: 2}, qwen, b300, "fp8"},
+		{"minimax 0.18", Row{Engine: "vllm", Version: "0.18.0", TP: 4}, minimax, h200, "fp8"},
+		{"dense 0.12", Row{Engine: "vllm", Version: "0.12.0", TP: 1}, llama, h200, "fp8"},
+	} {
+		if got := engineWeights(tt.row, tt.m, tt.g, "fp8"); got != tt.want {
+			t.Errorf("%s: weights %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// prepareQwen prepares Qwen3-235B-A22B-FP8 on H200 at TP 2 with the
+// checkpoint's own weights.
+func prepareQwen(t *testing.T) (*sim.Prepared, *model.Config, *hardware.GPU) {
+	t.Helper()
+	m, g := lookups(t, "Qwen/Qwen3-235B-A22B-FP8", "h200")
+	st := workload.DefaultDeployment()
+	st.TP, st.KVCacheDType = 2, "fp8"
+	p, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, m, g
+}
+
+// TestUseEngineMoEKernel: a vLLM 0.12 row gets the DeepGEMM path, with the
+// experts still computing at the fp8 peak, and a 0.18 row keeps the fused
+// kernel; a release that does not parse names backend_version.
+func TestUseEngineMoEKernel(t *testing.T) {
+	p, m, g := prepareQwen(t)
+	fused := p.Step
+	if err := useEngineMoEKernel(p, Row{Engine: "vllm", Version: "0.12.0", TP: 2}, m, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p.Step.MoEKernel() != roofline.MoEKernelDeepGEMM {
+		t.Fatalf("0.12: kernel %q, want deepgemm", p.Step.MoEKernel())
+	}
+	in := &roofline.StepInput{Decodes: []int{2000, 2000, 2000, 2000}}
+	var precision string
+	for _, o := range p.Step.Breakdown(in) {
+		if o.Name == "experts_gemm1" {
+			precision = o.ComputePrecision
+		}
+	}
+	if precision != "fp8" {
+		t.Errorf("DeepGEMM experts compute at %q, want fp8", precision)
+	}
+	if d, f := p.Step.Cost(in).Seconds, fused.Cost(in).Seconds; d <= f {
+		t.Errorf("decode of 4 on the DeepGEMM path %.1f ms, fused %.1f ms: want the padded buffer slower", 1e3*d, 1e3*f)
+	}
+
+	p2, _, _ := prepareQwen(t)
+	if err := useEngineMoEKernel(p2, Row{Engine: "vllm", Version: "0.18.0", TP: 2}, m, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p2.Step.MoEKernel() != roofline.MoEKernelFused {
+		t.Errorf("0.18: kernel %q, want fused", p2.Step.MoEKernel())
+	}
+	err := useEngineMoEKernel(p2, Row{Engine: "vllm", Version: "x.y", TP: 2}, m, g, "")
+	if err == nil || !strings.HasPrefix(err.Error(), "backend_version: ") {
+		t.Errorf("bad release: error %v, want one naming backend_version", err)
+	}
+}
+
+// TestPredictHonoursEngineRelease: the same Qwen3-235B row predicts a
+// slower decode under vLLM 0.12 (DeepGEMM, padded to the expert count)
+// than under 0.18 (fused Triton kernel), at a batch of 4.
+func TestPredictHonoursEngineRelease(t *testing.T) {
+	row := Row{Engine: "vllm", Model: "Qwen/Qwen3-235B-A22B-FP8", GPU: "h200_sxm", Precision: "fp8",
+		ISL: 1000, OSL: 32, Concurrency: 4, TP: 2, MoETP: 2, EP: 1, DP: 1, TTFTms: 300, TPOTms: 50}
+	tpot := func(version string) float64 {
+		r := row
+		r.Version = version
+		p, err := Predict(r, Options{RequestsPerClient: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, tp := p.Blend(DefaultBenchRequestsPerClient)
+		return tp
+	}
+	old, newer := tpot("0.12.0"), tpot("0.18.0")
+	t.Logf("TPOT vLLM 0.12 %.1f ms, 0.18 %.1f ms", old, newer)
+	if old < 1.2*newer {
+		t.Errorf("TPOT 0.12 %.1f ms vs 0.18 %.1f ms: want the DeepGEMM release > 1.2x slower", old, newer)
+	}
+}

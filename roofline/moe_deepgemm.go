@@ -1,0 +1,239 @@
+package roofline
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// This file prices the routed experts the way vLLM's DeepGEMM path runs
+// them for 128x128 block-scaled fp8 experts (StepOptions.MoEKernel =
+// MoEKernelDeepGEMM), and says which vLLM releases take that path.
+//
+// The path (vLLM deep_gemm_moe.py DeepGemmExperts with deep_gemm_utils.py)
+// copies each (token, expert) row into a contiguous buffer in which every
+// local expert owns a whole number of 128-row blocks, and runs DeepGEMM's
+// grouped contiguous GEMM over the whole buffer twice (gate/up, then
+// down), with the activation and the per-token-group fp8 quantisation of
+// the second GEMM's input in between. The buffer is sized before the
+// routing is known:
+//
+//	rows = roundup(T k + E_local (128 - 1), 128)
+//
+// (compute_aligned_M without per-expert counts on the host), and every
+// 128-row block of it is multiplied: the blocks no expert claims keep the
+// expert index they were initialised with (0) and run against expert 0.
+// So a decode step of T tokens costs the GEMMs of ~E_local x 128 rows,
+// whatever T is: the work does not follow the batch, unlike the fused
+// Triton kernel, which only runs the touched experts' 16-row tiles.
+
+// Routed-expert kernel paths (StepOptions.MoEKernel).
+const (
+	// MoEKernelFused is a fused grouped kernel that runs the touched
+	// experts' token tiles only (vLLM's Triton fused_moe, Marlin or
+	// FlashInfer), priced with the profile's fused-MoE entry
+	// (hardware.FusedMoE). It is the default.
+	MoEKernelFused = "fused"
+	// MoEKernelDeepGEMM is vLLM's DeepGEMM contiguous path for 128x128
+	// block-scaled fp8 experts, priced by deepGEMMExperts.
+	MoEKernelDeepGEMM = "deepgemm"
+)
+
+// DeepGEMMAlign is the row alignment of DeepGEMM's contiguous grouped
+// layout on Hopper (get_mk_alignment_for_contiguous_layout): each
+// expert's rows fill whole blocks of this many rows.
+const DeepGEMMAlign = 128
+
+// DeepGEMMRows is the number of rows vLLM's DeepGEMM MoE path runs its two
+// grouped GEMMs over for tokens tokens routed to topK experts each, with
+// localExperts experts on the GPU: the buffer compute_aligned_M sizes
+// without the per-expert counts, tokens x topK + localExperts x
+// (DeepGEMMAlign - 1), rounded up to DeepGEMMAlign. 0 when tokens <= 0.
+func DeepGEMMRows(tokens, topK, localExperts int) int {
+	if tokens <= 0 {
+		return 0
+	}
+	r := tokens*topK + localExperts*(DeepGEMMAlign-1)
+	return ceilDiv(r, DeepGEMMAlign) * DeepGEMMAlign
+}
+
+// deepGEMMExperts adds one GPU's routed experts of every MoE layer, run on
+// vLLM's DeepGEMM path, to acc for a step of T tokens on its DP rank. With
+// R = DeepGEMMRows(T dp, k, E/EP) rows, I the expert width per GPU and H
+// the hidden size, per layer:
+//
+//   - experts_gemm1: the gate/up grouped GEMM, R x (2I) x H FLOPs x 2, reading
+//     the touched experts' gate/up weights (each once), the fp8 input rows
+//     and writing the output; its input was quantised on the T dp real
+//     tokens before the copy, which is what its input term is charged for;
+//   - experts_act: SiLU-and-multiply over all R rows;
+//   - experts_gemm2: the down grouped GEMM, R x H x I x 2 FLOPs, whose
+//     input term is the per-token-group quantisation of all R x I
+//     activations;
+//   - experts_permute: the copy of the T dp k rows into the buffer and the
+//     weighted gather of the outputs back to T dp tokens.
+//
+// The GEMMs are priced like dense GEMMs of their shape at the fp8 peak
+// with the GPU's block-scaled fp8 GEMM efficiency (Profile.GEMMByPrecision
+// "fp8_block", fitted from GEMM tables; DeepGEMM runs those on Hopper),
+// the activation and copies with the element-wise efficiency. The fused
+// entry's per-call launch cost (routing, alignment, launches) is charged
+// once, on experts_gemm1.
+func (m *StepModel) deepGEMMExperts(acc *stepAcc, T int) {
+	Tm := m.moeTokens(T)
+	ep := max(m.moe.ep, 1)
+	local := m.experts / ep
+	rows := DeepGEMMRows(Tm, m.topK, local)
+	touched := m.expertsTouched(Tm)
+	h, in := m.hidden, m.expInterPG
+	up := in
+	actReads := 1.0
+	if m.gated {
+		up, actReads = 2*in, 2
+	}
+	R, H, I, U := float64(rows), float64(h), float64(in), float64(up)
+	w, a := m.expW.Bits/8, m.act.Bits/8
+	e := m.moe.dg
+	pk := &m.pExpert
+
+	// One launch cost for the whole path: the fused entry's, or the GEMM
+	// entry's when the profile has no fused model.
+	e1 := e
+	if m.moe.useFused {
+		e1.LaunchUS = m.moe.fused.LaunchUS
+	}
+	eNoLaunch := e
+	eNoLaunch.LaunchUS = 0
+
+	gemm := func(name string, n, k int, weights, act float64, inM, inK int, eff *hardware.OpEfficiency) {
+		c := Cost{Name: name, Kind: KindMoE, FLOPs: 2 * R * float64(n) * float64(k),
+			WeightBytes: weights, ActBytes: act}
+		tc := c.FLOPs / (pk.flops * eff.ComputeAt(c.FLOPs, rows, n, k)) * m.computeScale
+		tm := c.Bytes() / (m.bw * eff.Memory.At(c.Bytes()))
+		// The input term of apply is charged on inM x inK elements.
+		c.M, c.K = inM, inK
+		m.apply(acc, c, m.nMoE, pk, eff, tc, tm, 0)
+	}
+	gemm("experts_gemm1", up, h, touched*U*H*w, R*H*1+R*U*a, Tm, h, &e1)
+	m.op(acc, Elementwise("experts_act", rows*in, 5, actReads, 1, m.act), m.nMoE, &m.pAct, &m.prof.Elementwise)
+	gemm("experts_gemm2", h, in, touched*H*I*w, R*I*1+R*H*a, rows, in, &eNoLaunch)
+	pairs := float64(Tm * m.topK)
+	perm := Cost{Name: "experts_permute", Kind: KindElementwise,
+		ActBytes: float64(Tm)*H*1 + pairs*H*1 + pairs*H*a + float64(Tm)*H*a, ComputePrecision: m.act.Compute}
+	m.op(acc, perm, m.nMoE, &m.pAct, &m.prof.Elementwise)
+}
+
+// MoEKernel is the resolved routed-expert kernel path: MoEKernelFused or
+// MoEKernelDeepGEMM.
+func (m *StepModel) MoEKernel() string {
+	if m.moe.kernel == "" {
+		return MoEKernelFused
+	}
+	return m.moe.kernel
+}
+
+// VLLMMoEKernel is the routed-expert kernel path a vLLM release takes by
+// default for experts of weight format expertFormat on the catalog GPU gpu
+// with tensor-parallel degree tp, as read in vLLM's source:
+//
+//   - From 0.11.1 DeepGEMM's E8M0 scales are on by default on Hopper
+//     (is_deep_gemm_e8m0_used), and the fp8 MoE method's expert choice,
+//     is_deep_gemm_e8m0_used() or _valid_deep_gemm(...), then takes
+//     DeepGEMM for block-scaled fp8 experts whatever the step's token count
+//     and expert width: _valid_deep_gemm's M >= 128 and N > 512 checks no
+//     longer apply. This assumes DeepGEMM is installed, as in vLLM's Docker
+//     image, and VLLM_USE_DEEP_GEMM / VLLM_MOE_USE_DEEP_GEMM at their
+//     default 1.
+//   - From 0.12.0 DeepGEMM MoE is off by default at TP >= 8.
+//   - Before 0.11.1, decode steps (fewer than 128 tokens) ran Triton. From
+//     0.15 the choice moved to the MoE backend oracle, whose Hopper order
+//     changed from release to release; it is not modelled. Both are priced
+//     with the fused entry.
+//
+// Only Hopper GPUs of the catalog (h100, h100-pcie, h200) take DeepGEMM
+// here; Blackwell's DeepGEMM path is not modelled. An empty version gives
+// MoEKernelFused; a version that does not parse is an error.
+func VLLMMoEKernel(version, gpu, expertFormat string, tp int) (string, error) {
+	if version == "" {
+		return MoEKernelFused, nil
+	}
+	v, err := ParseVersion(version)
+	if err != nil {
+		return "", err
+	}
+	if expertFormat != "fp8_block" || !vllmDeepGEMMGPU(gpu) {
+		return MoEKernelFused, nil
+	}
+	if v.Less(Version{0, 11, 1}) || !v.Less(Version{0, 15, 0}) {
+		return MoEKernelFused, nil
+	}
+	if tp >= 8 && !v.Less(Version{0, 12, 0}) {
+		return MoEKernelFused, nil
+	}
+	return MoEKernelDeepGEMM, nil
+}
+
+// vllmDeepGEMMGPU reports whether vLLM runs DeepGEMM's Hopper (sm90)
+// kernels on the catalog GPU gpu (is_deep_gemm_supported).
+func vllmDeepGEMMGPU(gpu string) bool {
+	switch gpu {
+	case "h100", "h100-pcie", "h200":
+		return true
+	}
+	return false
+}
+
+// Version is a release's major, minor and patch numbers.
+type Version [3]int
+
+// Less reports whether v is an earlier release than o.
+func (v Version) Less(o Version) bool {
+	for i := range v {
+		if v[i] != o[i] {
+			return v[i] < o[i]
+		}
+	}
+	return false
+}
+
+// ParseVersion reads a release number: "0.12.0", "v0.12.0", "0.12" (patch
+// 0) or "0.14.1.dev1+gd682094" (what follows the patch number is ignored).
+func ParseVersion(s string) (Version, error) {
+	var v Version
+	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
+	if i := strings.IndexAny(t, "+-"); i >= 0 {
+		t = t[:i]
+	}
+	parts := strings.Split(t, ".")
+	if len(parts) < 2 {
+		return v, fmt.Errorf("version %q: want major.minor[.patch]", s)
+	}
+	for i := 0; i < 3 && i < len(parts); i++ {
+		if i == 2 && !isDigits(parts[i]) {
+			break // "0.14.dev1": no patch number
+		}
+		if !isDigits(parts[i]) {
+			return v, fmt.Errorf("version %q: %q is not a release number", s, parts[i])
+		}
+		n, err := strconv.Atoi(parts[i])
+		if err != nil {
+			return v, fmt.Errorf("version %q: %q is not a release number", s, parts[i])
+		}
+		v[i] = n
+	}
+	return v, nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
