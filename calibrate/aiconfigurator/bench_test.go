@@ -46,8 +46,7 @@ func BenchmarkCalibrateH100(b *testing.B) {
 
 // BenchmarkCalibrateServing fits the engine overheads to the H100 rows of
 // the closed-loop vLLM table, the work of sim calibrate serving with its
-// defaults. It reports simulated rows per second (each loss evaluation
-// simulates every training row).
+// defaults. It reports simulated rows per second (Fit.RowSimulations).
 func BenchmarkCalibrateServing(b *testing.B) {
 	path := shareddata.Path(b, "e2e", "closed_loop_vllm.csv")
 	rows, err := ReadServing(path)
@@ -60,7 +59,7 @@ func BenchmarkCalibrateServing(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		simulated += fit.Evals * len(fit.Train.Rows)
+		simulated += fit.RowSimulations
 	}
 	b.ReportMetric(float64(simulated)/b.Elapsed().Seconds(), "rows/s")
 }

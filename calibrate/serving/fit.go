@@ -2,13 +2,10 @@ package serving
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
-	"github.com/roofsim/roofsim/calibrate/internal/fit"
 	"github.com/roofsim/roofsim/hardware"
-	"gonum.org/v1/gonum/optimize"
 )
 
 // Overheads are the engine-level costs that kernel tables cannot see: CPU
@@ -67,7 +64,12 @@ type Fit struct {
 	BenchRequestsPerClient float64 `json:"bench_requests_per_client"`
 	Train                  *Report `json:"train"`
 	Holdout                *Report `json:"holdout"`
-	Evals                  int     `json:"evaluations"`
+	// Evals counts the loss evaluations by simulation: the grid's (on a
+	// subsample of the training rows) and the refinement's (on all of them).
+	Evals int `json:"evaluations"`
+	// RowSimulations counts the rows simulated (each in its two phases)
+	// during the search, the final error tables excluded.
+	RowSimulations int `json:"row_simulations"`
 }
 
 // FitOverheads fits Overheads and the benchmark's requests per
@@ -75,7 +77,7 @@ type Fit struct {
 // trainGPUs systems, on top of each GPU's kernel-calibrated profile, and
 // reports the errors on the training rows and on every other row. The loss
 // is robust least squares (softL1) on the log errors of mean TTFT and mean
-// TPOT; Nelder-Mead runs in transformed coordinates so every value stays
+// TPOT; the search runs in transformed coordinates so every value stays
 // physical (overheads >= 0, graph factor and fused fraction in [0, 1]).
 // k only reweights the burst and steady-state simulations, so changing it
 // alone reuses them.
@@ -99,6 +101,18 @@ type Spec struct {
 
 // FitOverheadsSpec is FitOverheads with the training rows and fitted terms
 // chosen by spec.
+//
+// The search has two stages (search.go). A coarse grid over the
+// overheads and k picks the start, simulating only a stratified third of
+// the training rows when there are at least gridSubsampleMin of them (the
+// loss is flat in places and a local search from one point can stall).
+// A trust-region search then refines it on every training row: the
+// simulated predictions are nearly linear in the raw overheads (each adds
+// time to steps or requests), so each round linearises them by finite
+// differences, minimises the linearised loss inside the trust region
+// (Nelder-Mead, no simulation), and simulates the candidate to accept or
+// reject it. Every simulation batch runs its row simulations Options.Jobs
+// at a time; the result does not depend on Jobs.
 func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	opts.defaults()
 	trainGPUs := spec.TrainGPUs
@@ -126,117 +140,16 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	if len(train) == 0 {
 		return nil, fmt.Errorf("train gpus %v, models %v: no rows", trainGPUs, spec.TrainModels)
 	}
-	base := opts.GPU
-	with := func(o Overheads) Options {
-		op := opts
-		op.GPU = func(name string) (*hardware.GPU, error) {
-			g, err := base(name)
-			if err != nil {
-				return nil, err
-			}
-			g.Profile = o.Apply(g.EffectiveProfile())
-			return g, nil
-		}
-		return op
-	}
-	decode := func(x []float64) Overheads {
-		return Overheads{
-			StepOverheadUS:       math.Exp(x[0]),
-			PerRequestOverheadUS: math.Exp(x[1]),
-			GraphLaunchFactor:    fit.Sigmoid(x[2]),
-			GraphMaxTokens:       VLLMGraphMaxTokens,
-			FrontendLatencyUS:    math.Exp(x[3]),
-			// A fraction in [0, 1]; the logistic reaches 0 and 1 only in the
-			// limit, so values within 1e-6 of a bound are snapped to it.
-			GEMMInputFusedFraction: fit.SnapUnit(fit.Sigmoid(x[4])),
-			StepTermsFromProfile:   spec.KeepStepTerms,
-		}
-	}
-	evals := 0
-	most := 0 // simulations the fit may run, for Progress
-	// x[0..4] set the simulations (Overheads); x[5] = log(k-1) only
-	// reweights them.
-	const nSim = 5
-	kOf := func(x []float64) float64 { return 1 + math.Exp(x[nSim]) }
-	var memoX []float64
-	var memo *Report
-	simulate := func(x []float64) *Report {
-		if memo != nil && slices.Equal(memoX, x[:nSim]) {
-			return memo
-		}
-		evals++
-		memoX, memo = append([]float64(nil), x[:nSim]...), Validate(train, with(decode(x)))
-		if opts.Progress != nil {
-			opts.Progress(evals, most)
-		}
-		return memo
-	}
-	loss := func(x []float64) float64 {
-		rep := simulate(x).Reblend(kOf(x))
-		var s float64
-		n := 0
-		for _, r := range rep.Rows {
-			if r.Skipped != "" {
-				continue
-			}
-			s += fit.SoftL1(math.Log(r.PredTTFTms/r.TTFTms), softL1Scale) + fit.SoftL1(math.Log(r.PredTPOTms/r.TPOTms), softL1Scale)
-			n++
-		}
-		if n == 0 {
-			return math.Inf(1)
-		}
-		return s / float64(n)
-	}
-	// A coarse grid picks the start (the loss is flat in places, and
-	// Nelder-Mead from one point can stall), then Nelder-Mead refines it.
-	best, bestX := math.Inf(1), []float64(nil)
-	steps, graphs := []float64{100, 500, 1500}, []float64{0.05, 0.3, 0.8}
-	if spec.KeepStepTerms {
-		steps, graphs = steps[:1], graphs[:1] // unused: the profiles' own terms apply
-	}
-	most = len(steps)*len(graphs)*2*2 + nmEvals
-	for _, step := range steps {
-		for _, graph := range graphs {
-			for _, front := range []float64{3000, 20000} {
-				for _, fused := range []float64{0.1, 0.9} {
-					for _, k := range []float64{2, 3, 5, 8, 12, 20, 30} {
-						x := []float64{math.Log(step), math.Log(10), fit.Logit(graph), math.Log(front), fit.Logit(fused), math.Log(k - 1)}
-						if l := loss(x); l < best {
-							best, bestX = l, x
-						}
-					}
-				}
-			}
-		}
-	}
-	// With the step terms kept, Nelder-Mead moves only the coordinates that
-	// matter (front end, fused share, k); the others stay at the grid's.
-	free := []int{0, 1, 2, 3, 4, 5}
-	if spec.KeepStepTerms {
-		free = []int{3, 4, 5}
-	}
-	full := func(xr []float64) []float64 {
-		x := slices.Clone(bestX)
-		for i, j := range free {
-			x[j] = xr[i]
-		}
-		return x
-	}
-	x0 := make([]float64, len(free))
-	for i, j := range free {
-		x0[i] = bestX[j]
-	}
-	res, err := optimize.Minimize(optimize.Problem{Func: func(xr []float64) float64 { return loss(full(xr)) }}, x0, &optimize.Settings{
-		FuncEvaluations: nmEvals,
-		Converger:       &optimize.FunctionConverge{Absolute: 1e-4, Relative: 1e-3, Iterations: 15},
-	}, &optimize.NelderMead{SimplexSize: 1})
-	if res == nil {
+	f := newFitter(train, spec.KeepStepTerms, opts)
+	x, err := f.search()
+	if err != nil {
 		return nil, fmt.Errorf("fitting overheads: %w", err)
 	}
-	o := decode(full(res.X))
-	k := kOf(full(res.X))
-	out := &Fit{Overheads: o, BenchRequestsPerClient: k, TrainGPUs: trainGPUs, TrainModels: spec.TrainModels, Evals: evals}
-	final := with(o)
+	o := f.decode(x)
+	k := kOf(x)
+	out := &Fit{Overheads: o, BenchRequestsPerClient: k, TrainGPUs: trainGPUs, TrainModels: spec.TrainModels,
+		Evals: f.evals, RowSimulations: f.rowSims}
+	final := f.with(o)
 	final.BenchRequestsPerClient = k
 	out.Train = Validate(train, final)
 	if len(hold) > 0 {
@@ -244,9 +157,6 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	}
 	return out, nil
 }
-
-// nmEvals is the Nelder-Mead budget of FitOverheads, in loss evaluations.
-const nmEvals = 200
 
 // softL1Scale is the log error (about 25%) beyond which the fit's loss
 // (fit.SoftL1) grows linearly rather than quadratically: rows whose TTFT is

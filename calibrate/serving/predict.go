@@ -43,9 +43,9 @@ type Options struct {
 	// GPU resolves a row's system name; default hardware.Lookup. Calibration
 	// uses it to substitute a profile under test.
 	GPU func(name string) (*hardware.GPU, error)
-	// Model resolves a row's model name; default model.Lookup, which parses
-	// the embedded catalog on every call: Validate looks each distinct
-	// model up once and serves copies to the rows.
+	// Model resolves a row's model name; default model.Lookup. Validate
+	// and FitOverheads look each distinct model up once and serve copies
+	// to the rows.
 	Model func(name string) (*model.Config, error)
 	// MaxNumSeqs and MaxNumBatchedTokens are the engine settings assumed for
 	// the measurements: vLLM's defaults for the OpenAI server on >= 70 GiB
@@ -54,9 +54,10 @@ type Options struct {
 	// KVDType overrides the KV-cache precision; "" uses the row's precision
 	// (AIConfigurator's fp8 mode quantises the KV cache as well).
 	KVDType string
-	// Progress, when set, is called by FitOverheads after each simulation
-	// of the training rows with the simulations done and the most the fit
-	// may run (its grid plus its Nelder-Mead budget).
+	// Progress, when set, is called by FitOverheads (serially) after each
+	// row simulation with the row simulations done and an estimate of the
+	// total (its grid plus a typical refinement; raised to the count done
+	// when a refinement runs longer).
 	Progress func(done, most int)
 }
 

@@ -38,9 +38,11 @@ systems is held out and only predicted; both error tables are printed.
 --update writes the fitted overheads into the given profile files (for
 example hardware/profiles/h100.yaml), recording the command in their source.
 
-Time: the H100 rows of closed_loop_vllm.csv take about 65 s of CPU time
-(up to 236 simulations of every training row, each row's simulations in
-parallel): about half a minute on two free cores; progress on stderr.`,
+Time: the H100 rows of closed_loop_vllm.csv take about 25 s of CPU time
+(a grid on a third of the training rows, then a trust-region search on all
+of them that linearises the simulated predictions: about 2,000 row
+simulations, run in parallel), 8 s with --keep-step-terms: about half that
+on two free cores; progress on stderr.`,
 		Example: `  sim calibrate serving --file ../shared/data/e2e/closed_loop_vllm.csv --train-gpus h100_sxm \
     --update hardware/profiles/h100.yaml,hardware/profiles/h200.yaml`,
 		Args: noArgs,
@@ -87,7 +89,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if err := checkServingRows(o.File, rows, o.RequestsPerClient); err != nil { // calibrate_truth.go
 		return err
 	}
-	bar := newMeter(s.errOut, 0, o.Quiet, "fitting", "simulations")
+	bar := newMeter(s.errOut, 0, o.Quiet, "fitting", "row sims")
 	fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: o.TrainGPUs, TrainModels: o.TrainModels, KeepStepTerms: o.KeepStepTerms},
 		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType, Progress: func(done, most int) {
 			bar.SetTotal(int64(most))
@@ -127,11 +129,11 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	ov := fit.Overheads
 	if o.KeepStepTerms {
-		fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows; per-step engine terms kept from each profile): front end %.1f us, GEMM input fused %.3f\n",
-			fit.Evals, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
+		fmt.Fprintf(s.out, "fitted overheads (%d row simulations; per-step engine terms kept from each profile): front end %.1f us, GEMM input fused %.3f\n",
+			fit.RowSimulations, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
 	} else {
-		fmt.Fprintf(s.out, "fitted overheads (%d simulations of the training rows): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us, GEMM input fused %.3f\n",
-			fit.Evals, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
+		fmt.Fprintf(s.out, "fitted overheads (%d row simulations): step %.1f us, per request %.2f us, graph launch factor %.4f, front end %.1f us, GEMM input fused %.3f\n",
+			fit.RowSimulations, ov.StepOverheadUS, ov.PerRequestOverheadUS, ov.GraphLaunchFactor, ov.FrontendLatencyUS, ov.GEMMInputFusedFraction)
 	}
 	fmt.Fprintf(s.out, "fitted benchmark requests per client: %.2f (serving.DefaultBenchRequestsPerClient, used by sim validate serving, is %g)\n\n",
 		fit.BenchRequestsPerClient, float64(serving.DefaultBenchRequestsPerClient))

@@ -1,0 +1,123 @@
+package serving
+
+import (
+	"math"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+// Broyden's update makes the linear model reproduce the simulated point
+// exactly and leaves it unchanged along directions orthogonal to the step.
+func TestLinearUpdate(t *testing.T) {
+	free := []int{0, 3}
+	centre := Overheads{StepOverheadUS: 100, FrontendLatencyUS: 5000}
+	lin := linear{
+		centre: centre,
+		at:     point{parts: []Prediction{{BurstTTFTms: 50, BurstTPOTms: 10, SteadyTTFTms: 30, SteadyTPOTms: 9}}, ok: []bool{true}},
+		jac:    [][][4]float64{{{0.002, 0.001, 0.002, 0.001}, {0.001, 0, 0.001, 0}}},
+	}
+	f := &fitter{train: []Row{{}}, free: free}
+	o := Overheads{StepOverheadUS: 300, FrontendLatencyUS: 5000}
+	got := point{parts: []Prediction{{BurstTTFTms: 51, BurstTPOTms: 10.5, SteadyTTFTms: 30.2, SteadyTPOTms: 9.1}}, ok: []bool{true}}
+	lin.update(free, o, got)
+	if p := f.predict(lin, o).parts[0]; !closeParts(p, got.parts[0]) {
+		t.Errorf("after the update the model predicts %+v at the simulated point, want %+v", p, got.parts[0])
+	}
+	// The step moved only the step overhead: the front end's slopes stay.
+	if lin.jac[0][1] != [4]float64{0.001, 0, 0.001, 0} {
+		t.Errorf("front end slopes changed to %v", lin.jac[0][1])
+	}
+	if p := f.predict(lin, centre).parts[0]; !closeParts(p, lin.at.parts[0]) {
+		t.Errorf("the model moved at its centre: %+v", p)
+	}
+}
+
+func closeParts(a, b Prediction) bool {
+	x, y := parts4(a), parts4(b)
+	for i := range x {
+		if math.Abs(x[i]-y[i]) > 1e-9*math.Abs(y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// One client alone never queues: every decode step of its request carries
+// the step overhead and one request's overhead once, and the front end
+// delays its first token by exactly its latency, so the finite-difference
+// slopes are known in closed form (1 us adds 1e-3 ms).
+func TestLineariseOneClient(t *testing.T) {
+	rows := []Row{{Model: "llama-3.1-8b", GPU: "h100", Precision: "bf16", ISL: 512, OSL: 32, Concurrency: 1, TP: 1, TTFTms: 1, TPOTms: 1}}
+	f := newFitter(rows, false, Options{RequestsPerClient: 2})
+	centre := Overheads{StepOverheadUS: 200, PerRequestOverheadUS: 20, GraphLaunchFactor: 0.5, GraphMaxTokens: VLLMGraphMaxTokens,
+		FrontendLatencyUS: 5000, GEMMInputFusedFraction: 0.5}
+	lin := f.linearise(centre, f.simulate(rows, []Overheads{centre})[0])
+	if !lin.at.ok[0] {
+		t.Fatal("row not simulated")
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-3*want }
+	j := lin.jac[0]
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"d burst TPOT / d step", j[0][1], 1e-3},
+		{"d steady TPOT / d step", j[0][3], 1e-3},
+		{"d burst TPOT / d per request", j[1][1], 1e-3},
+		{"d burst TTFT / d front end", j[3][0], 1e-3},
+		{"d steady TTFT / d front end", j[3][2], 1e-3},
+		{"d burst TPOT / d front end", j[3][1] + 1e-3, 1e-3}, // zero
+	} {
+		if !near(c.got, c.want) {
+			t.Errorf("%s = %.6g ms/us, want %.6g", c.name, c.got, c.want)
+		}
+	}
+	// More launch cost left in the graphs and less of the input cost fused
+	// both slow every step.
+	if j[2][1] <= 0 || j[4][1] >= 0 {
+		t.Errorf("d TPOT / d graph factor = %g (want > 0), d TPOT / d fused share = %g (want < 0)", j[2][1], j[4][1])
+	}
+}
+
+// The fit's result does not depend on how many rows run at once, and the
+// progress it reports rises to the row simulations it counts.
+func TestFitDeterministicAcrossJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits by simulation")
+	}
+	var rows []Row
+	for i, isl := range []int{256, 1024, 2048} {
+		for j, c := range []int{1, 4, 8} {
+			// Measurements a few percent off a plausible engine, so that the
+			// refinement has work to do.
+			rows = append(rows, Row{Model: "llama-3.1-8b", GPU: "h100", Precision: "fp8", ISL: isl, OSL: 48, Concurrency: c, TP: 1,
+				TTFTms: 20 + float64(isl)/100*float64(c) + float64(i), TPOTms: 6 + 0.2*float64(c) + 0.1*float64(j)})
+		}
+	}
+	var mu sync.Mutex
+	last, most := 0, 0
+	one, err := FitOverheads(rows, []string{"h100"}, Options{RequestsPerClient: 3, Jobs: 1, Progress: func(done, m int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done != last+1 || m < done {
+			t.Errorf("progress %d of %d after %d", done, m, last)
+		}
+		last, most = done, m
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := FitOverheads(rows, []string{"h100"}, Options{RequestsPerClient: 3, Jobs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, three) {
+		t.Errorf("1 job: %+v k %g; 3 jobs: %+v k %g", one.Overheads, one.BenchRequestsPerClient, three.Overheads, three.BenchRequestsPerClient)
+	}
+	if last != one.RowSimulations || most < last {
+		t.Errorf("progress ended at %d of %d, fit counts %d row simulations", last, most, one.RowSimulations)
+	}
+	t.Logf("%d row simulations (%d evaluations); train TTFT %.1f%%, TPOT %.1f%%", one.RowSimulations, one.Evals,
+		one.Train.TTFT.MedianAPE, one.Train.TPOT.MedianAPE)
+}
