@@ -241,3 +241,39 @@ func TestParseVersionOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepGEMMCachedStepIsExact: the step cache and the decode shortcut
+// price the DeepGEMM path bit for bit like Cost.
+func TestDeepGEMMCachedStepIsExact(t *testing.T) {
+	c, err := model.Lookup("qwen3-235b-a22b-fp8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustStep(t, c, g, StepOptions{TP: 1, DP: 2, MoEKernel: MoEKernelDeepGEMM})
+	cs := NewCachedStep(m)
+	for i := 0; i < 300; i++ {
+		in := &StepInput{}
+		if i%3 == 0 {
+			in.Prefills = append(in.Prefills, Chunk{Tokens: 1 + (i*37)%900, Cached: (i * 101) % 3000, Sampled: i%2 == 0})
+		}
+		var sum int64
+		for j := 0; j < 1+i%24; j++ {
+			kv := 1 + (i*13+j*71)%6000
+			in.Decodes = append(in.Decodes, kv)
+			sum += int64(kv)
+		}
+		want := m.Cost(in)
+		if got := cs.Cost(in); got != want {
+			t.Fatalf("step %d: cached %+v != plain %+v", i, got, want)
+		}
+		if len(in.Prefills) == 0 {
+			if got, ok := cs.DecodeCost(len(in.Decodes), sum); ok && got != want {
+				t.Fatalf("step %d: DecodeCost %+v != Cost %+v", i, got, want)
+			}
+		}
+	}
+}
