@@ -574,12 +574,19 @@ func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.Op
 // seqOp is op for a kernel that serves seqHeads (request, KV head) pairs in
 // one launch (prefill or decode attention): each run also costs
 // e.PerSeqHeadUS per pair, as in BatchedOpSeconds. That time is device
-// work and is not scaled by the launch factor.
-func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqHeads int, pk *peak, e *hardware.OpEfficiency) {
+// work and is not scaled by the launch factor. With a cache (Cost only) its
+// times come from boundedTimes, which gives the same price with fewer
+// curve evaluations; memoryFirst says which time is likely the larger.
+func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqHeads int, pk *peak, e *hardware.OpEfficiency, cache *tokenCache, memoryFirst bool) {
 	if count <= 0 {
 		return
 	}
-	tc, tm := m.opTimes(&c, pk, e)
+	var tc, tm float64
+	if cache != nil && acc.ops == nil {
+		tc, tm = m.boundedTimes(&c, pk, e, cache, memoryFirst)
+	} else {
+		tc, tm = m.opTimes(&c, pk, e)
+	}
 	m.apply(acc, c, count, pk, e, tc, tm, e.SeqHeadSeconds(seqHeads))
 }
 
@@ -706,15 +713,15 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
 		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn)
+			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn)
+			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 	}
 	if nDec > 0 {
 		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode)
+			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
 		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
-			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode)
+			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
 	}
 	if sampled > 0 {
 		if cache != nil && acc.ops == nil {

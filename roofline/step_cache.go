@@ -12,6 +12,82 @@ type tokenCache struct {
 	parts [2][]cachedPart
 	// lm holds the LM head's step increments per sampled count.
 	lm []lmIncrement
+	// lows holds lower bounds of efficiency curves (boundedTimes), one
+	// table per curve.
+	lows []curveLows
+}
+
+// curveLows is a lower bound of a non-decreasing efficiency curve at 2^e for
+// the binary exponents e of its argument (0: not computed yet).
+type curveLows struct {
+	curve hardware.Curve
+	lo    [2048]float64
+}
+
+// curveLow returns a lower bound of cv.At(x) for every x' >= x's power of
+// two, in particular for x: the curve's value at the power of two at or below
+// x, less a relative 1e-12, far more than the rounding of its exp and log
+// (the computed curve could otherwise dip a few ulps below it). Memoised per
+// curve and binary exponent. 0 (no bound) when x is not a positive normal
+// number or the curve is not non-decreasing (Exp < 0).
+func (c *tokenCache) curveLow(cv hardware.Curve, x float64) float64 {
+	bits := math.Float64bits(x)
+	exp := bits >> 52
+	if exp == 0 || exp >= 2047 || cv.Exp < 0 {
+		return 0 // zero, subnormal, negative, Inf or NaN; or a decreasing curve
+	}
+	var t *curveLows
+	for i := range c.lows {
+		if c.lows[i].curve == cv {
+			t = &c.lows[i]
+			break
+		}
+	}
+	if t == nil {
+		c.lows = append(c.lows, curveLows{curve: cv})
+		t = &c.lows[len(c.lows)-1]
+	}
+	lo := t.lo[exp]
+	if lo == 0 {
+		lo = cv.At(math.Float64frombits(exp<<52)) * (1 - 1e-12)
+		t.lo[exp] = lo
+	}
+	return lo
+}
+
+// boundedTimes is opTimes for an attention operator, priced on every step,
+// with fewer curve evaluations. Its price only needs the larger of the two
+// times exactly and which one it is: the likely larger one (memory when
+// memoryFirst) is computed exactly, and when a cheap upper bound of the
+// other lies below it, the bound is returned in its place. apply then takes
+// the same max and the same bound as with the exact value; otherwise both
+// are exact. O(1) after the first call per curve and binary exponent.
+func (m *StepModel) boundedTimes(c *Cost, pk *peak, e *hardware.OpEfficiency, cache *tokenCache, memoryFirst bool) (tc, tm float64) {
+	f, b := c.FLOPs, c.Bytes()
+	if !(f > 0 && b > 0) || e.Tiled() {
+		return m.opTimes(c, pk, e)
+	}
+	// opTerms' and opTimes' expressions.
+	exactTc := func() float64 { return f / (pk.flops * e.ComputeAt(f, c.M, c.N, c.K)) * m.computeScale }
+	exactTm := func() float64 { return b / (m.bw * e.Memory.At(b)) }
+	if memoryFirst {
+		tm = exactTm()
+		// The compute curve is non-decreasing, so ComputeAt(f) >= lo and the
+		// exact tc, rounded the same way, is at most up.
+		if lo := cache.curveLow(e.Compute, f); lo > 0 && e.DepthFactor(c.K) == 1 {
+			if up := f / (pk.flops * lo) * m.computeScale; up < tm {
+				return up, tm
+			}
+		}
+		return exactTc(), tm
+	}
+	tc = exactTc()
+	if lo := cache.curveLow(e.Memory, b); lo > 0 {
+		if up := b / (m.bw * lo); up < tc {
+			return tc, up
+		}
+	}
+	return tc, exactTm()
 }
 
 // lmIncrement is what the LM head adds to a step for one sampled count:
@@ -85,9 +161,6 @@ type CachedStep struct {
 	// dec[n] is what a pure decode step of n requests costs besides its
 	// attention over the KV cache (DecodeCost).
 	dec []decodeStep
-	// effLo is a lower bound of the decode attention compute curve at 2^e
-	// for the binary exponents e of its FLOPs (decodeTimes).
-	effLo *[2048]float64
 }
 
 // NewCachedStep wraps m.
@@ -170,7 +243,7 @@ func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 	ac := decodeAttention(float64(keySum), n, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act)
 	cc := d.c
 	if m.nFull > 0 && (ac.FLOPs > 0 || ac.Bytes() > 0) {
-		tc, tm := c.decodeTimes(&ac, e)
+		tc, tm := m.boundedTimes(&ac, &m.pAct, e, &c.cache, true)
 		t := (max(tc, tm) + d.seqS + m.inputScale*e.InputSeconds(ac.M, ac.K) + e.OutputSeconds(ac.M, ac.N)) * float64(m.nFull)
 		if tc >= tm {
 			cc.ComputeS += t
@@ -191,48 +264,4 @@ func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 	}
 	cc.Seconds = cc.ComputeS + cc.MemoryS + cc.CommS + cc.OverheadS
 	return cc, true
-}
-
-// decodeTimes is opTimes for decode attention, which a decode run prices
-// on every pass. The result differs from opTimes only where it cannot
-// matter: when a cheap upper bound of the compute time already lies below
-// the exact memory time (decode attention is memory-bound), the bound is
-// returned as the compute time, which skips the compute curve's exp and
-// log. apply then takes the same max and the same bound as with the exact
-// value.
-func (c *CachedStep) decodeTimes(ac *Cost, e *hardware.OpEfficiency) (tc, tm float64) {
-	m := c.m
-	f, b := ac.FLOPs, ac.Bytes()
-	if f > 0 && b > 0 && !e.Tiled() && e.Compute.Exp >= 0 {
-		if lo := c.computeEffLo(f, e.Compute); lo > 0 {
-			tm = b / (m.bw * e.Memory.At(b))
-			// The compute curve is non-decreasing, so Compute.At(f) >= lo and
-			// the exact tc (rounded the same way) is at most up.
-			if up := f / (m.pAct.flops * lo) * m.computeScale; up < tm {
-				return up, tm
-			}
-		}
-	}
-	return m.opTimes(ac, &m.pAct, e)
-}
-
-// computeEffLo returns a lower bound of cv.At(x) for normal x > 0: the
-// curve's value at the power of two at or below x, less a relative 1e-12
-// for the rounding of its exp and log (far above it). Memoised per binary
-// exponent. 0 when x is not a positive normal number.
-func (c *CachedStep) computeEffLo(x float64, cv hardware.Curve) float64 {
-	bits := math.Float64bits(x)
-	exp := bits >> 52
-	if exp == 0 || exp >= 2047 {
-		return 0 // zero, subnormal, negative, Inf or NaN
-	}
-	if c.effLo == nil {
-		c.effLo = new([2048]float64)
-	}
-	lo := c.effLo[exp]
-	if lo == 0 {
-		lo = cv.At(math.Float64frombits(exp<<52)) * (1 - 1e-12)
-		c.effLo[exp] = lo
-	}
-	return lo
 }

@@ -454,14 +454,33 @@ func BenchmarkStepCost(b *testing.B) {
 	b.ReportMetric(s/float64(b.N), "simulated-s/step")
 }
 
-// The memoised step model must price every step exactly as the plain one.
+// The memoised step model must price every step exactly as the plain one: on
+// dense, MoE, sliding-window models, on several GPUs, and on a profile whose
+// attention kernels are bound the other way round (decode by compute, prefill
+// by memory), where boundedTimes cannot skip the curve it tries to.
 func TestCachedStepIsExact(t *testing.T) {
+	type setup struct{ name, gpu string }
+	var setups []setup
 	for _, name := range []string{"llama-3.1-8b", "gpt-oss-20b", "qwen3-30b-a3b", "gemma-3-4b"} {
-		cfg, err := model.Lookup(name)
+		setups = append(setups, setup{name, "h100"})
+	}
+	setups = append(setups, setup{"llama-3.1-8b", "l40s"}, setup{"qwen3-8b", "b300"}, setup{"gemma-3-4b", "flipped"}, setup{"llama-3.1-8b", "flipped"})
+	for _, su := range setups {
+		name := su.name + " on " + su.gpu
+		cfg, err := model.Lookup(su.name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := hardware.Lookup("h100")
+		var g *hardware.GPU
+		if su.gpu == "flipped" {
+			g, err = hardware.Lookup("h100")
+			g = g.Clone()
+			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+			g.Profile.AttentionPrefill.Memory = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+			g.Profile.AttentionPrefillByKV = nil
+		} else {
+			g, err = hardware.Lookup(su.gpu)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -168,6 +168,9 @@ type engine struct {
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
 	followUps bool
+	// dc prices pure decode steps from their count and KV sum; nil when the
+	// step model cannot.
+	dc decodeCoster
 	// flush is the instance whose decode run spans the next event, with
 	// passes to account before that event is processed (flushRun); nil when
 	// none.
@@ -201,6 +204,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		return nil, err
 	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
+	e.dc, _ = cfg.StepModel.(decodeCoster)
 	e.col = traces.NewCollector(cfg.Clients)
 	e.followUps = true
 	if f, ok := src.(interface{ HasFollowUps() bool }); ok {

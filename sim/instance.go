@@ -83,7 +83,7 @@ func (e *engine) startStep(in *instance) error {
 			in.in.Decodes = append(in.in.Decodes, it.Context+it.Tokens)
 		}
 	}
-	in.cost = e.cfg.StepModel.Cost(&in.in)
+	in.cost = e.stepCost(&in.in)
 	if !(in.cost.Seconds > 0 && in.cost.Seconds <= MaxStepSeconds) {
 		return fmt.Errorf("replica %d at %.3f s: the step model prices a forward pass of %d tokens at %g s, outside (0, %g] s: check the GPU's peaks, bandwidth and efficiencies",
 			in.id, e.now.Seconds(), b.NumTokens, in.cost.Seconds, float64(MaxStepSeconds))
@@ -106,6 +106,22 @@ func (e *engine) startStep(in *instance) error {
 	}
 	e.q.push(event{at: end, kind: evStepDone, replica: int32(in.id)})
 	return nil
+}
+
+// stepCost prices the forward pass in: a pure decode step from its count
+// and KV sum when the step model can (the same price, in O(1) once the
+// lengths are summed), else in full.
+func (e *engine) stepCost(in *roofline.StepInput) roofline.StepCost {
+	if e.dc != nil && len(in.Prefills) == 0 && len(in.Decodes) > 0 {
+		var sum int64
+		for _, l := range in.Decodes {
+			sum += int64(max(l, 1))
+		}
+		if c, ok := e.dc.DecodeCost(len(in.Decodes), sum); ok {
+			return c
+		}
+	}
+	return e.cfg.StepModel.Cost(in)
 }
 
 // MaxStepSeconds bounds the price of one forward pass: a longer step is an
@@ -366,7 +382,7 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	}
 	// Price passes 2.. from the count and KV-length sum of the live decodes
 	// (O(1) a pass) when the step model allows it, else from their lengths.
-	dc, fast := e.cfg.StepModel.(decodeCoster)
+	dc, fast := e.dc, e.dc != nil
 	dec := in.in.Decodes
 	var base int64 // sum of pass-1 KV lengths of the live decodes
 	for _, l := range dec {
