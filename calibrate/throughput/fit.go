@@ -86,33 +86,56 @@ func PredictTokensPerS(m *roofline.StepModel, req roofline.PhaseRequest) (float6
 	return ph[0].TokensPerS, nil
 }
 
-// fastRate is PredictTokensPerS with decode collapsed to one step at the
-// mean context (attention is linear in context, so the phase's time is
-// Gen x the mid-context step up to the curvature of the efficiency curves).
-func fastRate(m *roofline.StepModel, req roofline.PhaseRequest) (float64, error) {
+// fastRequest is the request the fit's loss prices in place of req: a
+// decode phase collapses to one step at its mean context (attention is
+// linear in context, so the phase's time is Gen x the mid-context step up
+// to the curvature of the efficiency curves).
+func fastRequest(req roofline.PhaseRequest) roofline.PhaseRequest {
 	if req.Gen > 1 {
 		req.Depth += (req.Gen - 1) / 2
 		req.Gen = 1
 	}
-	return PredictTokensPerS(m, req)
+	return req
 }
 
 // fitSet holds the points of a fit and their distinct (model, format)
-// mappings, in sorted key order.
+// mappings, in sorted key order. Points that price the same phase of the
+// same mapping (repeated runs, other builds) share one prediction per loss
+// evaluation: phases lists the distinct (mapping, fast phase) pairs and
+// phaseOf maps each point to its pair.
 type fitSet struct {
-	gpu    *hardware.GPU
-	points []Point
-	keys   []string
-	maps   map[string]Mapping
+	gpu     *hardware.GPU
+	points  []Point
+	keys    []string
+	maps    map[string]Mapping
+	phases  []fastPhase
+	phaseOf []int
+}
+
+// fastPhase is one mapping's phase request as the loss prices it
+// (fastRequest).
+type fastPhase struct {
+	key string
+	req roofline.PhaseRequest
 }
 
 func newFitSet(g *hardware.GPU, points []Point) *fitSet {
-	fs := &fitSet{gpu: g, points: points, maps: map[string]Mapping{}}
-	for _, p := range points {
-		if _, ok := fs.maps[p.Mapping.Key()]; !ok {
-			fs.maps[p.Mapping.Key()] = p.Mapping
-			fs.keys = append(fs.keys, p.Mapping.Key())
+	fs := &fitSet{gpu: g, points: points, maps: map[string]Mapping{}, phaseOf: make([]int, len(points))}
+	index := map[fastPhase]int{}
+	for i, p := range points {
+		key := p.Mapping.Key()
+		if _, ok := fs.maps[key]; !ok {
+			fs.maps[key] = p.Mapping
+			fs.keys = append(fs.keys, key)
 		}
+		ph := fastPhase{key, fastRequest(p.Phase)}
+		j, ok := index[ph]
+		if !ok {
+			j = len(fs.phases)
+			index[ph] = j
+			fs.phases = append(fs.phases, ph)
+		}
+		fs.phaseOf[i] = j
 	}
 	sort.Strings(fs.keys)
 	return fs
@@ -140,21 +163,25 @@ func (fs *fitSet) models(p *hardware.Profile) (map[string]*roofline.StepModel, e
 	return out, nil
 }
 
-// loss is the mean squared log error of fast predictions, prefill and
-// decode weighted equally.
+// loss is the mean squared log error of fast predictions (fastRequest),
+// prefill and decode weighted equally.
 func (fs *fitSet) loss(x []float64) float64 {
 	ms, err := fs.models(Profile(x))
 	if err != nil {
 		return math.Inf(1)
 	}
-	var s [2]float64
-	var n [2]int
-	for _, pt := range fs.points {
-		pred, err := fastRate(ms[pt.Mapping.Key()], pt.Phase)
+	preds := make([]float64, len(fs.phases))
+	for i, ph := range fs.phases {
+		pred, err := PredictTokensPerS(ms[ph.key], ph.req)
 		if err != nil || !(pred > 0) {
 			return math.Inf(1)
 		}
-		d := math.Log(pred / pt.TokensPerS)
+		preds[i] = pred
+	}
+	var s [2]float64
+	var n [2]int
+	for i, pt := range fs.points {
+		d := math.Log(preds[fs.phaseOf[i]] / pt.TokensPerS)
 		i := 0
 		if pt.Decode {
 			i = 1
