@@ -34,7 +34,7 @@ const SketchMinMagnitude = 1e-12
 // that, the lowest-magnitude buckets are merged into one (quantiles that fall
 // there lose the guarantee; the rest keep it). Count, Mean, Min and Max are exact (the sum
 // is compensated). Add costs one logarithm, O(1) amortized, and none when
-// the value's bucket is among those memoised (3 KiB more).
+// the value's bucket is among those memoised (24 KiB more).
 //
 // The zero value is an empty sketch with DefaultRelativeAccuracy. A Sketch
 // is deterministic (no randomness, no map order) and not safe for concurrent
@@ -69,9 +69,10 @@ type Sketch struct {
 }
 
 // bucketMemoSize is the number of buckets a Sketch's memo holds (a power of
-// two): 128 slots cover one octave of magnitudes at 7 bits of mantissa,
-// finer than the buckets (about 70 per octave at the default accuracy).
-const bucketMemoSize = 128
+// two): slots are picked by the value's top 7 mantissa bits, finer than the
+// buckets (about 70 per octave at the default accuracy), and the low 3 bits
+// of its exponent, so values up to 8 octaves apart do not collide.
+const bucketMemoSize = 1024
 
 // bucketMemo is a direct-mapped memo of bucket interiors (see Sketch.memo).
 type bucketMemo [bucketMemoSize]struct {
