@@ -3,6 +3,7 @@ package serving
 import (
 	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -120,4 +121,14 @@ func TestFitDeterministicAcrossJobs(t *testing.T) {
 	}
 	t.Logf("%d row simulations (%d evaluations); train TTFT %.1f%%, TPOT %.1f%%", one.RowSimulations, one.Evals,
 		one.Train.TTFT.MedianAPE, one.Train.TPOT.MedianAPE)
+}
+
+// A fit whose training rows cannot be simulated at all is an error, not a
+// fit of nothing.
+func TestFitNoSimulatableRow(t *testing.T) {
+	rows := []Row{{Model: "no-such-model", GPU: "h100", Precision: "fp8", ISL: 128, OSL: 8, Concurrency: 1, TP: 1, TTFTms: 1, TPOTms: 1}}
+	fit, err := FitOverheads(rows, []string{"h100"}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no training row could be simulated") {
+		t.Fatalf("fit %+v, error %v", fit, err)
+	}
 }
