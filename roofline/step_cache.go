@@ -14,7 +14,7 @@ type tokenCache struct {
 	lm []lmIncrement
 	// lows holds lower bounds of efficiency curves (boundedTimes), one
 	// table per curve.
-	lows []curveLows
+	lows []*curveLows
 }
 
 // curveLows is a lower bound of a non-decreasing efficiency curve at 2^e for
@@ -31,25 +31,31 @@ type curveLows struct {
 // curve and binary exponent. 0 (no bound) when x is not a positive normal
 // number or the curve is not non-decreasing (Exp < 0).
 func (c *tokenCache) curveLow(cv hardware.Curve, x float64) float64 {
-	bits := math.Float64bits(x)
-	exp := bits >> 52
-	if exp == 0 || exp >= 2047 || cv.Exp < 0 {
-		return 0 // zero, subnormal, negative, Inf or NaN; or a decreasing curve
-	}
-	var t *curveLows
-	for i := range c.lows {
-		if c.lows[i].curve == cv {
-			t = &c.lows[i]
-			break
+	return c.lowsFor(cv).at(x)
+}
+
+// lowsFor returns the table of lower bounds of cv, making it on first use.
+func (c *tokenCache) lowsFor(cv hardware.Curve) *curveLows {
+	for _, t := range c.lows {
+		if t.curve == cv {
+			return t
 		}
 	}
-	if t == nil {
-		c.lows = append(c.lows, curveLows{curve: cv})
-		t = &c.lows[len(c.lows)-1]
+	t := &curveLows{curve: cv}
+	c.lows = append(c.lows, t)
+	return t
+}
+
+// at is curveLow for the table's curve.
+func (t *curveLows) at(x float64) float64 {
+	bits := math.Float64bits(x)
+	exp := bits >> 52
+	if exp == 0 || exp >= 2047 || t.curve.Exp < 0 {
+		return 0 // zero, subnormal, negative, Inf or NaN; or a decreasing curve
 	}
 	lo := t.lo[exp]
 	if lo == 0 {
-		lo = cv.At(math.Float64frombits(exp<<52)) * (1 - 1e-12)
+		lo = t.curve.At(math.Float64frombits(exp<<52)) * (1 - 1e-12)
 		t.lo[exp] = lo
 	}
 	return lo
@@ -161,6 +167,8 @@ type CachedStep struct {
 	// dec[n] is what a pure decode step of n requests costs besides its
 	// attention over the KV cache (DecodeCost).
 	dec []decodeStep
+	// decLows bounds decode attention's compute curve (DecodeCost).
+	decLows *curveLows
 }
 
 // NewCachedStep wraps m.
@@ -195,6 +203,8 @@ type decodeStep struct {
 	// over is the step's fixed, per-request and per-(request, KV head)
 	// overhead.
 	over float64
+	// actBytes is decode attention's activation traffic (decodeAttention).
+	actBytes float64
 }
 
 // decodeStep returns the KV-independent terms for n decode requests,
@@ -218,6 +228,7 @@ func (c *CachedStep) decodeStep(n int) *decodeStep {
 	d.lm = c.cache.lmHead(n, func() lmIncrement { return m.lmHeadIncrement(n) })
 	d.lmLaunch = m.effLMH.LaunchUS * 1e-6 * acc.launchScale * 1
 	d.over = m.stepOverhead(n)
+	d.actBytes = decodeAttention(0, n, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act).ActBytes
 	c.dec[n] = d
 	return &c.dec[n]
 }
@@ -240,11 +251,29 @@ func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 	// (there are no sliding ones), then the LM head, the overheads and the
 	// host time, in its order; FLOP, byte and roofline totals are not part
 	// of a StepCost and are skipped.
-	ac := decodeAttention(float64(keySum), n, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act)
+	// decodeAttention's FLOPs and bytes, by its expressions (it has no GEMM
+	// shape: M, N, K = 0), and boundedTimes on them without the Cost value.
+	kf := float64(keySum)
+	hd, kvh := float64(m.headDim), float64(m.kvHeadsPG)
+	flops := 4 * float64(m.headsPG) * hd * kf
+	bytes := d.actBytes + 2*kf*kvh*hd*m.kv.Bits/8
 	cc := d.c
-	if m.nFull > 0 && (ac.FLOPs > 0 || ac.Bytes() > 0) {
-		tc, tm := m.boundedTimes(&ac, &m.pAct, e, &c.cache, true)
-		t := (max(tc, tm) + d.seqS + m.inputScale*e.InputSeconds(ac.M, ac.K) + e.OutputSeconds(ac.M, ac.N)) * float64(m.nFull)
+	if m.nFull > 0 && (flops > 0 || bytes > 0) {
+		var tc, tm float64
+		if flops > 0 && bytes > 0 && !e.Tiled() {
+			tm = bytes / (m.bw * e.Memory.At(bytes))
+			if c.decLows == nil {
+				c.decLows = c.cache.lowsFor(e.Compute)
+			}
+			tc = flops / (m.pAct.flops * c.decLows.at(flops)) * m.computeScale
+			if !(tc < tm) { // no bound (at = 0 gives +Inf), or not below: exact
+				tc = flops / (m.pAct.flops * e.ComputeAt(flops, 0, 0, 0)) * m.computeScale
+			}
+		} else {
+			ac := decodeAttention(kf, n, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act)
+			tc, tm = m.opTimes(&ac, &m.pAct, e)
+		}
+		t := (max(tc, tm) + d.seqS + m.inputScale*e.InputSeconds(0, 0) + e.OutputSeconds(0, 0)) * float64(m.nFull)
 		if tc >= tm {
 			cc.ComputeS += t
 		} else {
