@@ -59,7 +59,7 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		a.Label, b.Label = label, label
 		a.Style, b.Style = style, style
 		for _, p := range probes {
-			if p.EarlyStop || math.IsNaN(p.TTFTP99Ms) {
+			if p.EarlyStop || p.Saturation || math.IsNaN(p.TTFTP99Ms) {
 				continue
 			}
 			lo, hi = math.Min(lo, p.RateRPS), math.Max(hi, p.RateRPS)

@@ -6,8 +6,9 @@
 // recommendation.
 //
 // Reading order: grid.go (the configurations and their stable index),
-// slo.go (latency objectives), search.go (bracketing and bisection),
+// slo.go (latency objectives), search.go (bracketing and narrowing),
 // probe.go (one simulation at one rate, with an exact early stop),
+// saturation.go (the saturation probe and where the search starts),
 // run.go (Options, Run, the worker pool), cost.go (prices and replicas),
 // pareto.go (front and recommendation), table.go (Parquet and CSV columns),
 // merge.go (joining shards), fingerprint.go (what identifies a sweep).

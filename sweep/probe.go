@@ -35,12 +35,22 @@ type Probe struct {
 	// overlap: the configuration's latency with no queueing, checked
 	// before any search.
 	ZeroLoad bool `json:"zero_load,omitempty"`
+	// Saturation marks the saturation probe: a few requests offered far
+	// above capacity, run before the search to measure the throughput of a
+	// full batch (SaturationRPS); it has no verdict (Pass is false).
+	Saturation bool `json:"saturation,omitempty"`
+	// SaturationRPS is the saturation probe's completed requests/s over the
+	// middle half of its completions (0 when too few completed, and on
+	// other probes).
+	SaturationRPS float64 `json:"saturation_rps,omitempty"`
 	// Failed says why a probe failed: each bound broken with its value
 	// ("ttft_p99 612 ms > 500 ms"), the bound whose failure became certain
 	// when it was stopped early, or rejected requests; "" when it passed.
 	Failed string `json:"failed,omitempty"`
 	// margin is SLO.Margin of the probe (NaN when stopped early).
 	margin float64
+	// ratios is SLO.Ratios of the probe (nil when stopped early).
+	ratios []float64
 }
 
 // errEarlyStop aborts a probe whose failure is certain.
@@ -52,12 +62,15 @@ var errEarlyStop = errors.New("probe failure already certain")
 //
 //   - any rejected request fails the probe (Run's verdict counts rejections
 //     as failures);
-//   - for a percentile bound p_q <= B on TTFT, TPOT or E2E: once more than
-//     (1-q)*N + 2 requests (N = the total the generator will produce, an
-//     upper bound on the samples) have a value above T = B/(1-a), with a
-//     the quantile sketch's relative accuracy, fewer than q*n - 2 samples
-//     are <= T for the final count n <= N, so the order statistic the sketch
-//     reports lies above T and its estimate is above (1-a)*T = B;
+//   - for a percentile bound p_q <= B on TTFT, TPOT or E2E: the run's
+//     quantile sketch reports the q-quantile as its bucket's estimate
+//     (clamped to the samples' range), so the bound fails exactly when
+//     fewer than q*n of the n samples lie in buckets whose estimate is <= B.
+//     A sample at or above failFrom(B) lies in a bucket estimated above B
+//     and is itself above B. Once more than (1-q)*N + 1 samples are (N =
+//     the requests the generator will produce, an upper bound on n), at
+//     most n - (1-q)*N - 1 < q*n samples can lie in the passing buckets, so
+//     the reported quantile is above B whatever follows;
 //   - for a mean bound: values are non-negative and the final count is at
 //     most N, so once the running sum exceeds B*N the mean exceeds B.
 //
@@ -75,7 +88,7 @@ type stopCheck struct {
 	limitMs   float64
 	metric    string
 	mean      bool
-	threshold float64 // ms: a sample above it counts (percentile bounds)
+	threshold float64 // ms: a sample at or above it counts (percentile bounds)
 	limitSum  float64 // ms: sum above which the mean fails (mean bounds)
 	maxCount  float64 // percentile: fail when count > maxCount
 	count     float64
@@ -87,7 +100,6 @@ func newEarlyStop(ctx context.Context, slo SLO, total int) *earlyStop {
 	if total <= 0 {
 		return e
 	}
-	alpha := traces.DefaultRelativeAccuracy
 	for _, b := range slo.Bounds {
 		if b.Metric == "itl" {
 			continue
@@ -97,12 +109,51 @@ func newEarlyStop(ctx context.Context, slo SLO, total int) *earlyStop {
 			c.mean = true
 			c.limitSum = b.LimitMs() * e.n
 		} else {
-			c.threshold = b.LimitMs() / (1 - alpha) * (1 + 1e-9)
-			c.maxCount = (1-b.Quantile())*e.n + 2
+			c.threshold = failFrom(b.LimitMs())
+			c.maxCount = (1-b.Quantile())*e.n + 1
 		}
 		e.checks = append(e.checks, c)
 	}
 	return e
+}
+
+// bucketEstimate is what a run's latency sketch reports for a quantile
+// that falls in the bucket of x (x > 0): the sketch is asked for the median
+// of {x/2, x, x, 2x}, which is x's bucket estimate, within the clamp.
+func bucketEstimate(x float64) float64 {
+	var s traces.Sketch
+	s.Add(x / 2)
+	s.Add(x)
+	s.Add(x)
+	s.Add(2 * x)
+	return s.Quantile(0.5)
+}
+
+// failFrom returns the smallest float64 x > limit whose sketch bucket is
+// estimated above limit (limit > 0): every sample at or above it counts
+// against a percentile bound of that limit. It asks the sketch itself (by
+// bisection over floats; bucket estimates grow with x), so it follows the
+// sketch's bucketing whatever its accuracy. Cost: about 64 tiny sketches.
+func failFrom(limit float64) float64 {
+	a := traces.DefaultRelativeAccuracy
+	lo, hi := limit/(1+a)/1.01, limit/(1-a)*1.01 // estimate <= limit at lo, > limit at hi
+	if bucketEstimate(lo) > limit || !(bucketEstimate(hi) > limit) {
+		// Not a sketch of the expected accuracy: fall back to a bound
+		// that is safe for any accuracy up to 10 %.
+		return limit / 0.9
+	}
+	for i := 0; i < 200; i++ {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if bucketEstimate(mid) > limit {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Max(hi, math.Nextafter(limit, math.Inf(1)))
 }
 
 func (e *earlyStop) Request(rec *traces.RequestRecord) error {
@@ -110,8 +161,7 @@ func (e *earlyStop) Request(rec *traces.RequestRecord) error {
 		return err
 	}
 	if rec.Status != "ok" {
-		e.why = "a request was rejected (" + rec.Status + ")"
-		return errEarlyStop
+		return e.stop("a request was rejected (" + rec.Status + ")")
 	}
 	for i := range e.checks {
 		c := &e.checks[i]
@@ -120,6 +170,9 @@ func (e *earlyStop) Request(rec *traces.RequestRecord) error {
 		case "ttft":
 			v = rec.TTFTms
 		case "tpot":
+			if rec.OutputTokens <= 1 { // no TPOT sample (traces.Collector)
+				continue
+			}
 			v = rec.TPOTms
 		case "e2e":
 			v = rec.E2Ems
@@ -130,18 +183,22 @@ func (e *earlyStop) Request(rec *traces.RequestRecord) error {
 		if c.mean {
 			c.sum += v
 			if c.sum > c.limitSum {
-				e.why = fmt.Sprintf("%s > %s certain (stopped early)", c.key, fmtMs(c.limitMs))
-				return errEarlyStop
+				return e.stop(fmt.Sprintf("%s > %s certain (stopped early)", c.key, fmtMs(c.limitMs)))
 			}
-		} else if v > c.threshold {
+		} else if v >= c.threshold {
 			c.count++
 			if c.count > c.maxCount {
-				e.why = fmt.Sprintf("%s > %s certain: %.0f of %.0f requests above it (stopped early)", c.key, fmtMs(c.limitMs), c.count, e.n)
-				return errEarlyStop
+				return e.stop(fmt.Sprintf("%s > %s certain: %.0f of %.0f requests above it (stopped early)", c.key, fmtMs(c.limitMs), c.count, e.n))
 			}
 		}
 	}
 	return nil
+}
+
+// stop records the reason and aborts the run.
+func (e *earlyStop) stop(why string) error {
+	e.why = why
+	return errEarlyStop
 }
 
 func (e *earlyStop) Step(*traces.StepRecord) error { return nil }
@@ -241,6 +298,7 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	}
 	if res.Rejected == 0 && res.InFlight == 0 {
 		r.margin = p.slo.Margin(&st)
+		r.ratios = p.slo.Ratios(&st)
 	}
 	return r, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -270,7 +271,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	}
 	pr := &prober{
 		base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop,
-		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1,
+		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: probeStep(prep), Replicas: 1,
 			Router: sim.RouterRoundRobin, Clients: p.clients, FrontendDelay: prep.FrontendDelay},
 	}
 	start := estimateRate(p.work, o.Seed, prep)
@@ -303,6 +304,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		full = true
 	}
 	var floor verdictAt
+	var sat float64 // measured saturation throughput, req/s (0: none)
 	extra := 0
 	// A workload bounded by duration rather than request counts has no
 	// request at such a rate; it is searched without the check.
@@ -316,12 +318,30 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 			row.Reason = "at zero load: " + zero.Failed
 			return row, nil
 		}
-		floor = verdictAt{rate: zero.RateRPS, margin: zero.margin}
+		floor = verdictAt{rate: zero.RateRPS, margin: zero.margin, ratios: zero.ratios}
 		if full {
 			best = zero
 		}
+		// Saturation next: a few requests far above capacity measure the
+		// throughput of a full batch. The search starts below it by the
+		// zero-load headroom (startFraction) and treats it as the likely
+		// ceiling of the threshold.
+		sp, sst, ok, err := pr.saturation(ctx, p.zeroWork, start)
+		if err != nil {
+			return row, err
+		}
+		row.Probes = append(row.Probes, sp)
+		o.onProbe(c, sp)
+		extra++
+		if ok {
+			sat = sp.SaturationRPS
+			if s := sat * startFraction(o.SLO, zero.stats, sst); s > floor.rate {
+				start = s
+			}
+		}
 	}
-	out, err := search(start, floor, o.probes(), func(rate float64) (verdict, error) {
+	spec := searchSpec{start: start, floor: floor, sat: sat, queue: o.SLO.queueBounds(), budget: o.probes()}
+	out, err := search(spec, func(rate float64) (verdict, error) {
 		if err := ctx.Err(); err != nil {
 			return verdict{}, err
 		}
@@ -339,7 +359,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		if r.Pass && rate > best.RateRPS {
 			best = r
 		}
-		return verdict{pass: r.Pass, margin: r.margin}, nil
+		return verdict{pass: r.Pass, margin: r.margin, ratios: r.ratios}, nil
 	})
 	if err != nil {
 		return row, err
@@ -407,11 +427,26 @@ func (o *Options) onProbe(c Config, p Probe) {
 	}
 }
 
-// zeroLoadRequests is the most requests of the quick zero-load check. At
-// zero load every request is alone, so each decode token is a step of its
-// own: the check costs about as much as several loaded probes of the
-// same size.
-const zeroLoadRequests = 2000
+// probeStep is the step model every probe of a configuration shares: the
+// prepared step model behind one roofline.CachedStep, so that the prices
+// memoised by one probe (per token count, per decode batch size) serve the
+// next ones instead of each probe's engine starting a cache of its own.
+// CachedStep prices bit-identically, and a configuration's probes run one
+// after another on one goroutine (it is not safe for concurrent use). A
+// data-parallel step model is passed as is: the engine reads its rank count
+// from it.
+func probeStep(prep *sim.Prepared) sim.StepModel {
+	if prep.Step.DP() > 1 {
+		return prep.Step
+	}
+	return roofline.NewCachedStep(prep.Step)
+}
+
+// zeroLoadRequests is the most requests of the quick zero-load check and of
+// the saturation probe. At zero load every request is alone, so each
+// decode token is a step of its own: the check costs about half a loaded
+// probe of 20,000 requests.
+const zeroLoadRequests = 1000
 
 // zeroLoadFraction is the zero-load probe's rate as a share of the
 // configuration's saturation estimate: at 1e-5 of it a request overlaps

@@ -22,10 +22,13 @@ type searchOutcome struct {
 	Probes int
 }
 
-// verdictAt is a verdict at a rate (req/s).
+// verdictAt is a passing verdict at a rate (req/s).
 type verdictAt struct {
 	rate   float64
 	margin float64
+	// ratios are the probe's value/limit per SLO bound (NaN where a bound
+	// has no samples); nil when unknown.
+	ratios []float64
 }
 
 // verdict is one probe's outcome as the search sees it.
@@ -34,49 +37,100 @@ type verdict struct {
 	// margin is the SLO margin (SLO.Margin: <= 0 passes, > 0 fails by that
 	// log ratio), or NaN when unknown (a probe stopped early).
 	margin float64
+	// ratios are value/limit per bound (SLO.Ratios) of a fully simulated
+	// probe; nil when unknown. Without them a known margin stands for one
+	// bound.
+	ratios []float64
+}
+
+// searchSpec is what a rate search knows before its first probe.
+type searchSpec struct {
+	// start is the first rate probed (req/s).
+	start float64
+	// floor, when its rate is > 0, is a rate already known to pass, with
+	// its margin and ratios (the zero-load probe); it is not probed again.
+	floor verdictAt
+	// sat, when > 0, is the configuration's measured saturation
+	// throughput (req/s): latency grows without bound above it, so the
+	// threshold seldom lies much above it.
+	sat float64
+	// queue marks the bounds whose value is mostly waiting (TTFT, E2E),
+	// which grows like a queue's sojourn toward sat; per bound, as ratios.
+	queue []bool
+	// budget is the probe budget: narrowing stops at it.
+	budget int
 }
 
 // search finds the highest rate r for which pass(r) holds, assuming pass is
-// monotone (true below a threshold, false above). floor, when its rate is
-// > 0, is a rate already known to pass, with its margin (the zero-load
-// probe); it is not probed again.
+// monotone (true below a threshold, false above).
 //
-// It probes start, then doubles (after a pass) or halves (after a failure)
-// until the threshold is bracketed, at most maxBracketSteps times; a
-// halving that would go below floor stops at the bracket [floor, rate].
-// Then it narrows the bracket while fewer than budget probes have run and
-// it is wider than searchRelTol. With two passing rates whose margins are
-// known it aims where 1 - limit/value, extrapolated linearly through them,
-// reaches zero (queueing delay, 1/(1 - rate/capacity), makes it nearly
-// linear in the rate), a little past that estimate away from the end that
-// moved last, and strictly inside the bracket; each failure in a row of a
-// probe aimed below the estimate halves the step from the highest pass
-// toward it. Otherwise (an estimate outside the bracket, as at a latency
-// cliff), and when three steps in a row did not halve the bracket, it
-// bisects. Only passing probes' margins are used: a failing probe's
-// margin is unknown when it was stopped early, and the search must take the
-// same path either way. Bracketing always completes, even past budget, so
-// the result is a bracket, never a guess. Errors from pass stop the search.
+// It probes sp.start, then steps up (after a pass) or halves (after a
+// failure) until the threshold is bracketed, at most maxBracketSteps
+// times; a halving that would go below the floor stops at the bracket
+// [floor, rate]. A step up goes a little past the estimate below (at least
+// searchRelTol above the rate, at most double it) when there is one, and
+// doubles otherwise. Then it narrows the bracket while fewer than
+// sp.budget probes have run and it is wider than searchRelTol.
 //
-// Cost: bracketing takes 1 + |log2(threshold/start)| probes; three
+// The estimate is the lowest over the bounds of the rate where the bound's
+// value, fitted through the passing probes, reaches its limit: through the
+// floor and the two highest passes that differ in that bound, the sojourn
+// time of a queue, v0 + a*r/(c - r) (v0 the floor's value; a and c fitted);
+// through two passes alone, a line. With the floor and one pass only, a
+// line for every bound and, for a waiting-time bound, the queue with c =
+// sat. Until a probe at or above sat has failed, the estimate is capped at
+// sat. Passing probes' values are all it uses: a failing probe's are
+// unknown when it was stopped early, and the search must take the same
+// path either way.
+//
+// Narrowing aims a little past the estimate away from the end that moved
+// last, strictly inside the bracket; when that lands within searchRelTol
+// of an end, it aims exactly searchRelTol from that end instead, so that
+// either verdict may close the bracket. Each failure in a row of a probe
+// aimed at the estimate halves the step from the highest pass toward it. Without an estimate inside the bracket, and when three steps in a
+// row did not halve the bracket, it bisects. Bracketing always completes,
+// even past the budget, so the result is a bracket, never a guess. Errors
+// from pass stop the search.
+//
+// Cost: bracketing takes 1 + |log2(threshold/start)| probes at most; three
 // narrowing probes in a row shrink the bracket to at most half.
-func search(start float64, floor verdictAt, budget int, pass func(rate float64) (verdict, error)) (searchOutcome, error) {
+func search(sp searchSpec, pass func(rate float64) (verdict, error)) (searchOutcome, error) {
+	withRatios := func(v verdictAt) verdictAt {
+		if v.ratios == nil && !math.IsNaN(v.margin) {
+			v.ratios = []float64{math.Exp(v.margin)}
+		}
+		return v
+	}
+	floor, sat := withRatios(sp.floor), sp.sat
 	out := searchOutcome{Lo: floor.rate, Hi: math.Inf(1)}
-	// The two highest passing rates with a known margin, highest first.
+	// Passing rates with known ratios, highest first.
 	var pts []verdictAt
 	addPass := func(v verdictAt) {
-		if math.IsNaN(v.margin) || v.rate <= 0 {
+		v = withRatios(v)
+		if v.ratios == nil || v.rate <= 0 {
 			return
 		}
 		pts = append(pts, v)
 		for i := len(pts) - 1; i > 0 && pts[i].rate > pts[i-1].rate; i-- {
 			pts[i], pts[i-1] = pts[i-1], pts[i]
 		}
-		if len(pts) > 2 {
-			pts = pts[:2]
-		}
 	}
 	addPass(floor)
+	// trend reports whether two passes above the floor are known.
+	trend := func() bool { return len(pts) >= 2 && pts[1].rate > floor.rate }
+	estimate := func() (float64, bool) {
+		est := math.Inf(1)
+		if len(pts) > 0 && pts[0].rate > floor.rate {
+			for b := range pts[0].ratios {
+				isQueue := b < len(sp.queue) && sp.queue[b]
+				est = math.Min(est, boundEstimate(pts, floor, b, isQueue, sat))
+			}
+		}
+		if sat > out.Lo && out.Hi > sat*(1+searchRelTol) {
+			est = math.Min(est, sat)
+		}
+		return est, !math.IsInf(est, 1) && est > 0
+	}
 	movedLo := false // the last probe passed
 	probe := func(r float64) (bool, error) {
 		out.Probes++
@@ -86,21 +140,29 @@ func search(start float64, floor verdictAt, budget int, pass func(rate float64) 
 		}
 		if v.pass {
 			out.Lo = math.Max(out.Lo, r)
-			addPass(verdictAt{rate: r, margin: v.margin})
+			addPass(verdictAt{rate: r, margin: v.margin, ratios: v.ratios})
 		} else {
 			out.Hi = math.Min(out.Hi, r)
 		}
 		movedLo = v.pass
 		return v.pass, nil
 	}
-	ok, err := probe(start)
+	ok, err := probe(sp.start)
 	if err != nil {
 		return out, err
 	}
-	r := start
+	r := sp.start
+	aimedUp := false // the last step up went to the estimate
 	for i := 0; i < maxBracketSteps; i++ {
+		aimedUp = false
 		if ok {
-			r *= 2
+			next := 2 * r
+			if est, found := estimate(); found && est*(1+0.4*searchRelTol) < next {
+				// At least the tolerance up, so that a failure closes the
+				// bracket.
+				next, aimedUp = math.Max(est*(1+0.4*searchRelTol), r*(1+searchRelTol)*(1-1e-9)), true
+			}
+			r = next
 		} else {
 			if floor.rate > 0 && r/2 <= floor.rate {
 				break
@@ -119,35 +181,51 @@ func search(start float64, floor verdictAt, budget int, pass func(rate float64) 
 		out.Best = out.Lo
 		return out, nil
 	}
-	fails := 0           // probes in a row that failed though aimed below the estimate
+	fails := 0 // probes in a row that failed though aimed at the estimate
+	if aimedUp && !movedLo {
+		fails = 1
+	}
 	var widths []float64 // bracket width before each narrowing probe
-	for out.Probes < budget && (out.Hi-out.Lo) > searchRelTol*out.Lo {
+	for out.Probes < sp.budget && (out.Hi-out.Lo) > searchRelTol*out.Lo {
 		w := out.Hi - out.Lo
 		next := out.Lo + w/2
 		// Bisect when three steps in a row did not halve the bracket.
 		stalled := len(widths) >= 3 && w > widths[len(widths)-3]/2
-		below := false // aimed below the estimate
-		if !stalled && len(pts) == 2 {
-			h1, h0 := -math.Expm1(-pts[0].margin), -math.Expm1(-pts[1].margin)
+		aimed := false // aimed at the estimate (not a bisection)
+		if est, found := estimate(); !stalled && found {
 			gap := math.Min(0.02*w, 0.1*searchRelTol*out.Lo)
-			slope := (h1 - h0) / (pts[0].rate - pts[1].rate)
-			// An estimate outside the bracket says the trend does not
-			// hold (a latency cliff at saturation): bisect instead.
-			if est := pts[0].rate - h1/slope; slope > 0 && est > out.Lo+gap && est < out.Hi-gap {
+			// An estimate above the bracket says the threshold lies high
+			// in it, though the trend overshoots: aim at 70% of it. One
+			// below says the trend does not hold: bisect.
+			if est >= out.Hi-gap && trend() {
+				next = out.Lo + 0.7*w
+				if hi := out.Hi / (1 + searchRelTol) * (1 + 1e-9); next > hi && hi > out.Lo {
+					next = hi
+				}
+			}
+			if est > out.Lo+gap && est < out.Hi-gap {
+				aimed = true
 				nudge := 0.4 * searchRelTol * est
 				if movedLo {
 					est += nudge
 				} else {
 					est -= nudge
-					below = true
 				}
-				// Each failure in a row below the estimate halves the step
-				// from the highest pass toward it: the passing probes'
+				// Each failure in a row of a probe aimed at the estimate
+				// halves the step from the highest pass toward it: the
 				// trend overshoots where the latency curve bends up.
 				if fails > 0 {
 					est = out.Lo + (math.Min(est, out.Hi)-out.Lo)/math.Pow(2, float64(fails))
 				}
 				next = math.Min(math.Max(est, out.Lo+gap), out.Hi-gap)
+				// Within the tolerance of an end: aim exactly the
+				// tolerance from it, so that either verdict may close the
+				// bracket.
+				if lo := out.Lo * (1 + searchRelTol) * (1 - 1e-9); next < lo && lo < out.Hi {
+					next = lo
+				} else if hi := out.Hi / (1 + searchRelTol) * (1 + 1e-9); next > hi && hi > out.Lo {
+					next = hi
+				}
 			}
 		}
 		widths = append(widths, w)
@@ -158,10 +236,65 @@ func search(start float64, floor verdictAt, budget int, pass func(rate float64) 
 		switch {
 		case ok:
 			fails = 0
-		case below:
+		case aimed:
 			fails++
 		}
 	}
 	out.Best = out.Lo
 	return out, nil
+}
+
+// boundEstimate is the rate where bound b's value/limit, fitted through
+// the passing probes pts (highest rate first) and the floor, reaches 1;
+// +Inf when the probes give no rising trend. See search.
+func boundEstimate(pts []verdictAt, floor verdictAt, b int, queue bool, sat float64) float64 {
+	at := func(v verdictAt) float64 {
+		if b < len(v.ratios) {
+			return v.ratios[b]
+		}
+		return math.NaN()
+	}
+	f2, x2 := pts[0].rate, at(pts[0])
+	if math.IsNaN(x2) {
+		return math.Inf(1)
+	}
+	if x2 >= 1 {
+		return f2
+	}
+	x0 := math.NaN()
+	if floor.rate > 0 {
+		x0 = at(floor)
+	}
+	// The next lower pass with a lower value of this bound (values are
+	// sketch buckets, so nearby probes may tie).
+	f1, x1 := math.NaN(), math.NaN()
+	for _, p := range pts[1:] {
+		if v := at(p); v < x2 && p.rate > floor.rate {
+			f1, x1 = p.rate, v
+			break
+		}
+	}
+	if !math.IsNaN(f1) {
+		if e1, e2, E := x1-x0, x2-x0, 1-x0; e1 > 0 && e2 > e1 && E > e2 {
+			// v0 + a f/(c - f) through both passes.
+			if den := f1*e2 - f2*e1; den > 0 {
+				c := f1 * f2 * (e2 - e1) / den
+				if a := e1 * (c - f1) / f1; c > f2 && a > 0 {
+					return E * c / (a + E)
+				}
+			}
+		}
+		return f2 + (1-x2)*(f2-f1)/(x2-x1)
+	}
+	if math.IsNaN(x0) || !(x2 > x0) {
+		return math.Inf(1)
+	}
+	// The floor (at a rate near zero) and one pass.
+	est := floor.rate + (1-x0)*(f2-floor.rate)/(x2-x0)
+	if queue && sat > f2 {
+		e2, E := x2-x0, 1-x0
+		a := e2 * (sat - f2) / f2
+		est = math.Min(est, E*sat/(a+E))
+	}
+	return est
 }

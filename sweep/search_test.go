@@ -23,7 +23,7 @@ func TestSearchFindsThreshold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		calls := 0
-		out, err := search(tt.start, verdictAt{}, tt.budget, func(r float64) (verdict, error) {
+		out, err := search(searchSpec{start: tt.start, budget: tt.budget}, func(r float64) (verdict, error) {
 			calls++
 			return verdict{pass: r <= tt.threshold, margin: math.NaN()}, nil
 		})
@@ -55,16 +55,16 @@ func TestSearchFindsThreshold(t *testing.T) {
 }
 
 func TestSearchUnbracketed(t *testing.T) {
-	out, err := search(10, verdictAt{}, 10, func(float64) (verdict, error) { return verdict{}, nil })
+	out, err := search(searchSpec{start: 10, budget: 10}, func(float64) (verdict, error) { return verdict{}, nil })
 	if err != nil || out.Best != 0 || out.Probes != maxBracketSteps+1 {
 		t.Errorf("never passes: %+v, %v", out, err)
 	}
-	out, err = search(10, verdictAt{}, 10, func(float64) (verdict, error) { return verdict{pass: true}, nil })
+	out, err = search(searchSpec{start: 10, budget: 10}, func(float64) (verdict, error) { return verdict{pass: true, margin: math.NaN()}, nil })
 	if err != nil || !math.IsInf(out.Hi, 1) || out.Best != 10*math.Pow(2, maxBracketSteps) {
 		t.Errorf("always passes: %+v, %v", out, err)
 	}
 	boom := errors.New("boom")
-	if _, err := search(10, verdictAt{}, 10, func(float64) (verdict, error) { return verdict{}, boom }); !errors.Is(err, boom) {
+	if _, err := search(searchSpec{start: 10, budget: 10}, func(float64) (verdict, error) { return verdict{}, boom }); !errors.Is(err, boom) {
 		t.Errorf("error not returned: %v", err)
 	}
 }
@@ -73,7 +73,7 @@ func TestSearchUnbracketed(t *testing.T) {
 // start] at once: no halving below the floor, and the floor is not probed.
 func TestSearchFloor(t *testing.T) {
 	var rates []float64
-	out, err := search(100, verdictAt{rate: 1e-3, margin: math.NaN()}, 30, func(r float64) (verdict, error) {
+	out, err := search(searchSpec{start: 100, floor: verdictAt{rate: 1e-3, margin: math.NaN()}, budget: 30}, func(r float64) (verdict, error) {
 		rates = append(rates, r)
 		return verdict{pass: r <= 0.01, margin: math.NaN()}, nil
 	})
@@ -122,7 +122,7 @@ func TestSearchInterpolatesMargin(t *testing.T) {
 			if withMargin {
 				floor.margin = math.Log(latency(0.01) / c.limit)
 			}
-			return search(45, floor, 40, func(r float64) (verdict, error) {
+			return search(searchSpec{start: 45, floor: floor, budget: 40}, func(r float64) (verdict, error) {
 				l := latency(r)
 				v := verdict{pass: l <= c.limit, margin: math.NaN()}
 				if withMargin && l <= c.limit {

@@ -179,6 +179,27 @@ func (s SLO) Margin(st *traces.Stats) float64 {
 	return m
 }
 
+// Ratios returns value/limit for each bound, in the SLO's order (NaN where
+// the metric has no samples): a bound holds when its ratio is <= 1.
+func (s SLO) Ratios(st *traces.Stats) []float64 {
+	out := make([]float64, len(s.Bounds))
+	for i, b := range s.Bounds {
+		out[i] = b.ValueMs(st) / b.LimitMs()
+	}
+	return out
+}
+
+// queueBounds marks the bounds whose value is mostly waiting time, which
+// grows without bound near saturation (TTFT, E2E), as opposed to per-token
+// times that grow with the batch (TPOT, ITL).
+func (s SLO) queueBounds() []bool {
+	out := make([]bool, len(s.Bounds))
+	for i, b := range s.Bounds {
+		out[i] = b.Metric == "ttft" || b.Metric == "e2e"
+	}
+	return out
+}
+
 // fmtMs formats a latency in ms with three significant digits.
 func fmtMs(ms float64) string {
 	switch {

@@ -90,6 +90,14 @@ func optS(s string) *string {
 	return &s
 }
 
+// getPos reads an optional positive value: 0 when absent.
+func getPos(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 func getF(p *float64) float64 {
 	if p == nil {
 		return math.NaN()
@@ -113,6 +121,8 @@ type probeLog struct {
 	TTFTP99Ms   *float64 `json:"ttft_p99_ms,omitempty"`
 	TPOTP99Ms   *float64 `json:"tpot_p99_ms,omitempty"`
 	ZeroLoad    bool     `json:"zero_load,omitempty"`
+	Saturation  bool     `json:"saturation,omitempty"`
+	SatRPS      *float64 `json:"saturation_rps,omitempty"`
 	Failed      string   `json:"failed,omitempty"`
 }
 
@@ -120,7 +130,10 @@ func toTable(r *Row) (tableRow, error) {
 	logs := make([]probeLog, len(r.Probes))
 	for i, p := range r.Probes {
 		logs[i] = probeLog{RateRPS: p.RateRPS, Concurrency: p.Concurrency, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms),
-			ZeroLoad: p.ZeroLoad, Failed: p.Failed}
+			ZeroLoad: p.ZeroLoad, Saturation: p.Saturation, Failed: p.Failed}
+		if p.SaturationRPS > 0 {
+			logs[i].SatRPS = optF(p.SaturationRPS)
+		}
 	}
 	js, err := json.Marshal(logs)
 	if err != nil {
@@ -175,7 +188,8 @@ func fromTable(t *tableRow) (Row, error) {
 	}
 	for _, l := range logs {
 		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Concurrency: l.Concurrency, Pass: l.Pass, EarlyStop: l.EarlyStop,
-			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms), ZeroLoad: l.ZeroLoad, Failed: l.Failed})
+			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms), ZeroLoad: l.ZeroLoad, Saturation: l.Saturation,
+			SaturationRPS: getPos(l.SatRPS), Failed: l.Failed})
 	}
 	return r, nil
 }

@@ -64,6 +64,9 @@ func sweepProbeNote(m *meter.Meter) func(sweep.Config, sweep.Probe) {
 		if p.ZeroLoad {
 			what = "zero load"
 		}
+		if p.Saturation {
+			what, verdict = "saturation", fmt.Sprintf("%.4g req/s", p.SaturationRPS)
+		}
 		m.Note(fmt.Sprintf("%d probes; %s tp %d at %s %s", n.Add(1), c.GPU, c.TP, what, verdict))
 	}
 }

@@ -58,10 +58,13 @@ max_num_batched_tokens (index order: that nesting, the last list fastest),
 find the highest total request rate one instance sustains while meeting every
 SLO bound, with the same seed at every probe. A configuration is first run at
 zero load (requests that never wait for each other): if that already breaks a
-bound it is reported infeasible with the number. Otherwise the search starts
-at the step model's saturation estimate, brackets the threshold and narrows
-it by interpolating the SLO margin of passing probes (bisecting where that
-does not help). The probe log names the bound each probe broke. Report the
+bound it is reported infeasible with the number. Otherwise a saturation
+probe (at most 2,000 requests offered far above capacity) measures the
+throughput of a full batch; the search starts below it by the zero-load
+headroom, brackets the threshold and narrows it by fitting each bound's value
+through the passing probes (bisecting where that does not help). Failing
+probes stop as soon as their failure is certain. The probe log names the
+bound each probe broke. Report the
 metrics there, tokens/s per GPU and per user, replicas, GPUs and cost for
 --target-rate, the Pareto front and a recommendation. Configurations that do
 not fit are listed with the reason.
