@@ -205,6 +205,10 @@ type decodeStep struct {
 	over float64
 	// actBytes is decode attention's activation traffic (decodeAttention).
 	actBytes float64
+	// anchorBytes and anchorG are a point of decode attention's memory
+	// curve evaluated with exp and log: g = (Half/bytes)^Exp at
+	// anchorBytes (DecodeSecondsBound; anchorBytes 0: none yet).
+	anchorBytes, anchorG float64
 }
 
 // decodeStep returns the KV-independent terms for n decode requests,
@@ -281,6 +285,12 @@ func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 		}
 		cc.OverheadS += d.attnLaunch
 	}
+	return m.decodeTail(cc, d, n), true
+}
+
+// decodeTail adds the LM head, the overheads and the host time to a decode
+// step's cost cc, in evalAgg's order, and totals it.
+func (m *StepModel) decodeTail(cc StepCost, d *decodeStep, n int) StepCost {
 	if d.lm.computeBound {
 		cc.ComputeS += d.lm.t
 	} else {
@@ -292,5 +302,80 @@ func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 		cc.OverheadS += host
 	}
 	cc.Seconds = cc.ComputeS + cc.MemoryS + cc.CommS + cc.OverheadS
-	return cc, true
+	return cc
+}
+
+// DecodeBoundRel is DecodeSecondsBound's error bound relative to the price:
+// far above the rounding of either computation (about 1e-14 each; see
+// DecodeSecondsBound).
+const DecodeBoundRel = 1e-11
+
+// DecodeSecondsBound returns s, an approximation of DecodeCost(n,
+// keySum).Seconds, and err, a bound with |s - DecodeCost(n, keySum).Seconds|
+// <= err (err = DecodeBoundRel * s), without an exp or a log in most calls.
+// A caller that needs only a rounded price (the engine rounds a pass to whole
+// nanoseconds) gets the exact one from it whenever no rounding boundary lies
+// within err of s, and calls DecodeCost otherwise. ok is false where it does
+// not apply: where DecodeCost refuses, on a tiled decode attention
+// efficiency, or when decode attention is not memory-bound by a margin.
+//
+// Decode attention's memory time is bytes (1 + g) / (bandwidth Max) with
+// g = (Half/bytes)^p (Curve.At). g is evaluated exactly at an anchor per
+// request count and carried to nearby byte counts (within 2%, so a decode
+// run's passes, whose KV sum grows by the request count a pass) by the
+// binomial series of (1+u)^-p, summed until its terms fall below 1e-17:
+// with |u| <= 0.02 and p <= 16 each term is at most a third of the one
+// before, so the rest of the series is smaller still. The error of s is then
+// that of g's exp and log at the anchor and of a few dozen roundings, about
+// 1e-14 relative, as for DecodeCost's own value.
+func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool) {
+	m := c.m
+	e := &m.prof.AttentionDecode
+	mc := e.Memory
+	if m.nSliding > 0 || n <= 0 || m.nFull <= 0 || e.Tiled() || !(mc.Max > 0) || mc.Exp < 0 || mc.Exp > 16 {
+		return 0, 0, false
+	}
+	d := c.decodeStep(n)
+	kf := float64(keySum)
+	hd, kvh := float64(m.headDim), float64(m.kvHeadsPG)
+	flops := 4 * float64(m.headsPG) * hd * kf
+	bytes := d.actBytes + 2*kf*kvh*hd*m.kv.Bits/8
+	if !(flops > 0 && bytes > 0) {
+		return 0, 0, false
+	}
+	var g float64
+	if mc.Half > 0 {
+		p := mc.Exp
+		if p == 0 {
+			p = 1
+		}
+		u := (bytes - d.anchorBytes) / d.anchorBytes
+		if !(math.Abs(u) <= 0.02) { // also no anchor yet (NaN, Inf)
+			d.anchorBytes, d.anchorG = bytes, math.Exp(p*math.Log(mc.Half/bytes))
+			u = 0
+		}
+		term, sum := 1.0, 1.0
+		for k := 0.0; math.Abs(term) > 1e-17; k++ {
+			term *= (-p - k) / (k + 1) * u
+			sum += term
+		}
+		g = d.anchorG * sum
+		if !(g < 1e8) {
+			return 0, 0, false // near the curve's floor (MinEfficiencyFraction)
+		}
+	}
+	tm := bytes * (1 + g) / (m.bw * mc.Max)
+	// Memory-bound with a margin: an upper bound of the compute time (as in
+	// DecodeCost) lies below it.
+	if c.decLows == nil {
+		c.decLows = c.cache.lowsFor(e.Compute)
+	}
+	if tc := flops / (m.pAct.flops * c.decLows.at(flops)) * m.computeScale; !(tc < tm*(1-1e-9)) {
+		return 0, 0, false
+	}
+	cc := d.c
+	cc.MemoryS += (tm + d.seqS + m.inputScale*e.InputSeconds(0, 0) + e.OutputSeconds(0, 0)) * float64(m.nFull)
+	cc.OverheadS += d.attnLaunch
+	cc = m.decodeTail(cc, d, n)
+	return cc.Seconds, DecodeBoundRel * cc.Seconds, true
 }

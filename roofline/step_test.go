@@ -575,3 +575,67 @@ func TestDecodeCostIsExact(t *testing.T) {
 		t.Fatal("sliding-window model priced from a sum")
 	}
 }
+
+// DecodeSecondsBound's bound holds: on the setups of TestDecodeCostIsExact,
+// over decode runs (the KV sum growing by the request count each pass, with
+// jumps between runs and request counts changing), the exact price lies within
+// err of s, err is DecodeBoundRel of it, and the bound applies to most passes
+// of memory-bound profiles (none where decode attention is compute-bound).
+func TestDecodeSecondsBound(t *testing.T) {
+	for _, su := range []struct {
+		model, gpu string
+		opts       StepOptions
+		slowAttn   bool
+	}{
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true},
+		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false},
+		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false},
+		{"mistral-7b", "l40s", StepOptions{TP: 1}, false},
+		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false},
+		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, false},
+	} {
+		cfg, _ := model.Lookup(su.model)
+		g, _ := hardware.Lookup(su.gpu)
+		if su.slowAttn {
+			g = g.Clone()
+			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+		}
+		m, err := NewStepModel(cfg, g, su.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewCachedStep(m)
+		rng := rand.New(rand.NewPCG(7, 8))
+		passes, bounded := 0, 0
+		for run := 0; run < 400; run++ {
+			n := 1 + rng.IntN(300)
+			keySum := int64(n) * int64(1+rng.IntN([]int{20, 2000, 60000}[run%3]))
+			for pass := 0; pass < 60; pass++ {
+				if rng.IntN(20) == 0 && n > 1 { // a request finishes
+					n--
+					keySum -= keySum / int64(n+1)
+				}
+				keySum += int64(n)
+				want, _ := c.DecodeCost(n, keySum)
+				s, e, ok := c.DecodeSecondsBound(n, keySum)
+				passes++
+				if !ok {
+					continue
+				}
+				bounded++
+				if math.Abs(s-want.Seconds) > e || e != DecodeBoundRel*s {
+					t.Fatalf("%s on %s, n %d, KV sum %d: bound %v +- %v, exact %v (off by %.3g relative)",
+						su.model, su.gpu, n, keySum, s, e, want.Seconds, (s-want.Seconds)/want.Seconds)
+				}
+			}
+		}
+		if su.slowAttn && bounded > 0 {
+			t.Fatalf("%s on a compute-bound profile: %d passes bounded", su.model, bounded)
+		}
+		if !su.slowAttn && bounded < passes/2 {
+			t.Fatalf("%s on %s: only %d of %d passes bounded", su.model, su.gpu, bounded, passes)
+		}
+		t.Logf("%s on %s: %d of %d passes bounded", su.model, su.gpu, bounded, passes)
+	}
+}

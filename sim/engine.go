@@ -171,6 +171,9 @@ type engine struct {
 	// dc prices pure decode steps from their count and KV sum; nil when the
 	// step model cannot.
 	dc decodeCoster
+	// bounds prices decode-run passes to within a bound; nil when the step
+	// model cannot (boundedDuration).
+	bounds decodeBounder
 	// flush is the instance whose decode run spans the next event, with
 	// passes to account before that event is processed (flushRun); nil when
 	// none.
@@ -205,6 +208,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.dc, _ = cfg.StepModel.(decodeCoster)
+	e.bounds, _ = cfg.StepModel.(decodeBounder)
 	e.col = traces.NewCollector(cfg.Clients)
 	e.followUps = true
 	if f, ok := src.(interface{ HasFollowUps() bool }); ok {

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/roofsim/roofsim/roofline"
 )
 
 // checkSameAsStepping runs the workload y under cfg with decode runs and with
@@ -133,4 +135,30 @@ func FuzzFastForward(f *testing.F) {
 		y, cfg := randomFastForwardCase(t, seed)
 		checkSameAsStepping(t, y, cfg)
 	})
+}
+
+// A decode-run pass priced within a bound has exactly the duration of its
+// exact price, and the bound decides nearly every pass.
+func TestBoundedDurationIsExact(t *testing.T) {
+	cs := roofline.NewCachedStep(realStep(t, 2))
+	e := &engine{bounds: cs}
+	rng := rand.New(rand.NewPCG(11, 12))
+	decided := 0
+	const passes = 200000
+	for i := 0; i < passes; i++ {
+		n := 1 + rng.IntN(256)
+		keySum := int64(n) + int64(rng.IntN(n*8000))
+		c, _ := cs.DecodeCost(n, keySum)
+		d, ok := e.boundedDuration(n, keySum)
+		if !ok {
+			continue
+		}
+		decided++
+		if want := stepDuration(c); d != want {
+			t.Fatalf("n %d, KV sum %d: bounded duration %d ns, exact %d ns", n, keySum, d, want)
+		}
+	}
+	if decided < passes*99/100 {
+		t.Fatalf("the bound decided only %d of %d passes", decided, passes)
+	}
 }

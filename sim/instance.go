@@ -401,23 +401,26 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 		if n == 0 {
 			break
 		}
-		var c roofline.StepCost
-		ok := false
-		if fast {
-			c, ok = dc.DecodeCost(n, base+int64(n)*int64(j-1))
-		}
+		keySum := base + int64(n)*int64(j-1)
+		d, ok := e.boundedDuration(n, keySum)
 		if !ok {
-			fast = false
-			in.live = in.live[:0]
-			for k, l := range dec {
-				if in.rem[k] >= j {
-					in.live = append(in.live, l+j-1)
-				}
+			var c roofline.StepCost
+			if fast {
+				c, ok = dc.DecodeCost(n, keySum)
 			}
-			in.in.Decodes = in.live
-			c = e.cfg.StepModel.Cost(&in.in)
+			if !ok {
+				fast = false
+				in.live = in.live[:0]
+				for k, l := range dec {
+					if in.rem[k] >= j {
+						in.live = append(in.live, l+j-1)
+					}
+				}
+				in.in.Decodes = in.live
+				c = e.cfg.StepModel.Cost(&in.in)
+			}
+			d = stepDuration(c)
 		}
-		d := stepDuration(c)
 		if t+d > horizon {
 			break
 		}
@@ -464,6 +467,35 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	}
 	return nil
 }
+
+// boundedDuration is stepDuration of the pure decode step of n requests with
+// KV sum keySum, from the step model's bounded price (DecodeSecondsBound):
+// only a pass's duration in whole nanoseconds enters the run, so where the
+// bound leaves one rounding, it is exactly stepping's. false when the bound
+// does not apply or straddles a rounding boundary (about one pass in 10^4):
+// price the pass exactly then.
+func (e *engine) boundedDuration(n int, keySum int64) (Time, bool) {
+	if e.bounds == nil {
+		return 0, false
+	}
+	s, err, ok := e.bounds.DecodeSecondsBound(n, keySum)
+	if !ok || !(s+err < MaxStepSeconds) {
+		return 0, false
+	}
+	lo, hi := FromSeconds(s-err), FromSeconds(s+err)
+	if lo != hi {
+		return 0, false
+	}
+	return max(lo, 1), true
+}
+
+// decodeBounder prices a pure decode step to within a bound (roofline.CachedStep
+// does; see DecodeSecondsBound).
+type decodeBounder interface {
+	DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool)
+}
+
+var _ decodeBounder = (*roofline.CachedStep)(nil)
 
 // decodeCoster prices a pure decode step from its request count and the
 // sum of their KV lengths (roofline.CachedStep does, exactly, for models
