@@ -169,6 +169,21 @@ type CachedStep struct {
 	dec []decodeStep
 	// decLows bounds decode attention's compute curve (DecodeCost).
 	decLows *curveLows
+	// binom holds the coefficients binom(-binomP, k) of DecodeSecondsBound's
+	// series.
+	binom  []float64
+	binomP float64
+}
+
+// binomialSeries returns binom(a, k) for k < n: the coefficients of
+// (1+u)^a = sum_k binom(a, k) u^k.
+func binomialSeries(a float64, n int) []float64 {
+	c := make([]float64, n)
+	c[0] = 1
+	for k := 1; k < n; k++ {
+		c[k] = c[k-1] * (a - float64(k-1)) / float64(k)
+	}
+	return c
 }
 
 // NewCachedStep wraps m.
@@ -325,7 +340,8 @@ const DecodeBoundRel = 1e-11
 // run's passes, whose KV sum grows by the request count a pass) by the
 // binomial series of (1+u)^-p, summed until its terms fall below 1e-17:
 // with |u| <= 0.02 and p <= 16 each term is at most a third of the one
-// before, so the rest of the series is smaller still. The error of s is then
+// before (|binom(-p, k+1) / binom(-p, k)| = (p+k)/(k+1) <= 17), so the rest
+// of the series is smaller still. The error of s is then
 // that of g's exp and log at the anchor and of a few dozen roundings, about
 // 1e-14 relative, as for DecodeCost's own value.
 func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool) {
@@ -354,10 +370,21 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 			d.anchorBytes, d.anchorG = bytes, math.Exp(p*math.Log(mc.Half/bytes))
 			u = 0
 		}
-		term, sum := 1.0, 1.0
-		for k := 0.0; math.Abs(term) > 1e-17; k++ {
-			term *= (-p - k) / (k + 1) * u
+		// sum_k binom(-p, k) u^k, coefficients from a table (no division).
+		if c.binomP != p || c.binom == nil {
+			c.binomP, c.binom = p, binomialSeries(-p, 64)
+		}
+		sum, upow := 1.0, 1.0
+		for k := 1; ; k++ {
+			if k == len(c.binom) {
+				return 0, 0, false // not reached for |u| <= 0.02, p <= 16
+			}
+			upow *= u
+			term := c.binom[k] * upow
 			sum += term
+			if math.Abs(term) <= 1e-17 {
+				break
+			}
 		}
 		g = d.anchorG * sum
 		if !(g < 1e8) {

@@ -88,7 +88,10 @@ func (s *Scheduler) advanceDecodeEvents(k int, finished []*Request) (steps, peak
 			done = append(done, uint64(rem)<<32|uint64(i))
 		}
 		if c := len(r.blocks)*bs - r.NumComputed; c < min(k, rem) {
-			cross = append(cross, uint64(c%bs)<<32|uint64(i))
+			if c >= bs { // c is in [1, bs]: c % bs without dividing
+				c %= bs
+			}
+			cross = append(cross, uint64(c)<<32|uint64(i))
 		}
 	}
 	slices.Sort(done)

@@ -135,8 +135,8 @@ func (s *Scheduler) lookupPrefix(r *Request) (evictable int) {
 // same as registering every block eagerly, without a hash-map insert and
 // eviction per unique block (the engine's hottest path otherwise).
 func (s *Scheduler) registerFull(r *Request, numTokens int) {
-	if s.pool.cached == nil {
-		return
+	if s.pool.cached == nil || min(numTokens, r.sharedTokens()) < (r.numRegistered+1)*s.cfg.BlockSize {
+		return // no full block beyond the registered ones (the common case, no division)
 	}
 	full := min(numTokens, r.sharedTokens()) / s.cfg.BlockSize
 	s.registerUpTo(r, full)

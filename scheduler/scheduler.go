@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Scheduler is one serving instance's batch former. It is a single-goroutine state
@@ -28,6 +29,9 @@ type Scheduler struct {
 	runDone, runCross, runSorted []uint64
 	runGroup, runCounts          []int
 
+	// blockShift is log2(BlockSize) when that is a power of two, else -1.
+	blockShift int
+
 	preemptions       int64
 	prefixHitTokens   int64
 	prefixQueryTokens int64
@@ -45,19 +49,30 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler config: policy: %w", err)
 	}
+	shift := -1
+	if bs := cfg.BlockSize; bs&(bs-1) == 0 {
+		shift = bits.TrailingZeros(uint(bs))
+	}
 	return &Scheduler{
-		cfg:     cfg,
-		pool:    newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching),
-		waiting: waiting,
-		running: make([]*Request, 0, min(cfg.MaxNumSeqs, 1<<16)),
+		cfg:        cfg,
+		pool:       newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching),
+		waiting:    waiting,
+		running:    make([]*Request, 0, min(cfg.MaxNumSeqs, 1<<16)),
+		blockShift: shift,
 	}, nil
 }
 
 // Config returns the configuration in use (defaults filled in).
 func (s *Scheduler) Config() Config { return s.cfg }
 
-// blocksFor is the number of blocks that hold n tokens.
-func (s *Scheduler) blocksFor(n int) int { return (n + s.cfg.BlockSize - 1) / s.cfg.BlockSize }
+// blocksFor is the number of blocks that hold n >= 0 tokens (a shift for
+// power-of-two block sizes, the settings' only ones).
+func (s *Scheduler) blocksFor(n int) int {
+	if s.blockShift >= 0 {
+		return (n + s.cfg.BlockSize - 1) >> s.blockShift
+	}
+	return (n + s.cfg.BlockSize - 1) / s.cfg.BlockSize
+}
 
 // Add queues a request. It returns a *RejectError when the request can never be
 // served: malformed fields, PromptTokens+OutputTokens > MaxModelLen, or more KV blocks
