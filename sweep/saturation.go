@@ -84,9 +84,13 @@ const minStartFraction = 0.02
 //     v0/limit: a sojourn time that grows like v0/(1 - load), as in a
 //     single-server queue, reaches the limit there;
 //   - for a TPOT or ITL bound, whose value grows with the batch rather
-//     than with a queue, (limit - v0)/(vsat - v0): where the chord between
-//     zero load and saturation reaches the limit (1 when vsat <= limit:
-//     the bound holds even at saturation).
+//     than with a queue, the square root of (limit - v0)/(vsat - v0), the
+//     fraction of saturation where the chord between zero load and
+//     saturation reaches the limit: per-token time grows faster than
+//     linearly toward saturation (the batch grows with the rate and with
+//     the per-token time), so the chord reaches the limit too early; the
+//     root is about right on the measured grids (1 when vsat <= limit: the
+//     bound holds even at saturation).
 //
 // Both are rough; the search corrects them. The result is in
 // [minStartFraction, 1].
@@ -102,7 +106,7 @@ func startFraction(slo SLO, zero, sat *traces.Stats) float64 {
 			g = math.Min(g, 1-v0/l)
 		default:
 			if vs := b.ValueMs(sat); vs > l && vs > v0 {
-				g = math.Min(g, (l-v0)/(vs-v0))
+				g = math.Min(g, math.Sqrt((l-v0)/(vs-v0)))
 			}
 		}
 	}

@@ -60,8 +60,9 @@ func TestSaturationThroughput(t *testing.T) {
 }
 
 // TestStartFraction: a waiting-time bound starts the search at its zero-load
-// headroom, a per-token bound where the chord between zero load and
-// saturation meets its limit, a bound met even at saturation not at all,
+// headroom, a per-token bound at the root of where the chord between zero
+// load and saturation meets its limit, a bound met even at saturation not
+// at all,
 // and the lowest wins.
 func TestStartFraction(t *testing.T) {
 	slo, err := ParseSLO("ttft_p99=500ms,tpot_p99=50ms")
@@ -76,7 +77,7 @@ func TestStartFraction(t *testing.T) {
 		want      float64
 	}{
 		{stats(50, 10), stats(9000, 40), 0.9},                   // TTFT headroom 1 - 50/500; TPOT holds at saturation
-		{stats(50, 10), stats(9000, 90), 0.5},                   // TPOT chord (50-10)/(90-10)
+		{stats(50, 10), stats(9000, 90), math.Sqrt(0.5)},        // root of the TPOT chord (50-10)/(90-10)
 		{stats(450, 10), stats(9000, 90), 0.1},                  // little TTFT headroom
 		{stats(499.9, 49.9), stats(9000, 90), minStartFraction}, // none left
 	} {

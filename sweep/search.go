@@ -9,6 +9,9 @@ const (
 	maxBracketSteps = 20
 	// searchRelTol stops bisection once (hi-lo)/lo is below it.
 	searchRelTol = 0.005
+	// firstStepDown is the first step down after a failing start; later
+	// ones halve.
+	firstStepDown = 0.85
 )
 
 // searchOutcome is the result of a rate search.
@@ -64,9 +67,9 @@ type searchSpec struct {
 // search finds the highest rate r for which pass(r) holds, assuming pass is
 // monotone (true below a threshold, false above).
 //
-// It probes sp.start, then steps up (after a pass) or halves (after a
-// failure) until the threshold is bracketed, at most maxBracketSteps
-// times; a halving that would go below the floor stops at the bracket
+// It probes sp.start, then steps up (after a pass) or down (after a
+// failure: by firstStepDown first, then halving) until the threshold is
+// bracketed, at most maxBracketSteps times; a halving that would go below the floor stops at the bracket
 // [floor, rate]. A step up goes a little past the estimate below (at least
 // searchRelTol above the rate, at most double it) when there is one, and
 // doubles otherwise. Then it narrows the bracket while fewer than
@@ -84,15 +87,15 @@ type searchSpec struct {
 // path either way.
 //
 // Narrowing aims a little past the estimate away from the end that moved
-// last, strictly inside the bracket; when that lands within searchRelTol
-// of an end, it aims exactly searchRelTol from that end instead, so that
-// either verdict may close the bracket. Each failure in a row of a probe
+// last, strictly inside the bracket; when that lands within 1.25
+// searchRelTol of an end, it aims exactly searchRelTol from that end
+// instead, so that either verdict may close the bracket. Each failure in a row of a probe
 // aimed at the estimate halves the step from the highest pass toward it. Without an estimate inside the bracket, and when three steps in a
 // row did not halve the bracket, it bisects. Bracketing always completes,
 // even past the budget, so the result is a bracket, never a guess. Errors
 // from pass stop the search.
 //
-// Cost: bracketing takes 1 + |log2(threshold/start)| probes at most; three
+// Cost: bracketing takes at most about 2 + |log2(threshold/start)| probes; three
 // narrowing probes in a row shrink the bracket to at most half.
 func search(sp searchSpec, pass func(rate float64) (verdict, error)) (searchOutcome, error) {
 	withRatios := func(v verdictAt) verdictAt {
@@ -164,10 +167,16 @@ func search(sp searchSpec, pass func(rate float64) (verdict, error)) (searchOutc
 			}
 			r = next
 		} else {
-			if floor.rate > 0 && r/2 <= floor.rate {
+			// The start is usually an estimate within some 10% of the
+			// threshold: the first step down is small.
+			down := 0.5
+			if i == 0 {
+				down = firstStepDown
+			}
+			if floor.rate > 0 && r*down <= floor.rate {
 				break
 			}
-			r /= 2
+			r *= down
 		}
 		next, err := probe(r)
 		if err != nil {
@@ -221,9 +230,11 @@ func search(sp searchSpec, pass func(rate float64) (verdict, error)) (searchOutc
 				// Within the tolerance of an end: aim exactly the
 				// tolerance from it, so that either verdict may close the
 				// bracket.
-				if lo := out.Lo * (1 + searchRelTol) * (1 - 1e-9); next < lo && lo < out.Hi {
+				// Just past that point counts as within: a probe there
+				// would leave a bracket a little wider than the tolerance.
+				if lo := out.Lo * (1 + searchRelTol) * (1 - 1e-9); next < out.Lo*(1+1.25*searchRelTol) && lo < out.Hi {
 					next = lo
-				} else if hi := out.Hi / (1 + searchRelTol) * (1 + 1e-9); next > hi && hi > out.Lo {
+				} else if hi := out.Hi / (1 + searchRelTol) * (1 + 1e-9); next > out.Hi/(1+1.25*searchRelTol) && hi > out.Lo {
 					next = hi
 				}
 			}
