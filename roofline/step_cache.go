@@ -170,9 +170,10 @@ type CachedStep struct {
 	// decLows bounds decode attention's compute curve (DecodeCost).
 	decLows *curveLows
 	// binom holds the coefficients binom(-binomP, k) of DecodeSecondsBound's
-	// series.
-	binom  []float64
-	binomP float64
+	// series, anchors its exact points of the memory curve.
+	binom   []float64
+	binomP  float64
+	anchors *[anchorSlots]curveAnchor
 }
 
 // binomialSeries returns binom(a, k) for k < n: the coefficients of
@@ -220,11 +221,19 @@ type decodeStep struct {
 	over float64
 	// actBytes is decode attention's activation traffic (decodeAttention).
 	actBytes float64
-	// anchorBytes and anchorG are a point of decode attention's memory
-	// curve evaluated with exp and log: g = (Half/bytes)^Exp at
-	// anchorBytes (DecodeSecondsBound; anchorBytes 0: none yet).
-	anchorBytes, anchorG float64
 }
+
+// curveAnchor is a point of decode attention's memory curve evaluated with
+// exp and log (DecodeSecondsBound): g = (Half/x)^p at x, the power of two
+// times a 7-bit mantissa whose bits, key, name it; inv = 1/x.
+type curveAnchor struct {
+	key    uint64
+	g, inv float64
+}
+
+// anchorSlots is the number of anchors a CachedStep keeps (a power of two),
+// direct-mapped by their key: 16 octaves of KV traffic at 128 anchors each.
+const anchorSlots = 2048
 
 // decodeStep returns the KV-independent terms for n decode requests,
 // computing them on first use. n > 0.
@@ -335,15 +344,14 @@ const DecodeBoundRel = 1e-11
 // efficiency, or when decode attention is not memory-bound by a margin.
 //
 // Decode attention's memory time is bytes (1 + g) / (bandwidth Max) with
-// g = (Half/bytes)^p (Curve.At). g is evaluated exactly at an anchor per
-// request count and carried to nearby byte counts (within 2%, so a decode
-// run's passes, whose KV sum grows by the request count a pass) by the
-// binomial series of (1+u)^-p, summed until its terms fall below 1e-17:
-// with |u| <= 0.02 and p <= 16 each term is at most a third of the one
-// before (|binom(-p, k+1) / binom(-p, k)| = (p+k)/(k+1) <= 17), so the rest
-// of the series is smaller still. The error of s is then
-// that of g's exp and log at the anchor and of a few dozen roundings, about
-// 1e-14 relative, as for DecodeCost's own value.
+// g = (Half/bytes)^p (Curve.At). g is evaluated exactly at anchors, the
+// byte counts whose mantissa has 7 bits (memoised), and carried from the
+// anchor below bytes, at a relative distance u < 2^-7, by the binomial series
+// of (1+u)^-p, summed until its terms fall below 1e-17: with p <= 16 each
+// term is at most 0.14 times the one before (|binom(-p, k+1) / binom(-p, k)|
+// = (p+k)/(k+1) <= 17), so the rest of the series is smaller still. The
+// error of s is then that of g's exp and log at the anchor and of a few
+// dozen roundings, about 1e-14 relative, as for DecodeCost's own value.
 func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool) {
 	m := c.m
 	e := &m.prof.AttentionDecode
@@ -365,11 +373,17 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 		if p == 0 {
 			p = 1
 		}
-		u := (bytes - d.anchorBytes) / d.anchorBytes
-		if !(math.Abs(u) <= 0.02) { // also no anchor yet (NaN, Inf)
-			d.anchorBytes, d.anchorG = bytes, math.Exp(p*math.Log(mc.Half/bytes))
-			u = 0
+		// The anchor below bytes: bytes with its mantissa cut to 7 bits.
+		if c.anchors == nil {
+			c.anchors = new([anchorSlots]curveAnchor)
 		}
+		key := math.Float64bits(bytes) >> 45
+		a := &c.anchors[key&(anchorSlots-1)]
+		if a.key != key || a.inv == 0 {
+			x := math.Float64frombits(key << 45)
+			*a = curveAnchor{key: key, g: math.Exp(p * math.Log(mc.Half/x)), inv: 1 / x}
+		}
+		u := (bytes - math.Float64frombits(key<<45)) * a.inv // in [0, 2^-7)
 		// sum_k binom(-p, k) u^k, coefficients from a table (no division).
 		if c.binomP != p || c.binom == nil {
 			c.binomP, c.binom = p, binomialSeries(-p, 64)
@@ -377,7 +391,7 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 		sum, upow := 1.0, 1.0
 		for k := 1; ; k++ {
 			if k == len(c.binom) {
-				return 0, 0, false // not reached for |u| <= 0.02, p <= 16
+				return 0, 0, false // not reached for u < 2^-7, p <= 16
 			}
 			upow *= u
 			term := c.binom[k] * upow
@@ -386,7 +400,7 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 				break
 			}
 		}
-		g = d.anchorG * sum
+		g = a.g * sum
 		if !(g < 1e8) {
 			return 0, 0, false // near the curve's floor (MinEfficiencyFraction)
 		}
