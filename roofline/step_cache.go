@@ -174,6 +174,9 @@ type CachedStep struct {
 	binom   []float64
 	binomP  float64
 	anchors *[anchorSlots]curveAnchor
+	// invBwMax is 1/(bandwidth x the memory curve's Max), scalePerPeak
+	// computeScale / peak FLOP/s of decode attention (prepareBound).
+	invBwMax, scalePerPeak float64
 }
 
 // binomialSeries returns binom(a, k) for k < n: the coefficients of
@@ -221,6 +224,10 @@ type decodeStep struct {
 	over float64
 	// actBytes is decode attention's activation traffic (decodeAttention).
 	actBytes float64
+	// gpuBase and host are DecodeSecondsBound's: the GPU time besides the
+	// attention layers' memory time, and the host time (prepareBound).
+	boundReady    bool
+	gpuBase, host float64
 }
 
 // curveAnchor is a point of decode attention's memory curve evaluated with
@@ -405,18 +412,50 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 			return 0, 0, false // near the curve's floor (MinEfficiencyFraction)
 		}
 	}
-	tm := bytes * (1 + g) / (m.bw * mc.Max)
-	// Memory-bound with a margin: an upper bound of the compute time (as in
-	// DecodeCost) lies below it.
-	if c.decLows == nil {
-		c.decLows = c.cache.lowsFor(e.Compute)
+	if !d.boundReady {
+		c.prepareBound(d, n)
 	}
-	if tc := flops / (m.pAct.flops * c.decLows.at(flops)) * m.computeScale; !(tc < tm*(1-1e-9)) {
+	tm := bytes * (1 + g) * c.invBwMax
+	// Memory-bound with a margin: the upper bound of the compute time that
+	// DecodeCost uses, flops / (peak lo) * computeScale, lies below it
+	// (compared without dividing; the margin covers the roundings).
+	if !(flops*c.scalePerPeak < tm*c.decLows.at(flops)*(1-1e-9)) {
 		return 0, 0, false
 	}
+	// DecodeCost's sum, reassociated (a few roundings of 1e-16 each): the
+	// GPU time is the terms that do not depend on the KV sum plus the
+	// attention layers' memory time; the host time adds what outlasts it
+	// under async scheduling, else all of it.
+	gpu := d.gpuBase + tm*float64(m.nFull)
+	if m.prof.AsyncScheduling {
+		s = max(gpu, d.host)
+	} else {
+		s = gpu + max(d.host, 0)
+	}
+	return s, DecodeBoundRel * s, true
+}
+
+// prepareBound fills d's terms for DecodeSecondsBound: its price less the
+// attention layers' memory time and the host, gpuBase, and the host time.
+func (c *CachedStep) prepareBound(d *decodeStep, n int) {
+	m := c.m
+	p := m.prof
 	cc := d.c
-	cc.MemoryS += (tm + d.seqS + m.inputScale*e.InputSeconds(0, 0) + e.OutputSeconds(0, 0)) * float64(m.nFull)
+	cc.MemoryS += d.seqS * float64(m.nFull)
 	cc.OverheadS += d.attnLaunch
-	cc = m.decodeTail(cc, d, n)
-	return cc.Seconds, DecodeBoundRel * cc.Seconds, true
+	if d.lm.computeBound {
+		cc.ComputeS += d.lm.t
+	} else {
+		cc.MemoryS += d.lm.t
+	}
+	cc.OverheadS += d.lmLaunch
+	cc.OverheadS += d.over
+	d.gpuBase = cc.ComputeS + cc.MemoryS + cc.CommS + cc.OverheadS
+	d.host = (p.HostStepUS + p.HostPerRequestUS*float64(n)) * 1e-6
+	if c.decLows == nil {
+		c.decLows = c.cache.lowsFor(p.AttentionDecode.Compute)
+	}
+	c.invBwMax = 1 / (m.bw * p.AttentionDecode.Memory.Max)
+	c.scalePerPeak = m.computeScale / m.pAct.flops
+	d.boundReady = true
 }

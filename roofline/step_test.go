@@ -513,16 +513,19 @@ func TestDecodeCostIsExact(t *testing.T) {
 	type setup struct {
 		model, gpu string
 		opts       StepOptions
-		slowAttn   bool // decode attention's compute curve far lower
+		slowAttn   bool   // decode attention's compute curve far lower
+		host       string // "async" or "sync": host time, overlapped with the GPU's or not
 	}
 	setups := []setup{
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true},
-		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false},
-		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false},
-		{"mistral-7b", "l40s", StepOptions{TP: 1}, false},
-		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false},
-		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, true},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, ""},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true, ""},
+		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false, ""},
+		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false, ""},
+		{"mistral-7b", "l40s", StepOptions{TP: 1}, false, ""},
+		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false, ""},
+		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, true, ""},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
 	}
 	for _, su := range setups {
 		cfg, err := model.Lookup(su.model)
@@ -533,12 +536,18 @@ func TestDecodeCostIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if su.slowAttn {
+		if su.slowAttn || su.host != "" {
 			g = g.Clone()
 			if g.Profile == nil {
 				g.Profile = hardware.DefaultProfile()
 			}
+		}
+		if su.slowAttn {
 			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+		}
+		if su.host != "" {
+			g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
+			g.Profile.AsyncScheduling = su.host == "async"
 		}
 		m, err := NewStepModel(cfg, g, su.opts)
 		if err != nil {
@@ -586,20 +595,31 @@ func TestDecodeSecondsBound(t *testing.T) {
 		model, gpu string
 		opts       StepOptions
 		slowAttn   bool
+		host       string // "async" or "sync": host time per step and request, overlapped with the GPU's or not
 	}{
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true},
-		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false},
-		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false},
-		{"mistral-7b", "l40s", StepOptions{TP: 1}, false},
-		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false},
-		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, false},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, ""},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true, ""},
+		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false, ""},
+		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false, ""},
+		{"mistral-7b", "l40s", StepOptions{TP: 1}, false, ""},
+		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false, ""},
+		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, false, ""},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
 	} {
 		cfg, _ := model.Lookup(su.model)
 		g, _ := hardware.Lookup(su.gpu)
-		if su.slowAttn {
+		if su.slowAttn || su.host != "" {
 			g = g.Clone()
+		}
+		if su.slowAttn {
 			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+		}
+		if su.host != "" {
+			// Host time comparable to the GPU's: under async scheduling it
+			// outlasts small batches' steps and hides under large ones'.
+			g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
+			g.Profile.AsyncScheduling = su.host == "async"
 		}
 		m, err := NewStepModel(cfg, g, su.opts)
 		if err != nil {
