@@ -110,8 +110,9 @@ type Spec struct {
 // simulated predictions are nearly linear in the raw overheads (each adds
 // time to steps or requests), so each round linearises them by finite
 // differences, minimises the linearised loss inside the trust region
-// (Nelder-Mead, no simulation), and simulates the candidate to accept or
-// reject it. Every simulation batch runs its row simulations Options.Jobs
+// (Nelder-Mead, no simulation) with a small cost per move (so that flat
+// directions, where terms trade off, stay put), and simulates the
+// candidate to accept or reject it. Every simulation batch runs its row simulations Options.Jobs
 // at a time; the result does not depend on Jobs.
 func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	opts.defaults()

@@ -37,6 +37,12 @@ const (
 	// trustStart, trustMax and trustMin bound the trust region's half-width
 	// in transformed coordinates (log or logit units).
 	trustStart, trustMax, trustMin = 1.0, 4.0, 0.02
+	// damping is the cost of a move, per squared unit of the transformed
+	// coordinates, as a share of the loss (Levenberg-Marquardt's damping):
+	// where the linearised loss is flat, as along the valley where the
+	// step overhead and the graph launch factor trade off, the smallest
+	// move wins instead of an arbitrary point of the valley.
+	damping = 1e-3
 )
 
 // fitter holds one fit's training rows and counts its simulations.
@@ -449,9 +455,18 @@ func (f *fitter) minimiseLinear(lin linear, x []float64, radius float64) ([]floa
 		c[nSim] = x[nSim] + z[len(f.free)]
 		return c
 	}
-	obj := func(z []float64) float64 {
+	lossAt := func(z []float64) float64 {
 		c := point(z)
 		return loss(f.train, f.predict(lin, f.decode(c)), kOf(c))
+	}
+	damp := damping * lossAt(make([]float64, len(f.free)+1))
+	obj := func(z []float64) float64 {
+		var move float64
+		for i := range f.free {
+			d := radius * math.Tanh(z[i])
+			move += d * d
+		}
+		return lossAt(z) + damp*move
 	}
 	z0 := make([]float64, len(f.free)+1)
 	res, err := optimize.Minimize(optimize.Problem{Func: obj}, z0, &optimize.Settings{
@@ -459,7 +474,7 @@ func (f *fitter) minimiseLinear(lin linear, x []float64, radius float64) ([]floa
 		Converger:       &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-8, Iterations: 100},
 	}, &optimize.NelderMead{SimplexSize: 0.5})
 	if res == nil || err != nil && res.X == nil {
-		return x, obj(z0)
+		return x, lossAt(z0)
 	}
-	return point(res.X), res.F
+	return point(res.X), lossAt(res.X)
 }

@@ -132,3 +132,29 @@ func TestFitNoSimulatableRow(t *testing.T) {
 		t.Fatalf("fit %+v, error %v", fit, err)
 	}
 }
+
+// The linearised step moves where the loss gains and stays put along a
+// direction the loss does not see (here the step overhead, whose slopes
+// are zero), rather than stopping at an arbitrary point of it.
+func TestMinimiseLinearStaysInFlatDirections(t *testing.T) {
+	f := &fitter{train: []Row{{TTFTms: 110, TPOTms: 10}}, free: []int{0, 3}}
+	x := []float64{math.Log(500), math.Log(10), 0, math.Log(5000), 0, math.Log(4 - 1)}
+	lin := linear{
+		centre: f.decode(x),
+		at:     point{parts: []Prediction{{BurstTTFTms: 100, BurstTPOTms: 10, SteadyTTFTms: 100, SteadyTPOTms: 10}}, ok: []bool{true}},
+		// Per us of front end: 1e-3 ms more TTFT in both phases; the step
+		// overhead changes nothing.
+		jac: [][][4]float64{{{0, 0, 0, 0}, {1e-3, 0, 1e-3, 0}}},
+	}
+	c, pred := f.minimiseLinear(lin, x, 2)
+	if math.Abs(c[0]-x[0]) > 1e-3 {
+		t.Errorf("step overhead moved from %g to %g us along a flat direction", math.Exp(x[0]), math.Exp(c[0]))
+	}
+	// 10 ms more front end closes the TTFT gap: 5 -> 15 ms.
+	if got := math.Exp(c[3]); math.Abs(got-15000) > 300 {
+		t.Errorf("front end %g us, want about 15000", got)
+	}
+	if pred > 1e-4 {
+		t.Errorf("linearised loss %g at the minimiser, want about 0", pred)
+	}
+}
