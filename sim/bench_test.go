@@ -7,8 +7,8 @@ import (
 
 // BenchmarkEngineChat simulates the chat workload of the speed target:
 // Llama-3.1-8B on H100 at TP 2, Poisson 10 req/s, ~512 prompt / ~512 output
-// tokens, reporting simulated requests, steps and events per wall-clock
-// second, events per request and wall-clock ns per event.
+// tokens, reporting simulated requests, steps (forward passes) and events per
+// wall-clock second, events and steps per request and wall-clock ns per event.
 func BenchmarkEngineChat(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
@@ -42,6 +42,7 @@ clients:
 			b.ReportMetric(float64(steps)/sec, "steps/s")
 			b.ReportMetric(float64(events)/sec, "events/s")
 			b.ReportMetric(float64(events)/float64(reqs), "events/req")
+			b.ReportMetric(float64(steps)/float64(reqs), "steps/req")
 			b.ReportMetric(sec*1e9/float64(events), "ns/event")
 			b.ReportMetric(simS/sec, "sim-s/s")
 		})
