@@ -162,7 +162,7 @@ func LeaveOneModelOutProgress(gpu *hardware.GPU, src Source, foldEvals int, prog
 			}
 		}()
 	}
-	for i := range models {
+	for _, i := range foldOrder(models, used) {
 		next <- i
 	}
 	close(next)
@@ -178,6 +178,23 @@ func LeaveOneModelOutProgress(gpu *hardware.GPU, src Source, foldEvals int, prog
 	}
 	rep.PrefillMedian, rep.DecodeMedian = calibrate.Median(all.p), calibrate.Median(all.d)
 	return rep, nil
+}
+
+// foldOrder is the order the folds start in: most training points first
+// (the longest fits, so that no long one starts last and runs alone), ties
+// in model order. Results are collected by model, so the order only
+// changes the wall time.
+func foldOrder(models []string, used []Point) []int {
+	held := map[string]int{}
+	for _, u := range used {
+		held[u.Mapping.Model]++
+	}
+	order := make([]int, len(models))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return held[models[order[a]]] < held[models[order[b]]] })
+	return order
 }
 
 // foldResult is one leave-one-model-out fold: the held-out model's report,
