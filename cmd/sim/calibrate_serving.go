@@ -38,10 +38,10 @@ systems is held out and only predicted; both error tables are printed.
 --update writes the fitted overheads into the given profile files (for
 example hardware/profiles/h100.yaml), recording the command in their source.
 
-Time: the H100 rows of closed_loop_vllm.csv take about 12 s of CPU time
+Time: the H100 rows of closed_loop_vllm.csv take about 10 s of CPU time
 (a grid on a third of the training rows, then a trust-region search on all
 of them that linearises the simulated predictions: about 1,400 row
-simulations, run in parallel), 5 s with --keep-step-terms: about half that
+simulations, run in parallel), 4 s with --keep-step-terms: about half that
 on two free cores; progress on stderr.`,
 		Example: `  sim calibrate serving --file ../shared/data/e2e/closed_loop_vllm.csv --train-gpus h100_sxm \
     --update hardware/profiles/h100.yaml,hardware/profiles/h200.yaml`,

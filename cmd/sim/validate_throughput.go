@@ -30,8 +30,8 @@ profile is refitted on every other model's rows and that model is predicted
 (leave-one-model-out), which says how well the fit predicts an unseen model.
 
 Time: a plain validation takes about a second; --lomo refits once per model
-(six folds on the GB10 table, about 24 s of CPU time, run in parallel: about
-13 s on two free cores), with progress on stderr.`,
+(six folds on the GB10 table, about 22 s of CPU time, run in parallel: about
+12 s on two free cores), with progress on stderr.`,
 		Example: `  sim validate throughput --gpu gb10 --file ../shared/data/gb10/measurements.csv
   sim validate throughput --gpu gb10 --file ../shared/data/gb10/measurements.csv --lomo`,
 		Args: noArgs,
