@@ -327,12 +327,15 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		// zero-load headroom (startFraction) and treats it as the likely
 		// ceiling of the threshold.
 		sp, sst, ok, err := pr.saturation(ctx, p.zeroWork, start)
-		if err != nil {
+		switch {
+		case errors.Is(err, errNoSaturation):
+		case err != nil:
 			return row, err
+		default:
+			row.Probes = append(row.Probes, sp)
+			o.onProbe(c, sp)
+			extra++
 		}
-		row.Probes = append(row.Probes, sp)
-		o.onProbe(c, sp)
-		extra++
 		if ok {
 			sat = sp.SaturationRPS
 			if s := sat * startFraction(o.SLO, zero.stats, sst); s > floor.rate {

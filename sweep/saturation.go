@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 
@@ -18,8 +19,16 @@ import (
 const saturationOverload = 20
 
 // minSaturationRequests is the fewest completed requests from which the
-// saturation probe measures a throughput.
-const minSaturationRequests = 8
+// saturation probe measures a throughput; maxSaturationRequests the most it
+// simulates (a workload with staged clients, whose request counts grow
+// with the rate, may have more at that rate: it is not probed).
+const (
+	minSaturationRequests = 8
+	maxSaturationRequests = 2 * zeroLoadRequests
+)
+
+// errNoSaturation says that the saturation probe was not run.
+var errNoSaturation = errors.New("no saturation probe: too many requests at that rate")
 
 // finishSink keeps the finish times (s) of completed requests.
 type finishSink struct {
@@ -45,13 +54,19 @@ var _ sim.Sink = (*finishSink)(nil)
 // the offered rate, its p99 latencies, and SaturationRPS, the completed
 // requests per second over the middle half of the completions, when the
 // queue is full) and its statistics. ok is false when too few requests
-// completed to measure.
+// completed to measure. It returns errNoSaturation, without simulating,
+// when the workload would have more than maxSaturationRequests requests
+// at that rate.
 func (p *prober) saturation(ctx context.Context, w *workload.Spec, analytic float64) (Probe, *traces.Stats, bool, error) {
 	rate := math.Min(saturationOverload*analytic, limits.MaxRate)
 	pr := Probe{RateRPS: rate, Saturation: true, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN(), Failed: "saturation probe (no verdict)"}
 	gen, err := workload.NewGenerator(w.WithRate(rate), p.seed)
 	if err != nil {
 		return pr, nil, false, err
+	}
+	if n, known := gen.Totals(); !known || n > maxSaturationRequests {
+		// Staged clients' request counts grow with the rate: not worth it.
+		return pr, nil, false, errNoSaturation
 	}
 	sink := &finishSink{ctx: ctx}
 	res, err := sim.Run(p.cfg, gen, sink)

@@ -86,3 +86,32 @@ func TestStartFraction(t *testing.T) {
 		}
 	}
 }
+
+// TestSaturationSkippedForStages: a staged client's request count grows
+// with the rate, so the sweep runs no saturation probe for it (the search
+// starts from the analytic estimate) and still finds a rate.
+func TestSaturationSkippedForStages(t *testing.T) {
+	o := smallOptions(t)
+	o.Workload = mustSpec(t, `
+seed: 7
+clients:
+  - name: staged
+    arrival:
+      process: poisson
+      stages:
+        - {rate: 2, duration: 100s}
+    prompt_tokens: {dist: lognormal, mean: 400, std: 200, min: 16, max: 4096}
+    output_tokens: {dist: lognormal, mean: 128, std: 64, min: 2, max: 1024}
+`)
+	o.Grid = Grid{GPUs: []string{"h100"}, TP: []int{1}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192}}
+	res := runOK(t, o)
+	r := res.Rows[0]
+	for _, p := range r.Probes {
+		if p.Saturation {
+			t.Errorf("saturation probe run for a staged workload: %+v", p)
+		}
+	}
+	if r.Status != StatusOK || !(r.MaxRateRPS > 0) || r.NumProbes != len(r.Probes) {
+		t.Errorf("row %s (%s): max %g, %d probes (%d logged)", r.Status, r.Reason, r.MaxRateRPS, r.NumProbes, len(r.Probes))
+	}
+}
