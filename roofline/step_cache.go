@@ -13,8 +13,9 @@ type tokenCache struct {
 	// lm holds the LM head's step increments per sampled count.
 	lm []lmIncrement
 	// lows holds lower bounds of efficiency curves (boundedTimes), one
-	// table per curve.
+	// table per curve; pows their anchored evaluations (curvePow).
 	lows []*curveLows
+	pows []*curvePow
 }
 
 // curveLows is a lower bound of a non-decreasing efficiency curve at 2^e for
@@ -169,11 +170,8 @@ type CachedStep struct {
 	dec []decodeStep
 	// decLows bounds decode attention's compute curve (DecodeCost).
 	decLows *curveLows
-	// binom holds the coefficients binom(-binomP, k) of DecodeSecondsBound's
-	// series, anchors its exact points of the memory curve.
-	binom   []float64
-	binomP  float64
-	anchors *[anchorSlots]curveAnchor
+	// decPow evaluates decode attention's memory curve (DecodeSecondsBound).
+	decPow *curvePow
 	// invBwMax is 1/(bandwidth x the memory curve's Max), scalePerPeak
 	// computeScale / peak FLOP/s of decode attention (prepareBound).
 	invBwMax, scalePerPeak float64
@@ -230,17 +228,88 @@ type decodeStep struct {
 	gpuBase, host float64
 }
 
-// curveAnchor is a point of decode attention's memory curve evaluated with
-// exp and log (DecodeSecondsBound): g = (Half/x)^p at x, the power of two
-// times a 7-bit mantissa whose bits, key, name it; inv = 1/x.
+// curveAnchor is a point of an efficiency curve evaluated with exp and log
+// (curvePow): g = (Half/x)^p at x, the power of two times a 7-bit mantissa
+// whose bits, key, name it; inv = 1/x.
 type curveAnchor struct {
 	key    uint64
 	g, inv float64
 }
 
-// anchorSlots is the number of anchors a CachedStep keeps (a power of two),
-// direct-mapped by their key: 16 octaves of KV traffic at 128 anchors each.
+// anchorSlots is the number of anchors a curvePow keeps (a power of two),
+// direct-mapped by their key: 16 octaves of work sizes at 128 anchors each.
 const anchorSlots = 2048
+
+// curvePow evaluates g(x) = (Half/x)^p of one efficiency curve, whose value
+// is Max / (1 + g(x)) (Curve.At), without an exp or a log in most calls: g is
+// evaluated exactly at anchors, the work sizes whose mantissa has 7 bits
+// (memoised), and carried from the anchor below x, at a relative distance
+// u < 2^-7, by the binomial series of (1+u)^-p, summed until its terms fall
+// below 1e-17. With p <= 16 each term is at most 0.14 times the one before
+// (|binom(-p, k+1) / binom(-p, k)| = (p+k)/(k+1) <= 17), so the rest of the
+// series is smaller still. The error of g is then that of the anchor's exp
+// and log and of a few dozen roundings, about 1e-14 relative, as for
+// Curve.At's own value.
+type curvePow struct {
+	curve hardware.Curve
+	p     float64
+	binom []float64 // binom(-p, k)
+	slots [anchorSlots]curveAnchor
+}
+
+// powFor returns the curvePow of cv, making it on first use; nil when cv is
+// not one it can evaluate (Exp outside [0, 16], Max <= 0).
+func (c *tokenCache) powFor(cv hardware.Curve) *curvePow {
+	if cv.Exp < 0 || cv.Exp > 16 || !(cv.Max > 0) {
+		return nil
+	}
+	for _, t := range c.pows {
+		if t.curve == cv {
+			return t
+		}
+	}
+	p := cv.Exp
+	if p == 0 {
+		p = 1
+	}
+	t := &curvePow{curve: cv, p: p, binom: binomialSeries(-p, 64)}
+	c.pows = append(c.pows, t)
+	return t
+}
+
+// g returns (Half/x)^p for a positive normal x (0 for a curve without a
+// knee), to about 1e-14 relative; false when x is not positive and normal,
+// or when g >= 1e8 (the curve is near its floor, MinEfficiencyFraction).
+func (t *curvePow) g(x float64) (float64, bool) {
+	if t.curve.Half <= 0 {
+		return 0, true
+	}
+	bits := math.Float64bits(x)
+	if exp := bits >> 52; exp == 0 || exp >= 2047 {
+		return 0, false
+	}
+	key := bits >> 45
+	a := &t.slots[key&(anchorSlots-1)]
+	x0 := math.Float64frombits(key << 45)
+	if a.key != key || a.inv == 0 {
+		*a = curveAnchor{key: key, g: math.Exp(t.p * math.Log(t.curve.Half/x0)), inv: 1 / x0}
+	}
+	u := (x - x0) * a.inv // in [0, 2^-7)
+	sum, upow := 1.0, 1.0
+	for k := 1; ; k++ {
+		if k == len(t.binom) {
+			return 0, false // not reached for u < 2^-7, p <= 16
+		}
+		upow *= u
+		term := t.binom[k] * upow
+		sum += term
+		if math.Abs(term) <= 1e-17 {
+			break
+		}
+	}
+	g := a.g * sum
+	return g, g < 1e8
+}
 
 // decodeStep returns the KV-independent terms for n decode requests,
 // computing them on first use. n > 0.
@@ -351,19 +420,17 @@ const DecodeBoundRel = 1e-11
 // efficiency, or when decode attention is not memory-bound by a margin.
 //
 // Decode attention's memory time is bytes (1 + g) / (bandwidth Max) with
-// g = (Half/bytes)^p (Curve.At). g is evaluated exactly at anchors, the
-// byte counts whose mantissa has 7 bits (memoised), and carried from the
-// anchor below bytes, at a relative distance u < 2^-7, by the binomial series
-// of (1+u)^-p, summed until its terms fall below 1e-17: with p <= 16 each
-// term is at most 0.14 times the one before (|binom(-p, k+1) / binom(-p, k)|
-// = (p+k)/(k+1) <= 17), so the rest of the series is smaller still. The
-// error of s is then that of g's exp and log at the anchor and of a few
-// dozen roundings, about 1e-14 relative, as for DecodeCost's own value.
+// g = (Half/bytes)^p (Curve.At), which curvePow evaluates to about 1e-14
+// relative; the rest of the price is summed once per request count. The
+// error of s is that and a few roundings, as for DecodeCost's own value.
 func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool) {
 	m := c.m
 	e := &m.prof.AttentionDecode
 	mc := e.Memory
-	if m.nSliding > 0 || n <= 0 || m.nFull <= 0 || e.Tiled() || !(mc.Max > 0) || mc.Exp < 0 || mc.Exp > 16 {
+	if c.decPow == nil {
+		c.decPow = c.cache.powFor(mc)
+	}
+	if m.nSliding > 0 || n <= 0 || m.nFull <= 0 || e.Tiled() || c.decPow == nil {
 		return 0, 0, false
 	}
 	d := c.decodeStep(n)
@@ -374,43 +441,9 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 	if !(flops > 0 && bytes > 0) {
 		return 0, 0, false
 	}
-	var g float64
-	if mc.Half > 0 {
-		p := mc.Exp
-		if p == 0 {
-			p = 1
-		}
-		// The anchor below bytes: bytes with its mantissa cut to 7 bits.
-		if c.anchors == nil {
-			c.anchors = new([anchorSlots]curveAnchor)
-		}
-		key := math.Float64bits(bytes) >> 45
-		a := &c.anchors[key&(anchorSlots-1)]
-		if a.key != key || a.inv == 0 {
-			x := math.Float64frombits(key << 45)
-			*a = curveAnchor{key: key, g: math.Exp(p * math.Log(mc.Half/x)), inv: 1 / x}
-		}
-		u := (bytes - math.Float64frombits(key<<45)) * a.inv // in [0, 2^-7)
-		// sum_k binom(-p, k) u^k, coefficients from a table (no division).
-		if c.binomP != p || c.binom == nil {
-			c.binomP, c.binom = p, binomialSeries(-p, 64)
-		}
-		sum, upow := 1.0, 1.0
-		for k := 1; ; k++ {
-			if k == len(c.binom) {
-				return 0, 0, false // not reached for u < 2^-7, p <= 16
-			}
-			upow *= u
-			term := c.binom[k] * upow
-			sum += term
-			if math.Abs(term) <= 1e-17 {
-				break
-			}
-		}
-		g = a.g * sum
-		if !(g < 1e8) {
-			return 0, 0, false // near the curve's floor (MinEfficiencyFraction)
-		}
+	g, gok := c.decPow.g(bytes)
+	if !gok {
+		return 0, 0, false
 	}
 	if !d.boundReady {
 		c.prepareBound(d, n)
@@ -458,4 +491,82 @@ func (c *CachedStep) prepareBound(d *decodeStep, n int) {
 	c.invBwMax = 1 / (m.bw * p.AttentionDecode.Memory.Max)
 	c.scalePerPeak = m.computeScale / m.pAct.flops
 	d.boundReady = true
+}
+
+// StepSecondsBound is DecodeSecondsBound for any step: s approximates
+// Cost(in).Seconds with |s - Cost(in).Seconds| <= err = DecodeBoundRel * s.
+// A step with prefill chunks has its attention kernels' bounding times
+// carried by curvePow (prefill attention by compute, decode attention by
+// memory) and the rest of evalAgg's sum reassociated. ok is false where it
+// does not apply: models with sliding-window layers, tiled attention
+// efficiencies, or an attention kernel not bound by a margin the way
+// assumed. O(len(in.Prefills) + len(in.Decodes)).
+func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
+	m := c.m
+	if m.nSliding > 0 || m.nFull <= 0 {
+		return 0, 0, false
+	}
+	g := m.aggregate(in)
+	if g.prefTokens == 0 {
+		if g.nDec == 0 {
+			return 0, 0, false
+		}
+		return c.DecodeSecondsBound(g.nDec, int64(g.dKeysFull))
+	}
+	p := m.prof
+	var acc stepAcc
+	m.tokenPart(&acc, g.prefTokens+g.nDec, g.prefTokens, &c.cache)
+	L := float64(m.nFull)
+	gpu := acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+
+	// Prefill attention, bound by compute.
+	ep := &m.effPrefAttn
+	pc := prefillAttention(g.pKeysFull, g.pReadFull, float64(g.prefTokens), m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act)
+	pf, pb := pc.FLOPs, pc.Bytes()
+	pp := c.cache.powFor(ep.Compute)
+	if !(pf > 0 && pb > 0) || ep.Tiled() || pp == nil {
+		return 0, 0, false
+	}
+	gc, gok := pp.g(pf)
+	if !gok {
+		return 0, 0, false
+	}
+	tc := pf * (1 + gc) / (m.pPrefAttn.flops * ep.Compute.Max) * m.computeScale
+	if lo := c.cache.curveLow(ep.Memory, pb); !(pb < tc*m.bw*lo*(1-1e-9)) {
+		return 0, 0, false // not compute-bound by a margin (or no bound)
+	}
+	gpu += (tc+ep.SeqHeadSeconds(g.nPre*m.kvHeadsPG))*L + ep.LaunchUS*1e-6*acc.launchScale*L
+
+	// Decode attention, bound by memory.
+	if g.nDec > 0 {
+		ed := &p.AttentionDecode
+		dc := decodeAttention(g.dKeysFull, g.nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act)
+		df, db := dc.FLOPs, dc.Bytes()
+		dp := c.cache.powFor(ed.Memory)
+		if !(df > 0 && db > 0) || ed.Tiled() || dp == nil {
+			return 0, 0, false
+		}
+		gm, gok := dp.g(db)
+		if !gok {
+			return 0, 0, false
+		}
+		tm := db * (1 + gm) / (m.bw * ed.Memory.Max)
+		if lo := c.cache.curveLow(ed.Compute, df); !(df*m.computeScale < tm*m.pAct.flops*lo*(1-1e-9)) {
+			return 0, 0, false // not memory-bound by a margin (or no bound)
+		}
+		gpu += (tm+ed.SeqHeadSeconds(g.nDec*m.kvHeadsPG))*L + ed.LaunchUS*1e-6*acc.launchScale*L
+	}
+
+	if g.sampled > 0 {
+		inc := c.cache.lmHead(g.sampled, func() lmIncrement { return m.lmHeadIncrement(g.sampled) })
+		gpu += inc.t + m.effLMH.LaunchUS*1e-6*acc.launchScale
+	}
+	gpu += m.stepOverhead(g.requests)
+	host := (p.HostStepUS + p.HostPerRequestUS*float64(g.requests)) * 1e-6
+	if p.AsyncScheduling {
+		s = max(gpu, host)
+	} else {
+		s = gpu + max(host, 0)
+	}
+	return s, DecodeBoundRel * s, true
 }

@@ -659,3 +659,64 @@ func TestDecodeSecondsBound(t *testing.T) {
 		t.Logf("%s on %s: %d of %d passes bounded", su.model, su.gpu, bounded, passes)
 	}
 }
+
+// StepSecondsBound's bound holds for any step (prefill chunks, decodes, both)
+// on dense and MoE models, several GPUs and host-time profiles; it applies to
+// most steps, and never to models with sliding-window layers.
+func TestStepSecondsBound(t *testing.T) {
+	for _, su := range []struct {
+		model, gpu string
+		opts       StepOptions
+		host       string
+	}{
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, ""},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, "async"},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, "sync"},
+		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, ""},
+		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, ""},
+		{"mistral-7b", "l40s", StepOptions{TP: 1}, ""},
+		{"qwen3-8b", "gb10", StepOptions{TP: 1}, ""},
+		{"gemma-3-4b", "h100", StepOptions{TP: 1}, ""},
+	} {
+		cfg, _ := model.Lookup(su.model)
+		g, _ := hardware.Lookup(su.gpu)
+		if su.host != "" {
+			g = g.Clone()
+			g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
+			g.Profile.AsyncScheduling = su.host == "async"
+		}
+		m, err := NewStepModel(cfg, g, su.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewCachedStep(m)
+		rng := rand.New(rand.NewPCG(9, 10))
+		bounded := 0
+		const steps = 20000
+		for i := 0; i < steps; i++ {
+			in := &StepInput{}
+			for j := rng.IntN(3); j > 0; j-- {
+				in.Prefills = append(in.Prefills, Chunk{Tokens: 1 + rng.IntN(4000), Cached: rng.IntN(8000), Sampled: rng.IntN(2) == 0})
+			}
+			for j := rng.IntN(300); j > 0; j-- {
+				in.Decodes = append(in.Decodes, 1+rng.IntN([]int{50, 5000, 60000}[i%3]))
+			}
+			want := m.Cost(in).Seconds
+			s, e, ok := c.StepSecondsBound(in)
+			if !ok {
+				continue
+			}
+			bounded++
+			if math.Abs(s-want) > e || e != DecodeBoundRel*s {
+				t.Fatalf("%s on %s, step %+v: bound %v +- %v, exact %v (off by %.3g relative)", su.model, su.gpu, in, s, e, want, (s-want)/want)
+			}
+		}
+		switch {
+		case su.model == "gemma-3-4b" && bounded > 0:
+			t.Fatalf("sliding-window model: %d steps bounded", bounded)
+		case su.model != "gemma-3-4b" && bounded < steps/2:
+			t.Fatalf("%s on %s: only %d of %d steps bounded", su.model, su.gpu, bounded, steps)
+		}
+		t.Logf("%s on %s (%s): %d of %d steps bounded", su.model, su.gpu, su.host, bounded, steps)
+	}
+}

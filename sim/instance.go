@@ -83,14 +83,24 @@ func (e *engine) startStep(in *instance) error {
 			in.in.Decodes = append(in.in.Decodes, it.Context+it.Tokens)
 		}
 	}
-	in.cost = e.stepCost(&in.in)
-	if !(in.cost.Seconds > 0 && in.cost.Seconds <= MaxStepSeconds) {
-		return fmt.Errorf("replica %d at %.3f s: the step model prices a forward pass of %d tokens at %g s, outside (0, %g] s: check the GPU's peaks, bandwidth and efficiencies",
-			in.id, e.now.Seconds(), b.NumTokens, in.cost.Seconds, float64(MaxStepSeconds))
+	// Without a step trace only the pass's duration is used: take it from a
+	// bounded price when the bound decides it (boundedDuration), else price
+	// the pass exactly (in.cost is exact whenever a step trace reads it).
+	d, ok := Time(0), false
+	if !e.cfg.StepTrace {
+		d, ok = e.boundedStepDuration(&in.in)
+	}
+	if !ok {
+		in.cost = e.stepCost(&in.in)
+		if !(in.cost.Seconds > 0 && in.cost.Seconds <= MaxStepSeconds) {
+			return fmt.Errorf("replica %d at %.3f s: the step model prices a forward pass of %d tokens at %g s, outside (0, %g] s: check the GPU's peaks, bandwidth and efficiencies",
+				in.id, e.now.Seconds(), b.NumTokens, in.cost.Seconds, float64(MaxStepSeconds))
+		}
+		d = stepDuration(in.cost)
 	}
 	in.busy = true
 	in.stepStart = e.now
-	in.durs = append(in.durs[:0], stepDuration(in.cost))
+	in.durs = append(in.durs[:0], d)
 	in.committed = false
 	in.acct, in.acctStart, in.acctFin = 0, e.now, 0
 	if !e.cfg.StepTrace && !e.cfg.NoFastForward {
@@ -478,8 +488,22 @@ func (e *engine) boundedDuration(n int, keySum int64) (Time, bool) {
 	if e.bounds == nil {
 		return 0, false
 	}
-	s, err, ok := e.bounds.DecodeSecondsBound(n, keySum)
-	if !ok || !(s+err < MaxStepSeconds) {
+	return roundedWithin(e.bounds.DecodeSecondsBound(n, keySum))
+}
+
+// boundedStepDuration is boundedDuration for any step (StepSecondsBound).
+func (e *engine) boundedStepDuration(in *roofline.StepInput) (Time, bool) {
+	if e.bounds == nil {
+		return 0, false
+	}
+	return roundedWithin(e.bounds.StepSecondsBound(in))
+}
+
+// roundedWithin returns stepDuration of every price within err of s, when
+// they share one, inside (0, MaxStepSeconds) (so stepDuration rounds it and
+// startStep would not reject it); false otherwise.
+func roundedWithin(s, err float64, ok bool) (Time, bool) {
+	if !ok || !(s-err > 0 && s+err < MaxStepSeconds) {
 		return 0, false
 	}
 	lo, hi := FromSeconds(s-err), FromSeconds(s+err)
@@ -489,10 +513,11 @@ func (e *engine) boundedDuration(n int, keySum int64) (Time, bool) {
 	return max(lo, 1), true
 }
 
-// decodeBounder prices a pure decode step to within a bound (roofline.CachedStep
-// does; see DecodeSecondsBound).
+// decodeBounder prices steps to within a bound (roofline.CachedStep does;
+// see DecodeSecondsBound).
 type decodeBounder interface {
 	DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool)
+	StepSecondsBound(in *roofline.StepInput) (s, err float64, ok bool)
 }
 
 var _ decodeBounder = (*roofline.CachedStep)(nil)
