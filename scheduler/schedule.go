@@ -133,14 +133,16 @@ func (s *Scheduler) allocate(r *Request, need int) {
 // emit appends r's share of the step and registers the full blocks it will fill.
 func (s *Scheduler) emit(r *Request, n int) {
 	b := &s.batch
-	it := Scheduled{
-		Req:     r,
-		Tokens:  n,
-		Context: r.NumComputed,
-		Prefill: r.NumComputed < r.prefillEnd,
-		Sampled: r.NumComputed+n == r.knownTokens(),
-	}
-	b.Items = append(b.Items, it)
+	// Fill the new item in place: a struct built on the stack and copied in
+	// whole is read back before its byte-sized stores have landed, which
+	// stalls the copy on every item.
+	b.Items = append(b.Items, Scheduled{})
+	it := &b.Items[len(b.Items)-1]
+	it.Req = r
+	it.Tokens = n
+	it.Context = r.NumComputed
+	it.Prefill = r.NumComputed < r.prefillEnd
+	it.Sampled = r.NumComputed+n == r.knownTokens()
 	b.NumTokens += n
 	if it.Prefill {
 		b.NumPrefillTokens += n
