@@ -69,11 +69,12 @@ type searchSpec struct {
 //
 // It probes sp.start, then steps up (after a pass) or down (after a
 // failure: by firstStepDown first, then halving) until the threshold is
-// bracketed, at most maxBracketSteps times; a halving that would go below the floor stops at the bracket
-// [floor, rate]. A step up goes a little past the estimate below (at least
-// searchRelTol above the rate, at most double it) when there is one, and
-// doubles otherwise. Then it narrows the bracket while fewer than
-// sp.budget probes have run and it is wider than searchRelTol.
+// bracketed, at most maxBracketSteps times; a step down that would go
+// below the floor stops at the bracket [floor, rate]. A step up goes a
+// little past the estimate below (at least searchRelTol above the rate, at
+// most double it) when there is one, and doubles otherwise. Then it
+// narrows the bracket while fewer than sp.budget probes have run and it is
+// wider than searchRelTol.
 //
 // The estimate is the lowest over the bounds of the rate where the bound's
 // value, fitted through the passing probes, reaches its limit: through the
@@ -86,17 +87,22 @@ type searchSpec struct {
 // unknown when it was stopped early, and the search must take the same
 // path either way.
 //
-// Narrowing aims a little past the estimate away from the end that moved
-// last, strictly inside the bracket; when that lands within 1.25
-// searchRelTol of an end, it aims exactly searchRelTol from that end
-// instead, so that either verdict may close the bracket. Each failure in a row of a probe
-// aimed at the estimate halves the step from the highest pass toward it. Without an estimate inside the bracket, and when three steps in a
-// row did not halve the bracket, it bisects. Bracketing always completes,
-// even past the budget, so the result is a bracket, never a guess. Errors
-// from pass stop the search.
+// Narrowing aims a little past the estimate, away from the end that moved
+// last, strictly inside the bracket. When that lands within 1.25
+// searchRelTol of an end, it aims exactly searchRelTol from that end, so
+// that either verdict may close the bracket; a bracket within twice
+// searchRelTol closes with one probe placed so that either verdict leaves
+// it within searchRelTol. Each failure in a row of a probe aimed at the
+// estimate (a step up included) halves the step from the highest pass
+// toward it. An estimate from two passes that lies above the bracket (the
+// fit overshoots, yet the threshold is likely high in the bracket) aims at
+// 70% of the bracket; without an estimate, with any other outside the
+// bracket, and when three steps in a row did not halve the bracket, it
+// bisects. Bracketing always completes, even past the budget, so the
+// result is a bracket, never a guess. Errors from pass stop the search.
 //
-// Cost: bracketing takes at most about 2 + |log2(threshold/start)| probes; three
-// narrowing probes in a row shrink the bracket to at most half.
+// Cost: bracketing takes at most about 2 + |log2(threshold/start)| probes;
+// three narrowing probes in a row shrink the bracket to at most half.
 func search(sp searchSpec, pass func(rate float64) (verdict, error)) (searchOutcome, error) {
 	withRatios := func(v verdictAt) verdictAt {
 		if v.ratios == nil && !math.IsNaN(v.margin) {
@@ -238,6 +244,11 @@ func search(sp searchSpec, pass func(rate float64) (verdict, error)) (searchOutc
 					next = hi
 				}
 			}
+		}
+		// A bracket within twice the tolerance closes with one probe
+		// placed so that either verdict leaves it within the tolerance.
+		if lo, hi := out.Hi/(1+searchRelTol)*(1+1e-9), out.Lo*(1+searchRelTol)*(1-1e-9); lo <= hi {
+			next = math.Min(math.Max(next, lo), hi)
 		}
 		widths = append(widths, w)
 		ok, err := probe(next)
