@@ -166,6 +166,12 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 			if res.MaxInFlight != 4 {
 				t.Errorf("max in flight %d, want 4 (the closed loop's concurrency)", res.MaxInFlight)
 			}
+			// vLLM's max_output_tokens_per_s counts the completed requests'
+			// chunks (10 x 8) per second from the first send: all of them
+			// when the run took under a second.
+			if m := res.MaxOutputTokensPerS; m <= 0 || m > 80 || (res.WallS < 1 && m != 80) {
+				t.Errorf("max output tokens/s %g with wall %.2f s; want (0, 80], and 80 under a second", m, res.WallS)
+			}
 		})
 	}
 }

@@ -90,6 +90,11 @@ type Result struct {
 	Unsent    int64 `json:"unsent"`
 	// MaxInFlight is the most requests sent and not yet finished at once.
 	MaxInFlight int64 `json:"max_in_flight"`
+	// MaxOutputTokensPerS is the most output chunks of completed requests
+	// that arrived in any one second, seconds counted from the first send
+	// (vllm bench serve's max_output_tokens_per_s, which also counts
+	// streamed chunks).
+	MaxOutputTokensPerS float64 `json:"max_output_tokens_per_s"`
 	// TargetRate is the workload's open-loop rate (req/s, sessions/s for
 	// session clients; 0 for closed loops); AchievedRate is the requests
 	// actually sent per second between the first and last send.
@@ -214,6 +219,7 @@ type dispatcher struct {
 
 	lateness            traces.Sketch
 	firstSend, lastSend time.Time
+	rate                traces.TokenRate
 }
 
 // next returns the earliest request waiting to be sent. The generator's
@@ -358,6 +364,7 @@ func (d *dispatcher) launch(ctx context.Context, r workload.Request) {
 	body, err := d.cfg.body(text, r.OutputTokens)
 	d.inflight++
 	d.res.MaxInFlight = max(d.res.MaxInFlight, int64(d.inflight))
+	d.rate.Start(time.Since(d.start).Nanoseconds())
 	cfg := &d.cfg
 	go func() {
 		var out outcome
@@ -417,6 +424,9 @@ func (d *dispatcher) record(dn done) error {
 		}
 	}
 	if rec.Status == traces.StatusOK {
+		for _, tk := range o.tokens {
+			d.rate.Add(tk.Sub(d.start).Nanoseconds(), 1)
+		}
 		d.res.Completed++
 	} else {
 		d.res.Failed++
@@ -454,6 +464,7 @@ func (d *dispatcher) finish() {
 	d.res.Summary = d.col.Summary()
 	d.res.LatenessMs = traces.DistOf(&d.lateness)
 	d.res.WallS = time.Since(d.start).Seconds()
+	d.res.MaxOutputTokensPerS = d.rate.Max()
 	if span := d.lastSend.Sub(d.firstSend).Seconds(); d.res.Sent > 1 && span > 0 {
 		d.res.AchievedRate = float64(d.res.Sent-1) / span
 	}

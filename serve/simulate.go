@@ -358,6 +358,7 @@ func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
 	run.Summary = traces.NewResult(traces.RunInfo{Model: run.Config.Model, GPU: run.Config.GPU, TP: run.Config.TP,
 		Replicas: run.Config.Replicas, Profile: run.Profile}, res.Summary, nil)
 	run.Summary.MaxConcurrentRequests = res.PeakInSystem
+	run.Summary.MaxOutputTokensPerS = res.MaxOutputTokensPerS
 	run.Counters = res.Counters()
 	result := shapeResult(sink.requests, sink.steps, res, p, &run)
 	j.mu.Lock()

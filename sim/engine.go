@@ -127,6 +127,10 @@ type Result struct {
 	// (vllm bench serve's max_concurrent_requests when every request
 	// completes).
 	PeakInSystem int64
+	// MaxOutputTokensPerS is the most output tokens produced in any one
+	// second, seconds counted from the first arrival (vllm bench serve's
+	// max_output_tokens_per_s; traces.TokenRate).
+	MaxOutputTokensPerS float64
 }
 
 // reqState is the engine's bookkeeping for one in-flight request. States
@@ -161,6 +165,7 @@ type engine struct {
 	res       Result
 	itlCounts []int
 	rec       traces.RequestRecord
+	rate      traces.TokenRate
 	step      traces.StepRecord
 	done      int64
 	inSystem  int64
@@ -260,6 +265,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		}
 	}
 	e.res.End = e.now
+	e.res.MaxOutputTokensPerS = e.rate.Max()
 	e.res.InFlight = e.res.Arrived - e.res.Completed - e.res.Rejected
 	for _, in := range e.insts {
 		e.res.Preemptions += in.sched.Stats().Preemptions
@@ -327,6 +333,7 @@ func (e *engine) arrive(i int32) error {
 		}
 	}
 	e.res.Arrived++
+	e.rate.Start(int64(r.arrival))
 	e.inSystem++
 	e.res.PeakInSystem = max(e.res.PeakInSystem, e.inSystem)
 	// It has been in the system since its arrival, before the front end.

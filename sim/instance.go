@@ -209,7 +209,7 @@ func (e *engine) accountPasses(in *instance, upto int) error {
 				e.countLiveDecodes(in, b)
 			}
 		} else {
-			e.emitRunTokens(in, d)
+			e.emitRunTokens(in, d, end)
 		}
 		in.lastStepEnd, in.hadStep = end, true
 		done := len(fin)
@@ -289,12 +289,13 @@ func (e *engine) clientIndex(c int) int {
 // token in the instance's previous step, the common case), token counts.
 func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 	clear(e.itlCounts)
+	sampled := 0
 	for k := range b.Items {
 		it := &b.Items[k]
 		if !it.Sampled {
 			continue
 		}
-		e.res.OutputTokensGenerated++
+		sampled++
 		r := e.table[it.Req.Index]
 		if !r.hasTok {
 			r.hasTok = true
@@ -306,6 +307,8 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 		}
 		r.lastTok = t
 	}
+	e.res.OutputTokensGenerated += int64(sampled)
+	e.rate.Add(int64(t), sampled)
 	e.addPooledITL(e.itlCounts, t-in.lastStepEnd)
 }
 
@@ -334,8 +337,10 @@ func (e *engine) countLiveDecodes(in *instance, b *scheduler.Batch) {
 // emitRunTokens records a pass of a decode run after its first, of duration
 // d: every live decode got a token in the previous pass, so each adds one
 // token and one gap of d, pooled per client. O(clients).
-func (e *engine) emitRunTokens(in *instance, d Time) {
-	e.res.OutputTokensGenerated += int64(e.addPooledITL(in.clientCounts, d))
+func (e *engine) emitRunTokens(in *instance, d, end Time) {
+	n := e.addPooledITL(in.clientCounts, d)
+	e.res.OutputTokensGenerated += int64(n)
+	e.rate.Add(int64(end), n)
 }
 
 // planDecodeRun extends the pending pure-decode step b (m steps before its

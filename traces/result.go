@@ -154,6 +154,10 @@ type Result struct {
 	// MaxConcurrentRequests is the peak number of requests in the system
 	// (arrived, not finished).
 	MaxConcurrentRequests int64
+	// MaxOutputTokensPerS is the most output tokens in any one second of
+	// the run, seconds counted from the first arrival (vLLM's
+	// max_output_tokens_per_s; TokenRate computes it).
+	MaxOutputTokensPerS float64
 }
 
 // NewResult returns the Result of a summary; nil percentiles mean
@@ -265,6 +269,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}
 	o.add("output_throughput", s.OutputTokensPerS)
 	o.add("total_token_throughput", s.InputTokensPerS+s.OutputTokensPerS)
+	o.add("max_output_tokens_per_s", r.MaxOutputTokensPerS)
 	o.add("max_concurrent_requests", r.MaxConcurrentRequests)
 	r.addDists(o, &s.Stats)
 	o.add("metric_percentiles", r.Percentiles)

@@ -254,6 +254,7 @@ func observeResult(sp *workload.Spec, res *observe.Result, ps []float64, out *ob
 	r := traces.NewResult(traces.RunInfo{Model: sp.Model, GPU: d.GPU, TP: d.TP, Replicas: d.Replicas,
 		Profile: "measured (observed server)"}, res.Summary, ps)
 	r.MaxConcurrentRequests = res.MaxInFlight
+	r.MaxOutputTokensPerS = res.MaxOutputTokensPerS
 	if out.slo.Enabled() {
 		r.Goodput, r.GoodRequests = out.slo, out.good
 	}

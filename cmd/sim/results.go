@@ -74,7 +74,11 @@ func newRunResult(p *runPlan, res *sim.Result, ps []float64, gs *goodputSink) *t
 	out := traces.NewResult(traces.RunInfo{Model: r.Model, GPU: r.GPU, TP: r.TP, Replicas: r.Replicas,
 		Profile: profileLabel(p.GPU.EffectiveProfile())}, res.Summary, ps)
 	out.MaxConcurrentRequests = res.PeakInSystem
+	out.MaxOutputTokensPerS = res.MaxOutputTokensPerS
 	if n := weightsNote(p); n != "" {
+		out.Info.Notes = append(out.Info.Notes, n)
+	}
+	if n := p.Prepared.MoEKernelNote; n != "" {
 		out.Info.Notes = append(out.Info.Notes, n)
 	}
 	if gs != nil {
@@ -87,14 +91,15 @@ func newRunResult(p *runPlan, res *sim.Result, ps []float64, gs *goodputSink) *t
 // names: Mean, Median, Std and P-columns per metric, E2EL for end-to-end.
 func writeResultText(w *strings.Builder, r *traces.Result) {
 	s := &r.Summary
-	fmt.Fprintf(w, "Request throughput (req/s)       %.3f\n", s.ThroughputRPS)
+	fmt.Fprintf(w, "Request throughput (req/s)           %.3f\n", s.ThroughputRPS)
 	if r.Goodput.Enabled() {
-		fmt.Fprintf(w, "Request goodput (req/s)          %.3f   (%d of %d requests met %s)\n", r.RequestGoodput(), r.GoodRequests, s.Completed, goodputText(r.Goodput))
+		fmt.Fprintf(w, "Request goodput (req/s)              %.3f   (%d of %d requests met %s)\n", r.RequestGoodput(), r.GoodRequests, s.Completed, goodputText(r.Goodput))
 	}
-	fmt.Fprintf(w, "Output token throughput (tok/s)  %.1f\n", s.OutputTokensPerS)
-	fmt.Fprintf(w, "Total token throughput (tok/s)   %.1f\n", s.InputTokensPerS+s.OutputTokensPerS)
-	fmt.Fprintf(w, "Peak concurrent requests         %d\n", r.MaxConcurrentRequests)
-	fmt.Fprintf(w, "Preemptions                      %d   KV blocks peak %d of %d\n\n", s.Preemptions, s.KVBlocks.PeakUsed, s.KVBlocks.Total)
+	fmt.Fprintf(w, "Output token throughput (tok/s)      %.1f\n", s.OutputTokensPerS)
+	fmt.Fprintf(w, "Total token throughput (tok/s)       %.1f\n", s.InputTokensPerS+s.OutputTokensPerS)
+	fmt.Fprintf(w, "Peak output token throughput (tok/s) %.0f\n", r.MaxOutputTokensPerS)
+	fmt.Fprintf(w, "Peak concurrent requests             %d\n", r.MaxConcurrentRequests)
+	fmt.Fprintf(w, "Preemptions                          %d   KV blocks peak %d of %d\n\n", s.Preemptions, s.KVBlocks.PeakUsed, s.KVBlocks.Total)
 	writeLatencyTable(w, r, traces.ResultMetrics())
 }
 
