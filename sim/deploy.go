@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
@@ -24,12 +25,21 @@ type Deployment struct {
 	// (KVCapacity) and > 0 pins it; MaxModelLen == 0 takes the model's maximum
 	// context.
 	Settings workload.Deployment
+	// EngineVersion is the vLLM release ("0.12.0") whose kernel paths the run
+	// follows where releases differ (Settings.Serving.MoEKernel auto); ""
+	// takes the release the GPU profile's kernel tables were measured with
+	// (hardware.Profile.Engine), and none when the profile names no vLLM
+	// release.
+	EngineVersion string
 }
 
 // Prepared is a resolved deployment, ready for Run.
 type Prepared struct {
-	Step      *roofline.StepModel
-	Scheduler scheduler.Config
+	Step *roofline.StepModel
+	// MoEKernelNote says which routed-expert kernel path serving.moe_kernel
+	// auto chose and why, when it chose another than the fused default.
+	MoEKernelNote string
+	Scheduler     scheduler.Config
 	// Capacity is the derived KV sizing (zero when NumGPUBlocks was pinned).
 	Capacity Capacity
 	// Pinned is true when the KV capacity came from num_gpu_blocks.
@@ -64,12 +74,26 @@ func Prepare(d Deployment) (*Prepared, error) {
 			return nil, &workload.FieldError{Key: f.key, Reason: err.Error()}
 		}
 	}
-	step, err := roofline.NewStepModel(d.Model, d.GPU, roofline.StepOptions{
+	opts := roofline.StepOptions{
 		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
-	})
+	}
+	autoKernel := st.Serving.MoEKernel == workload.MoEKernelAuto || st.Serving.MoEKernel == ""
+	if !autoKernel && d.Model.MoE != nil {
+		opts.MoEKernel = st.Serving.MoEKernel
+	}
+	step, err := roofline.NewStepModel(d.Model, d.GPU, opts)
 	if err != nil {
+		if _, r, ok := strings.Cut(err.Error(), "moe_kernel: "); ok && opts.MoEKernel != "" {
+			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: r}
+		}
 		return nil, err
+	}
+	var kernelNote string
+	if autoKernel && d.Model.MoE != nil {
+		if step, kernelNote, err = engineMoEKernel(d, opts, step); err != nil {
+			return nil, err
+		}
 	}
 	sc := st.Serving.Config
 	if sc.MaxModelLen == 0 {
@@ -83,7 +107,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		// prefill is off, so any prompt fits one step.
 		sc.MaxNumBatchedTokens = sc.MaxModelLen
 	}
-	p := &Prepared{Step: step, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+	p := &Prepared{Step: step, MoEKernelNote: kernelNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
 	} else {
@@ -125,6 +149,51 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p.Scheduler = sc
 	return p, nil
+}
+
+// engineMoEKernel rebuilds step with the routed-expert kernel path that the
+// deployment's vLLM release takes for the experts' format
+// (roofline.VLLMMoEKernel), when that is not the fused path step was built
+// with, and says so.
+func engineMoEKernel(d Deployment, opts roofline.StepOptions, step *roofline.StepModel) (*roofline.StepModel, string, error) {
+	version, from := d.EngineVersion, "the deployment's"
+	if version == "" {
+		version, from = profileVLLMVersion(d.GPU.EffectiveProfile().Engine), fmt.Sprintf("the %s profile's", d.GPU.Name)
+	}
+	if version == "" {
+		return step, "", nil
+	}
+	exp := step.Options().ExpertDType
+	if exp == "" {
+		exp = step.Options().WeightDType
+	}
+	k, err := roofline.VLLMMoEKernel(version, d.GPU.Name, exp, opts.TP)
+	if err != nil {
+		return nil, "", fmt.Errorf("engine version %q: %w", version, err)
+	}
+	if k == step.MoEKernel() {
+		return step, "", nil
+	}
+	opts.MoEKernel = k
+	s, err := roofline.NewStepModel(d.Model, d.GPU, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, fmt.Sprintf("serving.moe_kernel auto: %s, the path vLLM %s (%s release) takes for %s experts on %s at tp %d", k, version, from, exp, d.GPU.Name, opts.TP), nil
+}
+
+// profileVLLMVersion is the vLLM release a profile's Engine label names
+// ("vllm-0.14.0 kernels" gives "0.14.0"), "" when it names none.
+func profileVLLMVersion(engine string) string {
+	rest, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(engine)), "vllm-")
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, " ")
+	if _, err := roofline.ParseVersion(v); err != nil {
+		return ""
+	}
+	return v
 }
 
 // layoutString names a deployment's parallel layout for messages: "tp 4",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/internal/limits"
@@ -71,7 +72,21 @@ type Serving struct {
 	// min(2 max_num_seqs, 512)). A smaller step is padded to the next captured size.
 	// 0 takes the GPU profile's value (hardware.Profile.GraphCaptureMaxTokens).
 	MaxCUDAGraphCaptureSize int `yaml:"max_cudagraph_capture_size" mapstructure:"max_cudagraph_capture_size" json:"max_cudagraph_capture_size" help:"vLLM max_cudagraph_capture_size: largest step in tokens that replays a CUDA graph (0 = the GPU profile's)"`
+	// MoEKernel is the kernel path of a mixture-of-experts model's routed experts:
+	// MoEKernelAuto or "" (the path the GPU profile's vLLM release takes for the experts'
+	// format, roofline.VLLMMoEKernel), "fused" (a fused grouped kernel over the
+	// touched experts) or "deepgemm" (DeepGEMM's contiguous grouped GEMM over a
+	// padded buffer: 128x128 block-scaled fp8 experts on Hopper). No effect on dense
+	// models.
+	MoEKernel string `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the GPU profile's vLLM release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
 }
+
+// MoEKernelAuto lets the engine release decide the routed experts' kernel path
+// (Serving.MoEKernel).
+const MoEKernelAuto = "auto"
+
+// MoEKernels returns the values Serving.MoEKernel accepts.
+func MoEKernels() []string { return []string{MoEKernelAuto, "fused", "deepgemm"} }
 
 // DefaultDeployment returns the built-in defaults: Llama-3.1-8B on one H100, one
 // replica, the model's weight precision, and vLLM v1's engine defaults
@@ -86,7 +101,7 @@ func DefaultDeployment() Deployment {
 		DP:       1,
 		Replicas: 1,
 		Router:   "round-robin",
-		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9},
+		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9, MoEKernel: MoEKernelAuto},
 	}
 }
 
@@ -136,6 +151,9 @@ func (d *Deployment) Validate() error {
 	}
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad("serving.gpu_memory_utilization", "must be in (0, 1], got %g", u)
+	}
+	if ks := MoEKernels(); d.Serving.MoEKernel != "" && !slices.Contains(ks, d.Serving.MoEKernel) {
+		return bad("serving.moe_kernel", "must be one of %s, got %q", strings.Join(ks, ", "), d.Serving.MoEKernel)
 	}
 	// Every replica runs dp ranks, each an instance with its own KV cache.
 	if total := d.Replicas * max(d.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {

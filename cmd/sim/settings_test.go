@@ -36,6 +36,7 @@ var settingTestValues = map[string]any{
 	"serving.long_prefill_token_threshold": 512,
 	"serving.gpu_memory_utilization":       0.8,
 	"serving.max_cudagraph_capture_size":   256,
+	"serving.moe_kernel":                   "fused",
 	"seed":                                 7,
 	"duration":                             "30s",
 }

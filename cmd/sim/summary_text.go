@@ -33,6 +33,9 @@ func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, result *traces.R
 	if q := p.Model.Quant; q != nil {
 		fmt.Fprintf(w, "checkpoint quantisation: %s\n", q)
 	}
+	if n := p.Prepared.MoEKernelNote; n != "" {
+		fmt.Fprintf(w, "%s\n", n)
+	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLabel(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)

@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/workload"
+)
+
+func moeDeployment(t *testing.T, name, gpu string, tp int, kernel, version string) Deployment {
+	t.Helper()
+	m, err := model.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := workload.DefaultDeployment()
+	s.TP = tp
+	s.Serving.MoEKernel = kernel
+	return Deployment{Model: m, GPU: g, Settings: s, EngineVersion: version}
+}
+
+// serving.moe_kernel auto follows the vLLM release: the H200 profile's
+// (0.14.0) runs Qwen3-235B-A22B-FP8's block-scaled experts through DeepGEMM
+// and says so; a 0.18 deployment, or an explicit fused, keeps the fused path;
+// a decode step costs more on DeepGEMM's padded buffer; deepgemm on bf16
+// experts is an error naming the setting.
+func TestPrepareMoEKernel(t *testing.T) {
+	if v := profileVLLMVersion("vllm-0.14.0 kernels"); v != "0.14.0" {
+		t.Fatalf("profile version %q", v)
+	}
+	for _, e := range []string{"", "llama.cpp b6989", "vllm-x kernels"} {
+		if v := profileVLLMVersion(e); v != "" {
+			t.Errorf("profile %q gave version %q", e, v)
+		}
+	}
+	decode := func(p *Prepared) float64 {
+		return p.Step.Cost(&roofline.StepInput{Decodes: []int{1000, 1000, 1000, 1000}}).Seconds
+	}
+	cases := []struct {
+		kernel, version, want string
+		note                  bool
+	}{
+		{workload.MoEKernelAuto, "", roofline.MoEKernelDeepGEMM, true},
+		{"", "", roofline.MoEKernelDeepGEMM, true},
+		{workload.MoEKernelAuto, "0.18.0", roofline.MoEKernelFused, false},
+		{"fused", "", roofline.MoEKernelFused, false},
+		{"deepgemm", "0.18.0", roofline.MoEKernelDeepGEMM, false},
+	}
+	secs := map[string]float64{}
+	for _, c := range cases {
+		p, err := Prepare(moeDeployment(t, "qwen3-235b-a22b-fp8", "h200", 2, c.kernel, c.version))
+		if err != nil {
+			t.Fatalf("%q %q: %v", c.kernel, c.version, err)
+		}
+		if got := p.Step.MoEKernel(); got != c.want {
+			t.Errorf("kernel %q version %q: path %s, want %s", c.kernel, c.version, got, c.want)
+		}
+		if (p.MoEKernelNote != "") != c.note || (c.note && !strings.Contains(p.MoEKernelNote, "0.14.0")) {
+			t.Errorf("kernel %q version %q: note %q", c.kernel, c.version, p.MoEKernelNote)
+		}
+		secs[p.Step.MoEKernel()] = decode(p)
+	}
+	if secs[roofline.MoEKernelDeepGEMM] <= secs[roofline.MoEKernelFused] {
+		t.Errorf("decode step %.2f ms on DeepGEMM, %.2f ms fused: the padded buffer should cost more", 1e3*secs[roofline.MoEKernelDeepGEMM], 1e3*secs[roofline.MoEKernelFused])
+	}
+	// bf16 experts never take DeepGEMM's fp8 path: auto stays fused, an
+	// explicit deepgemm is refused under its key.
+	p, err := Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, workload.MoEKernelAuto, ""))
+	if err != nil || p.Step.MoEKernel() != roofline.MoEKernelFused || p.MoEKernelNote != "" {
+		t.Fatalf("mixtral auto: %v, %v", err, p)
+	}
+	_, err = Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, "deepgemm", ""))
+	var fe *workload.FieldError
+	if !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" {
+		t.Fatalf("deepgemm on bf16 experts: %v", err)
+	}
+	s := workload.DefaultDeployment()
+	s.Serving.MoEKernel = "triton"
+	if err := s.Validate(); !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" || !strings.Contains(fe.Reason, "auto, fused, deepgemm") {
+		t.Fatalf("moe_kernel triton: %v", err)
+	}
+}
