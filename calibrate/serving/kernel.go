@@ -8,6 +8,7 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/workload"
 )
 
 // This file gives each row the routed-expert kernel path its engine release
@@ -49,33 +50,23 @@ func engineWeights(row Row, m *model.Config, g *hardware.GPU, weights string) st
 	return ""
 }
 
-// useEngineMoEKernel rebuilds prep's step model with the routed-expert
-// kernel path the row's vLLM release takes for the step's expert format
-// (roofline.VLLMMoEKernel), when that is not the fused default. actDType is
-// the deployment's activation setting ("" lets fp8 weights compute at the
-// fp8 peak, which the step model's recorded options would pin to bf16).
-func useEngineMoEKernel(prep *sim.Prepared, row Row, m *model.Config, g *hardware.GPU, actDType string) error {
-	if m.MoE == nil || !vllmRow(row) {
+// rowEngine sets the engine release d follows to the row's: a vLLM row's
+// release picks the routed experts' kernel path (serving.moe_kernel auto,
+// roofline.VLLMMoEKernel); a row of another or an unnamed engine keeps the
+// fused kernel. A release that does not parse is an error naming
+// backend_version.
+func rowEngine(d *sim.Deployment, row Row) error {
+	if d.Model.MoE == nil {
 		return nil
 	}
-	o := prep.Step.Options()
-	o.ActDType = actDType
-	exp := o.ExpertDType
-	if exp == "" {
-		exp = o.WeightDType
+	if !vllmRow(row) {
+		d.Settings.Serving.MoEKernel = roofline.MoEKernelFused
+		return nil
 	}
-	k, err := roofline.VLLMMoEKernel(row.Version, g.Name, exp, o.TP)
-	if err != nil {
+	if _, err := roofline.ParseVersion(row.Version); err != nil {
 		return fmt.Errorf("backend_version: %w", err)
 	}
-	if k == prep.Step.MoEKernel() {
-		return nil
-	}
-	o.MoEKernel = k
-	step, err := roofline.NewStepModel(m, g, o)
-	if err != nil {
-		return err
-	}
-	prep.Step = step
+	d.Settings.Serving.MoEKernel = workload.MoEKernelAuto
+	d.EngineVersion = row.Version
 	return nil
 }

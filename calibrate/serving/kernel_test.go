@@ -56,26 +56,26 @@ func TestEngineWeights(t *testing.T) {
 }
 
 // prepareQwen prepares Qwen3-235B-A22B-FP8 on H200 at TP 2 with the
-// checkpoint's own weights.
-func prepareQwen(t *testing.T) (*sim.Prepared, *model.Config, *hardware.GPU) {
+// checkpoint's own weights, following row's engine release (rowEngine).
+func prepareQwen(t *testing.T, row Row) (*sim.Prepared, error) {
 	t.Helper()
 	m, g := lookups(t, "Qwen/Qwen3-235B-A22B-FP8", "h200")
 	st := workload.DefaultDeployment()
 	st.TP, st.KVCacheDType = 2, "fp8"
-	p, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: st})
-	if err != nil {
-		t.Fatal(err)
+	d := sim.Deployment{Model: m, GPU: g, Settings: st}
+	if err := rowEngine(&d, row); err != nil {
+		return nil, err
 	}
-	return p, m, g
+	return sim.Prepare(d)
 }
 
-// TestUseEngineMoEKernel: a vLLM 0.12 row gets the DeepGEMM path, with the
-// experts still computing at the fp8 peak, and a 0.18 row keeps the fused
-// kernel; a release that does not parse names backend_version.
-func TestUseEngineMoEKernel(t *testing.T) {
-	p, m, g := prepareQwen(t)
-	fused := p.Step
-	if err := useEngineMoEKernel(p, Row{Engine: "vllm", Version: "0.12.0", TP: 2}, m, g, ""); err != nil {
+// TestRowEngineMoEKernel: a vLLM 0.12 row gets the DeepGEMM path, with the
+// experts still computing at the fp8 peak, and a 0.18 row or a row of no
+// named engine keeps the fused kernel; a release that does not parse names
+// backend_version.
+func TestRowEngineMoEKernel(t *testing.T) {
+	p, err := prepareQwen(t, Row{Engine: "vllm", Version: "0.12.0", TP: 2})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Step.MoEKernel() != roofline.MoEKernelDeepGEMM {
@@ -91,42 +91,20 @@ func TestUseEngineMoEKernel(t *testing.T) {
 	if precision != "fp8" {
 		t.Errorf("DeepGEMM experts compute at %q, want fp8", precision)
 	}
-	if d, f := p.Step.Cost(in).Seconds, fused.Cost(in).Seconds; d <= f {
-		t.Errorf("decode of 4 on the DeepGEMM path %.1f ms, fused %.1f ms: want the padded buffer slower", 1e3*d, 1e3*f)
-	}
-
-	p2, _, _ := prepareQwen(t)
-	if err := useEngineMoEKernel(p2, Row{Engine: "vllm", Version: "0.18.0", TP: 2}, m, g, ""); err != nil {
-		t.Fatal(err)
-	}
-	if p2.Step.MoEKernel() != roofline.MoEKernelFused {
-		t.Errorf("0.18: kernel %q, want fused", p2.Step.MoEKernel())
-	}
-	err := useEngineMoEKernel(p2, Row{Engine: "vllm", Version: "x.y", TP: 2}, m, g, "")
-	if err == nil || !strings.HasPrefix(err.Error(), "backend_version: ") {
-		t.Errorf("bad release: error %v, want one naming backend_version", err)
-	}
-}
-
-// TestPredictHonoursEngineRelease: the same Qwen3-235B row predicts a
-// slower decode under vLLM 0.12 (DeepGEMM, padded to the expert count)
-// than under 0.18 (fused Triton kernel), at a batch of 4.
-func TestPredictHonoursEngineRelease(t *testing.T) {
-	row := Row{Engine: "vllm", Model: "Qwen/Qwen3-235B-A22B-FP8", GPU: "h200_sxm", Precision: "fp8",
-		ISL: 1000, OSL: 32, Concurrency: 4, TP: 2, MoETP: 2, EP: 1, DP: 1, TTFTms: 300, TPOTms: 50}
-	tpot := func(version string) float64 {
-		r := row
-		r.Version = version
-		p, err := Predict(r, Options{RequestsPerClient: 2})
+	for _, row := range []Row{{Engine: "vllm", Version: "0.18.0", TP: 2}, {TP: 2}} {
+		p2, err := prepareQwen(t, row)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, tp := p.Blend(DefaultBenchRequestsPerClient)
-		return tp
+		if p2.Step.MoEKernel() != roofline.MoEKernelFused {
+			t.Errorf("%+v: kernel %q, want fused", row, p2.Step.MoEKernel())
+		}
+		if d, f := p.Step.Cost(in).Seconds, p2.Step.Cost(in).Seconds; d <= f {
+			t.Errorf("decode of 4 on the DeepGEMM path %.1f ms, fused %.1f ms: want the padded buffer slower", 1e3*d, 1e3*f)
+		}
 	}
-	old, newer := tpot("0.12.0"), tpot("0.18.0")
-	t.Logf("TPOT vLLM 0.12 %.1f ms, 0.18 %.1f ms", old, newer)
-	if old < 1.2*newer {
-		t.Errorf("TPOT 0.12 %.1f ms vs 0.18 %.1f ms: want the DeepGEMM release > 1.2x slower", old, newer)
+	_, err = prepareQwen(t, Row{Engine: "vllm", Version: "x.y", TP: 2})
+	if err == nil || !strings.HasPrefix(err.Error(), "backend_version: ") {
+		t.Errorf("bad release: error %v, want one naming backend_version", err)
 	}
 }

@@ -216,11 +216,12 @@ func Predict(row Row, opts Options) (Prediction, error) {
 		}
 	}
 	st.Weights = engineWeights(row, m, g, st.Weights)
-	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: st})
-	if err != nil {
+	d := sim.Deployment{Model: m, GPU: g, Settings: st}
+	if err := rowEngine(&d, row); err != nil {
 		return Prediction{}, err
 	}
-	if err := useEngineMoEKernel(prep, row, m, g, st.ActDType); err != nil {
+	prep, err := sim.Prepare(d)
+	if err != nil {
 		return Prediction{}, err
 	}
 	run := func(ramp time.Duration, perClient int) (ttft, tpot float64, err error) {
