@@ -526,6 +526,8 @@ func TestDecodeCostIsExact(t *testing.T) {
 		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, true, ""},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
+		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, false, ""}, // the default profile
+		{"qwen3-8b", "l4", StepOptions{TP: 1}, false, ""},
 	}
 	for _, su := range setups {
 		cfg, err := model.Lookup(su.model)
@@ -606,6 +608,8 @@ func TestDecodeSecondsBound(t *testing.T) {
 		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, false, ""},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
+		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, false, ""}, // the default profile
+		{"qwen3-8b", "l4", StepOptions{TP: 1}, false, ""},
 	} {
 		cfg, _ := model.Lookup(su.model)
 		g, _ := hardware.Lookup(su.gpu)
@@ -676,6 +680,8 @@ func TestStepSecondsBound(t *testing.T) {
 		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, ""},
 		{"mistral-7b", "l40s", StepOptions{TP: 1}, ""},
 		{"qwen3-8b", "gb10", StepOptions{TP: 1}, ""},
+		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, ""}, // the default profile
+		{"qwen3-8b", "l4", StepOptions{TP: 1}, ""},
 		{"gemma-3-4b", "h100", StepOptions{TP: 1}, ""},
 	} {
 		cfg, _ := model.Lookup(su.model)

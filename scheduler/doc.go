@@ -20,7 +20,8 @@
 //   - config.go: [Config], [DefaultConfig], [Config.Validate].
 //   - request.go: [Request], [Segment] (prefix-cache content identity), [RejectError].
 //   - batch.go: [Batch] and [Scheduled], what one step computes.
-//   - kvcache.go: the fixed block pool, reference counts and the LRU free queue.
+//   - kvcache.go: the fixed block pool, reference counts and the LRU free queue (cached
+//     blocks in order, interchangeable plain blocks only counted between them).
 //   - prefix_cache.go: block content hashes, prefix lookup and registration.
 //   - policy.go: the table of waiting-queue policies (fcfs, priority, sjf).
 //   - scheduler.go: [Scheduler], [New], [Scheduler.Add], [Scheduler.Stats].
