@@ -41,8 +41,8 @@ SIM_MAX_NUM_SEQS=128: every flag has one), then the workload file, then the
 built-in defaults shown below. Every deployment flag is also a workload-file
 key: --tp is tp, --max-num-seqs is serving.max_num_seqs.
 
-Time: about 13 µs of CPU per request of a chat workload (100,000 requests in
-about 1.3 s, 1,000,000 in about 13 s; a CSV trace adds about 5%); memory stays
+Time: about 5 µs of CPU per request of a chat workload (100,000 requests in
+about 0.5 s, 1,000,000 in about 5 s; a CSV trace adds about 15%); memory stays
 near 30 MB however long the run. Progress goes to stderr (--quiet).`,
 		Example: `  sim run --workload examples/chat.yaml
   sim run --workload examples/chat.yaml --gpu h100 --tp 2 --json
