@@ -80,7 +80,8 @@ integers, and reports max conc with the req/s measured there (which
 in one workload are refused.
 
 Time: the example below (16 configurations, 20,000 requests a probe, about
-8 probes each) takes about 20 s on 2 cores; progress goes to stderr.
+7 probes each with the zero-load and saturation probes) takes about 5 s on
+2 free cores (9 s of CPU); progress goes to stderr.
 
 Prices are assumptions (typical 2025 on-demand cloud list prices, US$ per
 GPU-hour; see docs/sweep.md); override them with --gpu-cost.
