@@ -7,10 +7,11 @@ import (
 
 // BenchmarkSweep64 runs the capacity-planning target: 64 configurations
 // (h100, h200, a100-80gb, l40s x TP 1, 2, 4, 8 x max_num_seqs 128, 256 x
-// max_num_batched_tokens 2048, 8192) of Llama-3.1-8B, 10 probes each of
-// 20,000 requests (2,000 under -short), on every core. It reports
-// configurations and probes per wall-clock second and the wall time of one
-// sweep.
+// max_num_batched_tokens 2048, 8192) of Llama-3.1-8B, a budget of 10
+// probes each of 20,000 requests (2,000 under -short), on every core. It
+// reports configurations and probes per wall-clock second, probes per
+// configuration (the zero-load and saturation probes included), the share
+// of probes stopped early and the wall time of one sweep.
 func BenchmarkSweep64(b *testing.B) {
 	o := smallOptions(b)
 	o.Grid = Grid{
