@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -28,7 +29,7 @@ const (
 )
 
 // errNoSaturation says that the saturation probe was not run.
-var errNoSaturation = errors.New("no saturation probe: too many requests at that rate")
+var errNoSaturation = errors.New("no saturation probe")
 
 // finishSink keeps the finish times (s) of completed requests.
 type finishSink struct {
@@ -55,14 +56,15 @@ var _ sim.Sink = (*finishSink)(nil)
 // requests per second over the middle half of the completions, when the
 // queue is full) and its statistics. ok is false when too few requests
 // completed to measure. It returns errNoSaturation, without simulating,
-// when the workload would have more than maxSaturationRequests requests
-// at that rate.
+// when the workload refuses that rate or would have more than
+// maxSaturationRequests requests at it.
 func (p *prober) saturation(ctx context.Context, w *workload.Spec, analytic float64) (Probe, *traces.Stats, bool, error) {
 	rate := math.Min(saturationOverload*analytic, limits.MaxRate)
 	pr := Probe{RateRPS: rate, Saturation: true, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN(), Failed: "saturation probe (no verdict)"}
 	gen, err := workload.NewGenerator(w.WithRate(rate), p.seed)
 	if err != nil {
-		return pr, nil, false, err
+		// The probe is optional: a rate the workload refuses skips it.
+		return pr, nil, false, fmt.Errorf("%w: %v", errNoSaturation, err)
 	}
 	if n, known := gen.Totals(); !known || n > maxSaturationRequests {
 		// Staged clients' request counts grow with the rate: not worth it.
