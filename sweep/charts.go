@@ -11,7 +11,8 @@ import (
 
 // Charts shapes r for plotting: the Pareto front (tokens/s per user against
 // output tokens/s per GPU over every configuration that met the SLO, the
-// front as a line) and p99 TTFT and TPOT against rate for every such
+// front as a line) and p99 TTFT and TPOT against rate (concurrency, in a
+// concurrency sweep) for every such
 // configuration's completed probes, with slo's bounds on them as lines.
 // Charts without points are left out; none at all is an error.
 //
@@ -25,8 +26,17 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 	front.Label, front.Line, front.Points = "Pareto front", true, true
 	type pt struct{ x, y float64 }
 	var fp []pt
-	ttft := plot.XYChart{Title: "p99 TTFT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TTFT (ms)", LogY: true, NoLegend: true}
-	tpot := plot.XYChart{Title: "p99 TPOT vs rate", XLabel: "Request rate (req/s)", YLabel: "p99 TPOT (ms)", LogY: true, NoLegend: true}
+	// A concurrency sweep (closed-loop workloads) probes concurrencies: its
+	// charts are drawn against the probe's concurrency, not its rate.
+	byConc := r.concurrencySweep()
+	xOf := func(p Probe) float64 { return p.RateRPS }
+	vs, xl := "rate", "Request rate (req/s)"
+	if byConc {
+		xOf = func(p Probe) float64 { return float64(p.Concurrency) }
+		vs, xl = "concurrency", "Concurrency (clients)"
+	}
+	ttft := plot.XYChart{Title: "p99 TTFT vs " + vs, XLabel: xl, YLabel: "p99 TTFT (ms)", LogY: true, NoLegend: true}
+	tpot := plot.XYChart{Title: "p99 TPOT vs " + vs, XLabel: xl, YLabel: "p99 TPOT (ms)", LogY: true, NoLegend: true}
 	var rec, recA, recB plot.Series
 	rec.Label, rec.Highlight, rec.Points = "recommended", true, true
 	recA.Label, recA.Highlight, recA.Points = "recommended", true, true
@@ -42,7 +52,7 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 			fp = append(fp, pt{row.TokensPerSPerUser, row.OutputTokensPerSPerGPU})
 		}
 		probes := slices.Clone(row.Probes)
-		slices.SortFunc(probes, func(a, b Probe) int { return cmp.Compare(a.RateRPS, b.RateRPS) })
+		slices.SortFunc(probes, func(a, b Probe) int { return cmp.Compare(xOf(a), xOf(b)) })
 		style++
 		label := fmt.Sprintf("#%d %s tp%d", row.Index, row.GPU, row.TP)
 		if row.DP > 1 {
@@ -62,10 +72,11 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 			if p.EarlyStop || p.Saturation || math.IsNaN(p.TTFTP99Ms) {
 				continue
 			}
-			lo, hi = math.Min(lo, p.RateRPS), math.Max(hi, p.RateRPS)
-			a.X, a.Y = append(a.X, p.RateRPS), append(a.Y, p.TTFTP99Ms)
+			x := xOf(p)
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+			a.X, a.Y = append(a.X, x), append(a.Y, p.TTFTP99Ms)
 			if !math.IsNaN(p.TPOTP99Ms) {
-				b.X, b.Y = append(b.X, p.RateRPS), append(b.Y, p.TPOTP99Ms)
+				b.X, b.Y = append(b.X, x), append(b.Y, p.TPOTP99Ms)
 			}
 		}
 		ttft.Series, tpot.Series = append(ttft.Series, a), append(tpot.Series, b)
@@ -108,6 +119,19 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		return nil, fmt.Errorf("nothing to plot: no configuration met the SLO")
 	}
 	return charts, nil
+}
+
+// concurrencySweep reports whether r searched concurrencies (every probe of
+// a closed-loop sweep carries its concurrency).
+func (r *Result) concurrencySweep() bool {
+	for _, row := range r.Rows {
+		for _, p := range row.Probes {
+			if p.Concurrency > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasPoints(ss []plot.Series) bool {

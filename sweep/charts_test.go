@@ -64,3 +64,28 @@ func TestChartsShapes(t *testing.T) {
 		t.Error("no OK row: want an error")
 	}
 }
+
+// A concurrency sweep draws its latency charts against the probes'
+// concurrency (sorted by it), with axis and titles that say so.
+func TestChartsConcurrencyAxis(t *testing.T) {
+	slo, err := ParseSLO("ttft_p99=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRow(Config{Index: 0, GPU: "h100", TP: 1})
+	r.Status, r.TokensPerSPerUser, r.OutputTokensPerSPerGPU, r.Pareto = StatusOK, 50, 800, true
+	// Rates fall as concurrency rises past saturation here, so sorting by
+	// rate would give another order.
+	r.Probes = []Probe{{Concurrency: 64, RateRPS: 9, TTFTP99Ms: 900}, {Concurrency: 8, RateRPS: 10, TTFTP99Ms: 100}, {Concurrency: 32, RateRPS: 11, TTFTP99Ms: 400}}
+	charts, err := (&Result{Rows: []Row{r}}).Charts(slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft := charts[1]
+	if ttft.XLabel != "Concurrency (clients)" || ttft.Title != "p99 TTFT vs concurrency" {
+		t.Errorf("axis %q, title %q", ttft.XLabel, ttft.Title)
+	}
+	if s := ttft.Series[0]; !slices.Equal(s.X, []float64{8, 32, 64}) || !slices.Equal(s.Y, []float64{100, 400, 900}) {
+		t.Errorf("series %v/%v, want the probes by concurrency", s.X, s.Y)
+	}
+}
