@@ -505,56 +505,75 @@ func TestCachedStepIsExact(t *testing.T) {
 	}
 }
 
-// DecodeCost is Cost for a decode-only step, from the count and KV sum, bit
-// for bit: on dense and MoE models, on every GPU profile, at every batch size
-// up to 300 and KV lengths from 1 to 100k, and on a profile whose decode
-// attention is compute-bound (where the compute-curve bound cannot skip).
-func TestDecodeCostIsExact(t *testing.T) {
-	type setup struct {
-		model, gpu string
-		opts       StepOptions
-		slowAttn   bool   // decode attention's compute curve far lower
-		host       string // "async" or "sync": host time, overlapped with the GPU's or not
-	}
-	setups := []setup{
+// boundSetup is a model on a GPU for the exactness and bound tests of
+// memoised decode pricing, optionally with decode attention's compute curve
+// far lower (so that it is compute-bound) or with host time per step.
+type boundSetup struct {
+	model, gpu string
+	opts       StepOptions
+	slowAttn   bool   // decode attention's compute curve far lower
+	host       string // "async" or "sync": host time, overlapped with the GPU's or not
+}
+
+// decodeSetups are dense and MoE models on every GPU profile (and the
+// default one), with host time overlapped or not, and Llama-3.1-8B on H100
+// with a compute-bound decode attention; b300Slow makes B300's one too.
+func decodeSetups(b300Slow bool) []boundSetup {
+	return []boundSetup{
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, ""},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true, ""},
 		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false, ""},
 		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false, ""},
 		{"mistral-7b", "l40s", StepOptions{TP: 1}, false, ""},
 		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false, ""},
-		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, true, ""},
+		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, b300Slow, ""},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
 		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
 		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, false, ""}, // the default profile
 		{"qwen3-8b", "l4", StepOptions{TP: 1}, false, ""},
 	}
-	for _, su := range setups {
-		cfg, err := model.Lookup(su.model)
-		if err != nil {
-			t.Fatal(err)
+}
+
+// build returns the setup's step model.
+func (su boundSetup) build(t *testing.T) *StepModel {
+	t.Helper()
+	cfg, err := model.Lookup(su.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup(su.gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if su.slowAttn || su.host != "" {
+		g = g.Clone()
+		if g.Profile == nil {
+			g.Profile = hardware.DefaultProfile()
 		}
-		g, err := hardware.Lookup(su.gpu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if su.slowAttn || su.host != "" {
-			g = g.Clone()
-			if g.Profile == nil {
-				g.Profile = hardware.DefaultProfile()
-			}
-		}
-		if su.slowAttn {
-			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
-		}
-		if su.host != "" {
-			g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
-			g.Profile.AsyncScheduling = su.host == "async"
-		}
-		m, err := NewStepModel(cfg, g, su.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+	}
+	if su.slowAttn {
+		g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
+	}
+	if su.host != "" {
+		// Host time comparable to the GPU's: under async scheduling it
+		// outlasts small batches' steps and hides under large ones'.
+		g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
+		g.Profile.AsyncScheduling = su.host == "async"
+	}
+	m, err := NewStepModel(cfg, g, su.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// DecodeCost is Cost for a decode-only step, from the count and KV sum, bit
+// for bit: on dense and MoE models, on every GPU profile, at every batch size
+// up to 300 and KV lengths from 1 to 100k, and on a profile whose decode
+// attention is compute-bound (where the compute-curve bound cannot skip).
+func TestDecodeCostIsExact(t *testing.T) {
+	for _, su := range decodeSetups(true) {
+		m := su.build(t)
 		c := NewCachedStep(m)
 		rng := rand.New(rand.NewPCG(3, 4))
 		maxLen := []int{16, 9000, 100000}
@@ -593,42 +612,8 @@ func TestDecodeCostIsExact(t *testing.T) {
 // err of s, err is DecodeBoundRel of it, and the bound applies to most passes
 // of memory-bound profiles (none where decode attention is compute-bound).
 func TestDecodeSecondsBound(t *testing.T) {
-	for _, su := range []struct {
-		model, gpu string
-		opts       StepOptions
-		slowAttn   bool
-		host       string // "async" or "sync": host time per step and request, overlapped with the GPU's or not
-	}{
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, ""},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, true, ""},
-		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false, ""},
-		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false, ""},
-		{"mistral-7b", "l40s", StepOptions{TP: 1}, false, ""},
-		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false, ""},
-		{"llama-3.2-1b", "b300", StepOptions{TP: 1}, false, ""},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
-		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, false, ""}, // the default profile
-		{"qwen3-8b", "l4", StepOptions{TP: 1}, false, ""},
-	} {
-		cfg, _ := model.Lookup(su.model)
-		g, _ := hardware.Lookup(su.gpu)
-		if su.slowAttn || su.host != "" {
-			g = g.Clone()
-		}
-		if su.slowAttn {
-			g.Profile.AttentionDecode.Compute = hardware.Curve{Max: 0.001, Half: 1e12, Exp: 0.7}
-		}
-		if su.host != "" {
-			// Host time comparable to the GPU's: under async scheduling it
-			// outlasts small batches' steps and hides under large ones'.
-			g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
-			g.Profile.AsyncScheduling = su.host == "async"
-		}
-		m, err := NewStepModel(cfg, g, su.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, su := range decodeSetups(false) {
+		m := su.build(t)
 		c := NewCachedStep(m)
 		rng := rand.New(rand.NewPCG(7, 8))
 		passes, bounded := 0, 0
@@ -668,33 +653,19 @@ func TestDecodeSecondsBound(t *testing.T) {
 // on dense and MoE models, several GPUs and host-time profiles; it applies to
 // most steps, and never to models with sliding-window layers.
 func TestStepSecondsBound(t *testing.T) {
-	for _, su := range []struct {
-		model, gpu string
-		opts       StepOptions
-		host       string
-	}{
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, ""},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, "async"},
-		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, "sync"},
-		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, ""},
-		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, ""},
-		{"mistral-7b", "l40s", StepOptions{TP: 1}, ""},
-		{"qwen3-8b", "gb10", StepOptions{TP: 1}, ""},
-		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, ""}, // the default profile
-		{"qwen3-8b", "l4", StepOptions{TP: 1}, ""},
-		{"gemma-3-4b", "h100", StepOptions{TP: 1}, ""},
+	for _, su := range []boundSetup{
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, ""},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "async"},
+		{"llama-3.1-8b", "h100", StepOptions{TP: 2}, false, "sync"},
+		{"llama-3.1-70b", "a100-80gb", StepOptions{TP: 4}, false, ""},
+		{"qwen3-30b-a3b", "h200", StepOptions{TP: 2, DP: 2, EP: 4}, false, ""},
+		{"mistral-7b", "l40s", StepOptions{TP: 1}, false, ""},
+		{"qwen3-8b", "gb10", StepOptions{TP: 1}, false, ""},
+		{"llama-3.1-8b", "a100-40gb", StepOptions{TP: 2}, false, ""}, // the default profile
+		{"qwen3-8b", "l4", StepOptions{TP: 1}, false, ""},
+		{"gemma-3-4b", "h100", StepOptions{TP: 1}, false, ""},
 	} {
-		cfg, _ := model.Lookup(su.model)
-		g, _ := hardware.Lookup(su.gpu)
-		if su.host != "" {
-			g = g.Clone()
-			g.Profile.HostStepUS, g.Profile.HostPerRequestUS = 3000, 20
-			g.Profile.AsyncScheduling = su.host == "async"
-		}
-		m, err := NewStepModel(cfg, g, su.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := su.build(t)
 		c := NewCachedStep(m)
 		rng := rand.New(rand.NewPCG(9, 10))
 		bounded := 0
