@@ -131,6 +131,10 @@ type Result struct {
 	// second, seconds counted from the first arrival (vllm bench serve's
 	// max_output_tokens_per_s; traces.TokenRate).
 	MaxOutputTokensPerS float64
+	// tokensLate counts output tokens accounted more than
+	// traces.TokenRateWindow seconds out of time order, which
+	// MaxOutputTokensPerS leaves out (tests check there are none).
+	tokensLate int64
 }
 
 // reqState is the engine's bookkeeping for one in-flight request. States
@@ -265,7 +269,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		}
 	}
 	e.res.End = e.now
-	e.res.MaxOutputTokensPerS = e.rate.Max()
+	e.res.MaxOutputTokensPerS, e.res.tokensLate = e.rate.Max(), e.rate.Late()
 	e.res.InFlight = e.res.Arrived - e.res.Completed - e.res.Rejected
 	for _, in := range e.insts {
 		e.res.Preemptions += in.sched.Stats().Preemptions

@@ -39,7 +39,8 @@ func checkSameAsStepping(t testing.TB, y string, cfg Config) (saved int64) {
 		r1.Preemptions != r2.Preemptions || r1.InFlight != r2.InFlight || r1.End != r2.End ||
 		r1.Arrived != r2.Arrived || r1.Completed != r2.Completed || r1.Rejected != r2.Rejected ||
 		r1.PromptTokens != r2.PromptTokens || r1.OutputTokensCompleted != r2.OutputTokensCompleted ||
-		r1.MaxOutputTokensPerS != r2.MaxOutputTokensPerS || r1.PeakInSystem != r2.PeakInSystem {
+		r1.MaxOutputTokensPerS != r2.MaxOutputTokensPerS || r1.PeakInSystem != r2.PeakInSystem ||
+		r1.tokensLate != 0 || r2.tokensLate != 0 {
 		t.Fatalf("counters differ:\n%+v\n%+v", *r1, *r2)
 	}
 	if r1.Events > r2.Events {
