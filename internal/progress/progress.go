@@ -28,7 +28,7 @@ const (
 	Off Mode = iota
 	// Bar redraws one line in place (a terminal).
 	Bar
-	// Lines writes a line every LineEvery (a log).
+	// Lines writes a line after FirstLineAfter, then every LineEvery (a log).
 	Lines
 )
 
@@ -40,7 +40,10 @@ const (
 	RateWindow = 3 * time.Second
 	// BarEvery is the shortest interval between two bar frames.
 	BarEvery = 100 * time.Millisecond
-	// LineEvery is the interval between two log lines.
+	// FirstLineAfter is when a log gets its first line: a run longer than
+	// a couple of seconds shows progress, a shorter one stays silent.
+	FirstLineAfter = 2 * time.Second
+	// LineEvery is the interval between two log lines after the first.
 	LineEvery = 5 * time.Second
 	barWidth  = 16
 	// sparseItems is the count below which the rate is the average since
@@ -243,7 +246,11 @@ func (m *Meter) tick(force bool) {
 			fmt.Fprintf(m.w, "\r\033[K%s", string(f))
 		}
 	case Lines:
-		if force || t.Sub(m.lastDraw) >= LineEvery {
+		due := LineEvery
+		if m.lines == 0 {
+			due = FirstLineAfter
+		}
+		if force || t.Sub(m.lastDraw) >= due {
 			m.lastDraw = t
 			m.lines++
 			fmt.Fprintf(m.w, "%s\n", m.frame(t, false))

@@ -52,8 +52,9 @@ func TestSteadyRateAndETA(t *testing.T) {
 	}
 }
 
-// Off a terminal: one line per LineEvery, none for a run shorter than
-// that, and a closing line only after some line was written.
+// Off a terminal: a first line after FirstLineAfter, then one per
+// LineEvery; none for a run shorter than FirstLineAfter, and a closing line
+// only after some line was written.
 func TestLinesEveryFewSeconds(t *testing.T) {
 	var buf bytes.Buffer
 	m, c := newMeter(&buf, Lines, 100)
@@ -61,18 +62,23 @@ func TestLinesEveryFewSeconds(t *testing.T) {
 	m.Set(10)
 	m.Set(20)
 	if buf.Len() != 0 {
-		t.Fatalf("line before %v: %q", LineEvery, buf.String())
+		t.Fatalf("line before %v: %q", FirstLineAfter, buf.String())
 	}
+	c.advance(FirstLineAfter - time.Second)
+	m.Set(30) // at 2 s: the first line
+	c.advance(time.Second)
+	m.Set(40) // 1 s later: none
 	c.advance(LineEvery)
-	m.Set(60)
+	m.Set(60) // LineEvery after the first: the second
 	c.advance(time.Second)
 	m.Set(70)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "simulating: 60/100 req (60%)") || strings.Contains(lines[0], "\r") {
-		t.Fatalf("lines %q, want one line at 60/100", lines)
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "simulating: 30/100 req (30%)") ||
+		!strings.HasPrefix(lines[1], "simulating: 60/100 req (60%)") || strings.Contains(buf.String(), "\r") {
+		t.Fatalf("lines %q, want one at 30/100 and one at 60/100", lines)
 	}
 	m.Finish()
-	if !strings.Contains(buf.String(), "simulating: done, 70 req in 7.0 s\n") {
+	if !strings.Contains(buf.String(), "simulating: done, 70 req in 9.0 s\n") {
 		t.Errorf("no closing line: %q", buf.String())
 	}
 
