@@ -297,7 +297,11 @@ func (m *Meter) frameWith(t time.Time, bar, graphic bool) string {
 	// The elapsed time when there is no ETA (a bar frame must fit in 80
 	// columns with both).
 	if !eta {
-		fmt.Fprintf(&b, ", %s", dur(age))
+		sep := ", "
+		if m.total <= 0 && m.done <= 0 && !(age >= MinRateAge && m.rate > 0) {
+			sep = " " // nothing counted yet: "fitting: 2.0 s", not "fitting:, 2.0 s"
+		}
+		fmt.Fprintf(&b, "%s%s", sep, dur(age))
 	}
 	if m.note != "" {
 		b.WriteString(" | ")

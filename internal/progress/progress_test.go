@@ -153,3 +153,14 @@ func TestFinalCountNotThrottled(t *testing.T) {
 		t.Errorf("closing line does not count every request: %q", buf.String())
 	}
 }
+
+// A log line before anything is counted or totalled reads "what: 2.0 s".
+func TestLineBeforeAnyCount(t *testing.T) {
+	var buf bytes.Buffer
+	m, c := newMeter(&buf, Lines, 0)
+	c.advance(FirstLineAfter)
+	m.Set(0)
+	if got := buf.String(); got != "simulating: 2.0 s\n" {
+		t.Errorf("line %q, want %q", got, "simulating: 2.0 s\n")
+	}
+}
