@@ -89,23 +89,7 @@ func TestSignalStopsCalibrate(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, "calibrate", "--gpu", "h100", "--kernels", kernelsDir, "--out", filepath.Join(dir, "h100.yaml"), "--quiet")
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	time.Sleep(2 * time.Second)
-	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("calibrate still running 30 s after SIGINT")
-	}
-	took := time.Since(sent)
+	took := signalWhenReady(t, cmd, syscall.SIGINT, nil, 2*time.Second)
 	t.Logf("calibrate stopped %v after SIGINT, exit %d", took.Round(time.Millisecond), cmd.ProcessState.ExitCode())
 	if cmd.ProcessState.ExitCode() != 130 || stderr.String() != "sim: interrupted by SIGINT\n" {
 		t.Errorf("exit %d, stderr %q; want 130 and one line", cmd.ProcessState.ExitCode(), stderr.String())

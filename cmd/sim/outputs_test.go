@@ -147,35 +147,12 @@ func TestSignalsStopRun(t *testing.T) {
 			var stderr bytes.Buffer
 			cmd := exec.Command(bin, "run", "--workload", wl, "--quiet", "--step-trace", "--out", filepath.Join(work, "a", "b"))
 			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
+			// Signal it once the run is writing (its staged directory exists).
+			writing := func() bool {
+				m, _ := filepath.Glob(filepath.Join(work, "a", ".b.tmp-*"))
+				return len(m) > 0
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			// Wait until the run is writing (its staged directory exists).
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if m, _ := filepath.Glob(filepath.Join(work, "a", ".b.tmp-*")); len(m) > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatal("the run never started writing")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			time.Sleep(300 * time.Millisecond)
-			sent := time.Now()
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("%s: still running 30 s after the signal", signalName(sig))
-			}
-			took := time.Since(sent)
+			took := signalWhenReady(t, cmd, sig, writing, 300*time.Millisecond)
 			t.Logf("%s: stopped %v after the signal, exit %d", signalName(sig), took.Round(time.Millisecond), cmd.ProcessState.ExitCode())
 			if want := 128 + int(sig); cmd.ProcessState.ExitCode() != want {
 				t.Errorf("exit %d, want %d (stderr %q)", cmd.ProcessState.ExitCode(), want, stderr.String())
@@ -207,23 +184,8 @@ func TestSignalSweepPartial(t *testing.T) {
 	cmd := exec.Command(bin, "sweep", "--workload", wl, "--quiet", "--gpus", "h100,h200,a100-80gb,l40s", "--tp", "1,2,4,8",
 		"--max-num-seqs", "64,128,256", "--slo", "ttft_p99=500ms,tpot_p99=50ms", "--requests", "20000", "--jobs", "1", "--out", out, "--csv", csv)
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	time.Sleep(2 * time.Second)
-	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("sweep still running 30 s after SIGTERM")
-	}
-	t.Logf("sweep stopped %v after SIGTERM, exit %d", time.Since(sent).Round(time.Millisecond), cmd.ProcessState.ExitCode())
+	took := signalWhenReady(t, cmd, syscall.SIGTERM, nil, 2*time.Second)
+	t.Logf("sweep stopped %v after SIGTERM, exit %d", took.Round(time.Millisecond), cmd.ProcessState.ExitCode())
 	if cmd.ProcessState.ExitCode() != 143 {
 		t.Fatalf("exit %d, want 143 (stderr %q)", cmd.ProcessState.ExitCode(), stderr.String())
 	}
@@ -244,4 +206,37 @@ func TestSignalSweepPartial(t *testing.T) {
 	if _, err := os.Stat(csv); err != nil {
 		t.Errorf("partial CSV: %v", err)
 	}
+}
+
+// signalWhenReady starts cmd, waits until ready reports true (polled every
+// 20 ms for up to 30 s; nil is ready at once) and then settle longer, sends
+// sig, and waits up to 30 s for cmd to exit. It returns how long cmd took
+// to stop after the signal; cmd.ProcessState holds its exit.
+func signalWhenReady(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, ready func() bool, settle time.Duration) time.Duration {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ready != nil && !ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s never got ready to be signalled", cmd.Args[1])
+		}
+	}
+	time.Sleep(settle)
+	sent := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s still running 30 s after %s", cmd.Args[1], signalName(sig))
+	}
+	return time.Since(sent)
 }
