@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"os"
@@ -21,19 +20,7 @@ var updateFigures = flag.Bool("update-figures", false, "rewrite the shipped roof
 // 2n^3 FLOPs and 6n^2 bytes, timed at the reported TFLOP/s) and the BF16
 // GEMV of a 4096x4096 matrix (2nk FLOPs, 2nk + 2n + 2k bytes).
 func gb10Points(t *testing.T, data, out string) {
-	f, err := os.Open(filepath.Join(data, "gb10", "measurements.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := readCSV(t, filepath.Join(data, "gb10", "measurements.csv"))
 	gemm := regexp.MustCompile(`^GEMM M=N=K=(2048|4096|8192) \(cuBLAS BF16 Tensor Cores\)$`)
 	var lines []string
 	for _, r := range rows[1:] {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"io"
 	"os"
@@ -239,4 +240,27 @@ func signalWhenReady(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, ready func
 		t.Fatalf("%s still running 30 s after %s", cmd.Args[1], signalName(sig))
 	}
 	return time.Since(sent)
+}
+
+// readCSV reads a whole CSV file: its records, header first, and each header
+// name's column index.
+func readCSV(t *testing.T, path string) ([][]string, map[string]int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("%s: empty", path)
+	}
+	col := make(map[string]int, len(recs[0]))
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	return recs, col
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,19 +37,7 @@ func TestSweepCLIConcurrency(t *testing.T) {
 	if !strings.Contains(out, "max conc") || strings.Contains(out, "max req/s") {
 		t.Errorf("table header is not a concurrency sweep's:\n%s", out)
 	}
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, c := range recs[0] {
-		col[c] = i
-	}
+	recs, col := readCSV(t, csvPath)
 	best := 0
 	for _, r := range recs[1:] {
 		c, err := strconv.Atoi(r[col["max_concurrency"]])

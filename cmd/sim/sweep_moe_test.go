@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,19 +34,7 @@ func TestSweepDPEPGrid(t *testing.T) {
 	if !strings.Contains(stdout, "2 dp2 ep2") {
 		t.Errorf("table lacks the tp 2 dp 2 ep 2 layout:\n%s", stdout)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := readCSV(t, out)
 	if _, ok := col["dp"]; !ok {
 		t.Fatalf("CSV header %v lacks dp", recs[0])
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,15 +32,7 @@ func TestValidateSteps(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := readCSV(t, out)
 	if len(recs) != 4 || recs[0][len(recs[0])-1] != "predicted_ms" || recs[2][9] != "15.9" {
 		t.Fatalf("--out rows: %v", recs)
 	}
