@@ -149,11 +149,6 @@ func withMoENote(src, note string) string {
 		}
 		src = src[:i] + src[end:]
 	}
-	cut := len(src)
-	for _, n := range []string{stepsNote, servingNote} {
-		if j := strings.Index(src, n); j >= 0 && j < cut {
-			cut = j
-		}
-	}
-	return strings.TrimSuffix(strings.TrimSpace(src[:cut]), ";") + moeNote + note + src[cut:]
+	head, tail := cutSource(src, stepsNote, servingNote)
+	return head + moeNote + note + tail
 }

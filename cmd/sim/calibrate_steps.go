@@ -129,13 +129,8 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	write := func(flag, path string, p *hardware.Profile, note string) error {
 		// A new step fit replaces an earlier one and voids a serving fit made
 		// on top of it (rerun sim calibrate serving --keep-step-terms).
-		src := p.Source
-		for _, note := range []string{stepsNote, servingNote} {
-			if j := strings.Index(src, note); j >= 0 {
-				src = src[:j]
-			}
-		}
-		p.Source = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src), ";")) + stepsNote + note + "`" + command + "`"
+		src, _ := cutSource(p.Source, stepsNote, servingNote)
+		p.Source = src + stepsNote + note + "`" + command + "`"
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
