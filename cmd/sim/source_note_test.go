@@ -42,4 +42,3 @@ func TestSourceNotes(t *testing.T) {
 		}
 	}
 }
-
