@@ -139,7 +139,21 @@ func (m *StepModel) initMoE(opts StepOptions) error {
 // precisions are resolved.
 func (m *StepModel) initFused(opts StepOptions) error {
 	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.Lookup(m.expW.Name)
-	switch opts.MoEKernel {
+	kernel := opts.MoEKernel
+	if kernel == MoEKernelAuto {
+		k, err := VLLMMoEKernel(opts.EngineVersion, m.gpu.Name, m.expW.Name, m.tp)
+		if err != nil {
+			return fmt.Errorf("engine_version: %w", err)
+		}
+		kernel = k
+		if m.nMoE > 0 && k == MoEKernelDeepGEMM && m.pExpert.key != "fp8" {
+			// vLLM runs block-scaled fp8 experts in fp8 (W8A8); an
+			// activation setting that keeps them in 16 bits is not a
+			// release's default path, so auto stays on the fused one.
+			kernel = MoEKernelFused
+		}
+	}
+	switch kernel {
 	case "", MoEKernelFused:
 		m.moe.kernel = ""
 	case MoEKernelDeepGEMM:
@@ -160,7 +174,7 @@ func (m *StepModel) initFused(opts StepOptions) error {
 			m.moe.dg = e
 		}
 	default:
-		return fmt.Errorf("moe_kernel: unknown kernel path %q (want %q or %q)", opts.MoEKernel, MoEKernelFused, MoEKernelDeepGEMM)
+		return fmt.Errorf("moe_kernel: unknown kernel path %q (want %q, %q or %q)", opts.MoEKernel, MoEKernelAuto, MoEKernelFused, MoEKernelDeepGEMM)
 	}
 	return nil
 }

@@ -39,6 +39,9 @@ const (
 	// MoEKernelDeepGEMM is vLLM's DeepGEMM contiguous path for 128x128
 	// block-scaled fp8 experts, priced by deepGEMMExperts.
 	MoEKernelDeepGEMM = "deepgemm"
+	// MoEKernelAuto takes the path the vLLM release
+	// StepOptions.EngineVersion runs (VLLMMoEKernel).
+	MoEKernelAuto = "auto"
 )
 
 // DeepGEMMAlign is the row alignment of DeepGEMM's contiguous grouped

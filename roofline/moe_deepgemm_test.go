@@ -190,6 +190,36 @@ func TestMoEKernelOption(t *testing.T) {
 	}
 }
 
+// MoEKernelAuto resolves to the path EngineVersion's release takes on the
+// model's own GPU and experts: DeepGEMM for 0.12 block-scaled fp8 experts
+// on an H100, fused without a version, for 0.18, or when an activation
+// setting keeps the experts in 16 bits (not a release's default path); a
+// version that does not parse names engine_version.
+func TestMoEKernelAuto(t *testing.T) {
+	g := withProfile(h100(), idealProfile())
+	g.Name = "h100" // VLLMMoEKernel knows the catalog's Hopper GPUs by name
+	for _, tt := range []struct {
+		o    StepOptions
+		want string
+	}{
+		{StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.12.0"}, MoEKernelDeepGEMM},
+		{StepOptions{MoEKernel: MoEKernelAuto}, MoEKernelFused},
+		{StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.18.0"}, MoEKernelFused},
+		{StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.12.0", ActDType: "bf16"}, MoEKernelFused},
+	} {
+		m := mustStep(t, fp8BlockMoE(), g, tt.o)
+		if m.MoEKernel() != tt.want {
+			t.Errorf("%+v: kernel %q, want %q", tt.o, m.MoEKernel(), tt.want)
+		}
+	}
+	if m := mustStep(t, smallMoE(), g, StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.12.0"}); m.MoEKernel() != MoEKernelFused {
+		t.Errorf("bf16 experts under auto: kernel %q, want fused", m.MoEKernel())
+	}
+	if _, err := NewStepModel(fp8BlockMoE(), g, StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "x.y"}); err == nil || !strings.Contains(err.Error(), "engine_version: ") {
+		t.Errorf("bad version: error %v, want one naming engine_version", err)
+	}
+}
+
 // TestVLLMMoEKernel: the kernel path follows the vLLM release, the expert
 // format, the GPU and TP as read in vLLM's source.
 func TestVLLMMoEKernel(t *testing.T) {

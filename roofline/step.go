@@ -59,9 +59,13 @@ type StepOptions struct {
 	// MoEKernel is the routed experts' kernel path (moe.go): "" or
 	// MoEKernelFused for a fused grouped kernel priced with the profile's
 	// fused-MoE entry, MoEKernelDeepGEMM for vLLM's DeepGEMM contiguous
-	// path (block-scaled fp8 experts only). VLLMMoEKernel gives the path a
-	// vLLM release takes by default.
+	// path (block-scaled fp8 experts only), MoEKernelAuto for the path the
+	// vLLM release EngineVersion takes by default (VLLMMoEKernel; the fused
+	// one when EngineVersion is "" or the experts cannot run DeepGEMM's).
+	// The resolved options record the path taken.
 	MoEKernel string `json:"moe_kernel,omitempty" yaml:"moe_kernel,omitempty"`
+	// EngineVersion is the vLLM release ("0.12.0") MoEKernelAuto follows.
+	EngineVersion string `json:"engine_version,omitempty" yaml:"engine_version,omitempty"`
 }
 
 // Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on

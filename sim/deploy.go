@@ -78,22 +78,34 @@ func Prepare(d Deployment) (*Prepared, error) {
 		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
 	}
+	// The experts' kernel path: explicit, or the one the deployment's vLLM
+	// release (else the GPU profile's) runs (roofline.MoEKernelAuto).
 	autoKernel := st.Serving.MoEKernel == workload.MoEKernelAuto || st.Serving.MoEKernel == ""
-	if !autoKernel && d.Model.MoE != nil {
+	version, from := d.EngineVersion, "the deployment's"
+	if version == "" {
+		version, from = profileVLLMVersion(d.GPU.EffectiveProfile().Engine), fmt.Sprintf("the %s profile's", d.GPU.Name)
+	}
+	if d.Model.MoE != nil {
 		opts.MoEKernel = st.Serving.MoEKernel
+		if autoKernel {
+			opts.MoEKernel, opts.EngineVersion = roofline.MoEKernelAuto, version
+		}
 	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, opts)
 	if err != nil {
-		if _, r, ok := strings.Cut(err.Error(), "moe_kernel: "); ok && opts.MoEKernel != "" {
+		if _, r, ok := strings.Cut(err.Error(), "moe_kernel: "); ok && !autoKernel {
 			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: r}
 		}
 		return nil, err
 	}
 	var kernelNote string
-	if autoKernel && d.Model.MoE != nil {
-		if step, kernelNote, err = engineMoEKernel(d, opts, step); err != nil {
-			return nil, err
+	if autoKernel && step.MoEKernel() != roofline.MoEKernelFused {
+		exp := step.Options().ExpertDType
+		if exp == "" {
+			exp = step.Options().WeightDType
 		}
+		kernelNote = fmt.Sprintf("serving.moe_kernel auto: %s, the path vLLM %s (%s release) takes for %s experts on %s at tp %d",
+			step.MoEKernel(), version, from, exp, d.GPU.Name, opts.TP)
 	}
 	sc := st.Serving.Config
 	if sc.MaxModelLen == 0 {
@@ -149,37 +161,6 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p.Scheduler = sc
 	return p, nil
-}
-
-// engineMoEKernel rebuilds step with the routed-expert kernel path that the
-// deployment's vLLM release takes for the experts' format
-// (roofline.VLLMMoEKernel), when that is not the fused path step was built
-// with, and says so.
-func engineMoEKernel(d Deployment, opts roofline.StepOptions, step *roofline.StepModel) (*roofline.StepModel, string, error) {
-	version, from := d.EngineVersion, "the deployment's"
-	if version == "" {
-		version, from = profileVLLMVersion(d.GPU.EffectiveProfile().Engine), fmt.Sprintf("the %s profile's", d.GPU.Name)
-	}
-	if version == "" {
-		return step, "", nil
-	}
-	exp := step.Options().ExpertDType
-	if exp == "" {
-		exp = step.Options().WeightDType
-	}
-	k, err := roofline.VLLMMoEKernel(version, d.GPU.Name, exp, opts.TP)
-	if err != nil {
-		return nil, "", fmt.Errorf("engine version %q: %w", version, err)
-	}
-	if k == step.MoEKernel() {
-		return step, "", nil
-	}
-	opts.MoEKernel = k
-	s, err := roofline.NewStepModel(d.Model, d.GPU, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	return s, fmt.Sprintf("serving.moe_kernel auto: %s, the path vLLM %s (%s release) takes for %s experts on %s at tp %d", k, version, from, exp, d.GPU.Name, opts.TP), nil
 }
 
 // profileVLLMVersion is the vLLM release a profile's Engine label names

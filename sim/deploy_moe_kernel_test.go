@@ -71,6 +71,13 @@ func TestPrepareMoEKernel(t *testing.T) {
 	if secs[roofline.MoEKernelDeepGEMM] <= secs[roofline.MoEKernelFused] {
 		t.Errorf("decode step %.2f ms on DeepGEMM, %.2f ms fused: the padded buffer should cost more", 1e3*secs[roofline.MoEKernelDeepGEMM], 1e3*secs[roofline.MoEKernelFused])
 	}
+	// Experts kept in 16-bit compute by act_dtype are not a release's
+	// default DeepGEMM path: auto stays fused, without a note.
+	bf := moeDeployment(t, "qwen3-235b-a22b-fp8", "h200", 2, workload.MoEKernelAuto, "")
+	bf.Settings.ActDType = "bf16"
+	if p, err := Prepare(bf); err != nil || p.Step.MoEKernel() != roofline.MoEKernelFused || p.MoEKernelNote != "" {
+		t.Fatalf("auto with bf16 activations: %v, %+v", err, p)
+	}
 	// bf16 experts never take DeepGEMM's fp8 path: auto stays fused, an
 	// explicit deepgemm is refused under its key.
 	p, err := Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, workload.MoEKernelAuto, ""))
