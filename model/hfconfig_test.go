@@ -62,6 +62,30 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		"minimax-m2.5": {published: 229e9, tol: 0.02, active: 10e9, activeNoEmbeddings: true, dtype: "fp8_block"},
 		// Qwen3-235B-A22B in fp8 with 128x128 block scales: 235B total, 22B active.
 		"qwen3-235b-a22b-fp8": {published: 235e9, tol: 0.01, active: 22e9, dtype: "fp8_block"},
+		// Llama 3.1 405B: Meta's model card gives 405B (dense).
+		"llama-3.1-405b": {published: 405e9, tol: 0.01, dtype: "bf16"},
+		// Mixtral 8x22B: Mistral AI gives 141B total, 39B active.
+		"mixtral-8x22b-v0.1": {published: 141e9, tol: 0.01, active: 39e9, dtype: "bf16"},
+		// Llama 4 Maverick: Meta gives 400B total, 17B active (128 routed
+		// experts plus one shared, MoE on every other layer); 36 of 48
+		// layers use 8192-token chunked attention. The published total
+		// includes the vision tower, which is not modelled: 2%.
+		"llama-4-maverick-17b-128e-instruct": {published: 400e9, tol: 0.02, active: 17e9, sliding: 36, dtype: "bf16"},
+		// Multi-head latent attention + MoE: DeepSeek gives 671B total,
+		// 37B active for V3 and R1 (the 14B MTP module is published
+		// separately).
+		"deepseek-v3": {mla: true, published: 671e9, active: 37e9},
+		"deepseek-r1": {mla: true, published: 671e9, active: 37e9},
+		// Hybrid Gated DeltaNet + full attention. Qwen gives 27B (dense)
+		// and 35B total / 3B active.
+		"qwen3.5-27b":     {unsupported: `"qwen3_5_text"`, published: 27e9},
+		"qwen3.5-35b-a3b": {unsupported: `"qwen3_5_moe_text"`, published: 35e9, active: 3e9},
+		// Hybrid Mamba-2 + attention + MoE. NVIDIA gives 31.6B total,
+		// 3.2B active (3.6B with embeddings).
+		"nemotron-3-nano-30b-a3b": {unsupported: `"nemotron_h"`, published: 31.6e9, active: 3.2e9, activeNoEmbeddings: true},
+		// Sliding-window + global attention with MoE. Google gives 25.2B
+		// total, 3.8B active.
+		"gemma-4-26b-a4b": {unsupported: `"gemma4_text"`, published: 25.2e9, active: 3.8e9},
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
