@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -27,29 +28,35 @@ func parseStructs(t *testing.T, dirs map[string]string) map[string]docStruct {
 	out := map[string]docStruct{}
 	for pkg, dir := range dirs {
 		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range pkgs {
-			for _, f := range p.Files {
-				for _, d := range f.Decls {
-					gd, ok := d.(*ast.GenDecl)
-					if !ok || gd.Tok != token.TYPE {
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				if !ok || gd.Tok != token.TYPE {
+					continue
+				}
+				for _, sp := range gd.Specs {
+					ts := sp.(*ast.TypeSpec)
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
 						continue
 					}
-					for _, sp := range gd.Specs {
-						ts := sp.(*ast.TypeSpec)
-						st, ok := ts.Type.(*ast.StructType)
-						if !ok {
-							continue
-						}
-						doc := gd.Doc.Text()
-						if ts.Doc != nil {
-							doc = ts.Doc.Text()
-						}
-						out[pkg+"."+ts.Name.Name] = docStruct{doc: doc, st: st}
+					doc := gd.Doc.Text()
+					if ts.Doc != nil {
+						doc = ts.Doc.Text()
 					}
+					out[pkg+"."+ts.Name.Name] = docStruct{doc: doc, st: st}
 				}
 			}
 		}
