@@ -163,11 +163,8 @@ type StepModel struct {
 	// 1/Profile.ServingAllReduceEfficiency (1 when unset).
 	computeScale, commScale float64
 
-	w, expW, emb, act, kv Precision
-	attnW, tok, lmh       Precision // attention weights, token embedding, LM head
-	// Peaks (key and FLOP/s) for weight GEMMs, routed experts, router,
-	// activation-precision kernels, attention projections and the LM head.
-	pGEMM, pExpert, pEmb, pAct, pAttn, pLMH peak
+	// precisionPlan is the dtypes and compute peaks (precision_plan.go).
+	precisionPlan
 	// pPrefAttn and effPrefAttn price prefill attention: the activations'
 	// peak with Profile.AttentionPrefill, or the KV cache's compute peak with
 	// Profile.AttentionPrefillByKV when the profile has an entry for it.
@@ -292,123 +289,16 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 	return m.initMoE(opts)
 }
 
-func lookupField(field, name string) (Precision, error) {
-	p, err := LookupPrecision(name)
-	if err != nil {
-		return p, fmt.Errorf("%s: %w", field, err)
-	}
-	return p, nil
-}
-
+// initPrecisions applies the precision plan (planPrecisions), picks the
+// profile's efficiencies for its peaks and the experts' kernel path, and
+// records the resolved options.
 func (m *StepModel) initPrecisions(opts StepOptions) error {
 	g := m.gpu
-	var err error
-	// Weights.
-	field, name := "weight_dtype", opts.WeightDType
-	if name == "" {
-		field, name = "dtype", m.cfg.DType
-		if name == "" {
-			name = "bf16"
-		}
-	}
-	if len(opts.WeightMix) > 0 {
-		if opts.WeightDType != "" {
-			return fmt.Errorf("weight_mix: set either weight_dtype or weight_mix, not both")
-		}
-		parts, err := ParseWeightMix(opts.WeightMix)
-		if err != nil {
-			return fmt.Errorf("weight_mix: %w", err)
-		}
-		if m.w, err = BlendPrecision(parts); err != nil {
-			return fmt.Errorf("weight_mix: %w", err)
-		}
-	} else if m.w, err = lookupField(field, name); err != nil {
+	plan, err := planPrecisions(m.cfg, g, opts)
+	if err != nil {
 		return err
 	}
-	m.expW = m.w
-	switch {
-	case opts.ExpertDType != "":
-		if m.expW, err = lookupField("expert_dtype", opts.ExpertDType); err != nil {
-			return err
-		}
-	case opts.WeightDType == "" && len(opts.WeightMix) == 0 && m.cfg.ExpertDType != "":
-		if m.expW, err = lookupField("expert_dtype", m.cfg.ExpertDType); err != nil {
-			return err
-		}
-	}
-	m.attnW = m.w
-	switch {
-	case opts.AttentionDType != "":
-		if m.attnW, err = lookupField("attention_dtype", opts.AttentionDType); err != nil {
-			return err
-		}
-	case opts.WeightDType == "" && len(opts.WeightMix) == 0 && m.cfg.AttentionDType != "":
-		// A checkpoint that leaves attention unconverted (model.Quantization).
-		if m.attnW, err = lookupField("attention_dtype", m.cfg.AttentionDType); err != nil {
-			return err
-		}
-	}
-	// 16-bit default for this GPU.
-	wide, _ := LookupPrecision(DefaultActDType(g))
-	// Activations.
-	m.act = wide
-	if opts.ActDType != "" {
-		if m.act, err = lookupField("act_dtype", opts.ActDType); err != nil {
-			return err
-		}
-		if m.act.Compute == "" {
-			return fmt.Errorf("act_dtype: %s is a weight-only format", m.act.Name)
-		}
-	}
-	if _, ok := g.PeakFLOPS(m.act.Compute); !ok {
-		return fmt.Errorf("act_dtype: gpu %s has no %s peak", g.Name, m.act.Compute)
-	}
-	// KV cache.
-	m.kv = m.act
-	if opts.KVDType != "" {
-		if m.kv, err = lookupField("kv_dtype", opts.KVDType); err != nil {
-			return err
-		}
-	}
-	// Router (and default embedding / LM head).
-	m.emb = m.w
-	if m.w.Bits < 16 {
-		m.emb = wide
-	}
-	m.tok = m.emb
-	if opts.EmbeddingDType != "" {
-		if m.tok, err = lookupField("embedding_dtype", opts.EmbeddingDType); err != nil {
-			return err
-		}
-	}
-	m.lmh = m.tok
-	if opts.LMHeadDType != "" {
-		if m.lmh, err = lookupField("lm_head_dtype", opts.LMHeadDType); err != nil {
-			return err
-		}
-		if m.cfg.TiedEmbeddings {
-			m.tok = m.lmh
-		}
-	}
-	// Compute peaks.
-	pick := func(w Precision) string {
-		if opts.ActDType == "" && w.Compute == "fp8" {
-			if _, ok := g.PeakFLOPS("fp8"); ok {
-				return "fp8" // implied W8A8
-			}
-		}
-		return ComputePrecision(w, m.act, g)
-	}
-	m.pGEMM.key, m.pExpert.key = pick(m.w), pick(m.expW)
-	m.pEmb.key, m.pAct.key = ComputePrecision(m.emb, m.act, g), m.act.Compute
-	m.pAttn.key, m.pLMH.key = pick(m.attnW), ComputePrecision(m.lmh, m.act, g)
-	for _, pk := range []*peak{&m.pGEMM, &m.pExpert, &m.pEmb, &m.pAct, &m.pAttn, &m.pLMH} {
-		f, ok := g.PeakFLOPS(pk.key)
-		if !ok {
-			return fmt.Errorf("gpu %s has no %s peak", g.Name, pk.key)
-		}
-		pk.flops = f
-	}
+	m.precisionPlan = plan
 	// A profile may carry an efficiency for a weight format itself ("q4_k",
 	// "fp8_block": its kernels differ from others of the same compute
 	// precision); otherwise the compute precision's entry applies.
