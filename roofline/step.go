@@ -156,7 +156,8 @@ type StepModel struct {
 	gpu  *hardware.GPU
 	prof *hardware.Profile
 	opts StepOptions
-	tp   int
+	// stepShapes is one GPU's share of the model (shapes.go).
+	stepShapes
 	// captureMax is the largest CUDA-graph capture size (0: no padding).
 	captureMax int
 	// computeScale and commScale are 1/Profile.ServingComputeEfficiency and
@@ -181,31 +182,13 @@ type StepModel struct {
 	effMoE     hardware.OpEfficiency
 	bw, linkBW float64
 
-	hidden, headsPG, kvHeadsPG, headDim int
-	qkvN, qDim, kvDim                   int
-	interPG                             int
-	gated                               bool
-	nLayers, nFull, nSliding            int
-	norms                               int  // hidden-size RMSNorms per layer
-	qkNorm                              bool // per-head q/k RMSNorm
-	chunked                             bool // sliding layers use chunked local attention
-	nDense, nMoE                        int
-	window                              int
-	experts, topK, expInterPG           int
-	sharedInterPG                       int
-	weightBytes                         float64
-	moe                                 moeShape // EP / DP layout and fused-kernel entry (moe.go)
-	vocabPG                             int
+	weightBytes float64
+	moe         moeShape // the routed experts' kernel path (moe.go)
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes.
-//
-// Tensor parallelism splits heads, MLP width, experts' width and the
-// vocabulary by TP. TP must divide num_heads. When num_kv_heads < TP, vLLM
-// replicates KV heads: TP must then be a multiple of num_kv_heads and each
-// GPU holds one KV head; otherwise TP must divide num_kv_heads.
+// NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes
+// (newStepShapes: how TP, EP and DP split the model) and the precision
+// plan (planPrecisions).
 //
 // Embedding and LM head stay 16-bit when the weights are a quantised format
 // (Bits < 16), as vLLM-served quantised checkpoints keep them; GGUF files
@@ -231,18 +214,14 @@ func NewStepModel(cfg *model.Config, gpu *hardware.GPU, opts StepOptions) (*Step
 	return m, nil
 }
 
+// initShapes sets the per-GPU shapes (newStepShapes), the CUDA-graph
+// capture limit and checks the profile's fused-MoE entries.
 func (m *StepModel) initShapes(opts StepOptions) error {
-	c := m.cfg
-	if err := c.Validate(); err != nil {
+	sh, err := newStepShapes(m.cfg, opts)
+	if err != nil {
 		return err
 	}
-	tp := opts.TP
-	if tp == 0 {
-		tp = 1
-	}
-	if tp < 0 {
-		return fmt.Errorf("tp: must be >= 1, got %d", opts.TP)
-	}
+	m.stepShapes = sh
 	if opts.GraphCaptureMaxTokens < 0 {
 		return fmt.Errorf("graph_capture_max_tokens: must be >= 0, got %d", opts.GraphCaptureMaxTokens)
 	}
@@ -250,43 +229,7 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 	if opts.GraphCaptureMaxTokens > 0 {
 		m.captureMax = opts.GraphCaptureMaxTokens
 	}
-	if c.NumHeads%tp != 0 {
-		return fmt.Errorf("tp: %d does not divide num_heads %d", tp, c.NumHeads)
-	}
-	kvPG := 1
-	switch {
-	case c.NumKVHeads%tp == 0:
-		kvPG = c.NumKVHeads / tp
-	case tp%c.NumKVHeads != 0:
-		return fmt.Errorf("tp: %d does not divide num_kv_heads %d (nor is it a multiple of it)", tp, c.NumKVHeads)
-	}
-	m.tp = tp
-	m.hidden, m.headDim = c.HiddenSize, c.HeadDim
-	m.headsPG, m.kvHeadsPG = c.NumHeads/tp, kvPG
-	m.qDim, m.kvDim = m.headsPG*c.HeadDim, kvPG*c.HeadDim
-	m.qkvN = m.qDim + 2*m.kvDim
-	m.gated = c.GatedMLP
-	m.vocabPG = ceilDiv(c.VocabSize, tp)
-	m.nLayers = c.NumLayers
-	m.norms = c.NormsPerLayer
-	if m.norms <= 0 {
-		m.norms = 2
-	}
-	m.qkNorm = c.QKNorm
-	m.nSliding = c.NumSlidingLayers()
-	m.nFull = c.NumLayers - m.nSliding
-	m.window, m.chunked = c.SlidingWindow, c.ChunkedAttention
-	m.nMoE = c.NumMoELayers()
-	m.nDense = c.NumLayers - m.nMoE
-	if e := c.MoE; e != nil && m.nMoE > 0 {
-		m.experts, m.topK = e.NumExperts, e.TopK
-		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, tp)
-		m.sharedInterPG = ceilDiv(e.NumSharedExperts*e.SharedIntermediateSize, tp)
-	}
-	if m.nDense > 0 {
-		m.interPG = ceilDiv(c.IntermediateSize, tp)
-	}
-	return m.initMoE(opts)
+	return m.initMoE()
 }
 
 // initPrecisions applies the precision plan (planPrecisions), picks the
@@ -331,7 +274,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 			m.pPrefAttn, m.effPrefAttn = peak{key: m.kv.Compute, flops: f}, e
 		}
 	}
-	m.opts = StepOptions{TP: m.tp, EP: above1(m.moe.ep), DP: above1(m.moe.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
+	m.opts = StepOptions{TP: m.tp, EP: above1(m.ep), DP: above1(m.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
 		m.opts.WeightDType = ""
 		m.opts.WeightMix = opts.WeightMix
@@ -416,7 +359,7 @@ func (m *StepModel) computeWeightBytes() float64 {
 		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
 	total := attn*m.attnW.Bits/8 + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
-	total += pc.RoutedExperts / float64(m.tp*m.moe.dp) * eb // over every GPU of the engine (EP x MoE-TP)
+	total += pc.RoutedExperts / float64(m.tp*m.dp) * eb // over every GPU of the engine (EP x MoE-TP)
 	total += (pc.Router + pc.Norms) * nb
 	total += pc.Embedding/tp*m.tok.Bits/8 + pc.LMHead/tp*m.lmh.Bits/8
 	return total
