@@ -158,11 +158,10 @@ type StepModel struct {
 	opts StepOptions
 	// stepShapes is one GPU's share of the model (shapes.go).
 	stepShapes
-	// captureMax is the largest CUDA-graph capture size (0: no padding).
-	captureMax int
-	// computeScale and commScale are 1/Profile.ServingComputeEfficiency and
-	// 1/Profile.ServingAllReduceEfficiency (1 when unset).
-	computeScale, commScale float64
+	// eng is the engine's cost terms (engine_terms.go) and engineScales
+	// their factors on every operator.
+	eng EngineTerms
+	engineScales
 
 	// precisionPlan is the dtypes and compute peaks (precision_plan.go).
 	precisionPlan
@@ -171,9 +170,6 @@ type StepModel struct {
 	// Profile.AttentionPrefillByKV when the profile has an entry for it.
 	pPrefAttn   peak
 	effPrefAttn hardware.OpEfficiency
-	// inputScale is the share of GEMM input-side time the step pays:
-	// 1 - Profile.GEMMInputFusedFraction.
-	inputScale float64
 	// GEMM efficiencies for the weight, router, attention-projection and
 	// LM-head peaks (Profile.GEMMFor).
 	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
@@ -214,21 +210,19 @@ func NewStepModel(cfg *model.Config, gpu *hardware.GPU, opts StepOptions) (*Step
 	return m, nil
 }
 
-// initShapes sets the per-GPU shapes (newStepShapes), the CUDA-graph
-// capture limit and checks the profile's fused-MoE entries.
+// initShapes sets the per-GPU shapes (newStepShapes) and the engine terms
+// (ProfileEngineTerms with the options' overrides), and checks the
+// profile's fused-MoE entries.
 func (m *StepModel) initShapes(opts StepOptions) error {
 	sh, err := newStepShapes(m.cfg, opts)
 	if err != nil {
 		return err
 	}
 	m.stepShapes = sh
-	if opts.GraphCaptureMaxTokens < 0 {
-		return fmt.Errorf("graph_capture_max_tokens: must be >= 0, got %d", opts.GraphCaptureMaxTokens)
+	if m.eng, err = ProfileEngineTerms(m.prof).withOptions(opts); err != nil {
+		return err
 	}
-	m.captureMax = m.prof.GraphCaptureMaxTokens
-	if opts.GraphCaptureMaxTokens > 0 {
-		m.captureMax = opts.GraphCaptureMaxTokens
-	}
+	m.engineScales = m.eng.scales()
 	return m.initMoE()
 }
 
@@ -259,14 +253,6 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	}
 	if err := m.initFused(opts); err != nil {
 		return err
-	}
-	m.inputScale = 1 - m.prof.GEMMInputFusedFraction
-	m.computeScale, m.commScale = 1, 1
-	if e := m.prof.ServingComputeEfficiency; e > 0 {
-		m.computeScale = 1 / e
-	}
-	if e := m.prof.ServingAllReduceEfficiency; e > 0 {
-		m.commScale = 1 / e
 	}
 	m.pPrefAttn, m.effPrefAttn = m.pAct, m.prof.AttentionPrefill
 	if e, ok := m.prof.AttentionPrefillByKV[m.kv.Compute]; ok {
@@ -334,6 +320,10 @@ func (m *StepModel) checkGPU() error {
 // Options returns the resolved options (defaults filled in, dtype names
 // canonical).
 func (m *StepModel) Options() StepOptions { return m.opts }
+
+// EngineTerms returns the engine cost terms the model adds to its kernels'
+// times (the profile's, with the options' overrides).
+func (m *StepModel) EngineTerms() EngineTerms { return m.eng }
 
 // Model returns the architecture this model prices.
 func (m *StepModel) Model() *model.Config { return m.cfg }
@@ -587,7 +577,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if acc.ops != nil {
 		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
 	}
-	if host := m.hostSeconds(requests, acc.c.ComputeS+acc.c.MemoryS+acc.c.CommS+acc.c.OverheadS); host > 0 {
+	if host := m.eng.hostSeconds(requests, acc.c.ComputeS+acc.c.MemoryS+acc.c.CommS+acc.c.OverheadS); host > 0 {
 		acc.c.OverheadS += host
 		if acc.ops != nil {
 			*acc.ops = append(*acc.ops, OpTime{Name: "host", Kind: KindOverhead, Count: 1, Seconds: host})
@@ -600,14 +590,10 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 // depend only on its token count T (of which prefTokens are prefill
 // tokens), from cache when given (Cost only, never Breakdown). T > 0.
 func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache) {
-	p := m.prof
-	acc.launchScale = 1
-	if prefTokens == 0 || T <= p.GraphMaxTokens {
-		acc.launchScale = p.GraphLaunchFactor
-	}
+	acc.launchScale = m.eng.launchScale(T, prefTokens)
 	// A step that replays a CUDA graph runs its token-proportional
 	// operators on the captured size it is padded to.
-	Tp := hardware.CaptureSize(T, m.captureMax)
+	Tp := hardware.CaptureSize(T, m.eng.GraphCaptureMaxTokens)
 	if cache != nil && acc.ops == nil {
 		graph := acc.launchScale != 1
 		if part, ok := cache.get(Tp, graph); ok {
@@ -624,8 +610,7 @@ func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache
 // stepOverhead is the engine's fixed cost of a step of requests requests:
 // per step, per request and per (request, KV head, layer), in seconds.
 func (m *StepModel) stepOverhead(requests int) float64 {
-	p := m.prof
-	return (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG*m.nLayers)) * 1e-6
+	return m.eng.overheadSeconds(requests, m.kvHeadsPG*m.nLayers)
 }
 
 // lmHeadIncrement prices the LM head for sampled rows as apply adds it to
@@ -637,20 +622,6 @@ func (m *StepModel) lmHeadIncrement(sampled int) lmIncrement {
 	tc, tm := m.opTimes(&lm, &m.pLMH, &m.effLMH)
 	m.apply(&a, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 	return lmIncrement{t: a.c.ComputeS + a.c.MemoryS, computeBound: tc >= tm, flops: a.flops, bytes: a.bytes, roofline: a.rooflineS}
-}
-
-// hostSeconds is the part of the engine's CPU work for a step of requests
-// that the step waits for, given the step's GPU-side time gpu (s):
-// Profile.HostStepUS + HostPerRequestUS x requests, less gpu under async
-// scheduling (the CPU work overlaps the previous step's GPU work, so only
-// what outlasts it shows), whole otherwise.
-func (m *StepModel) hostSeconds(requests int, gpu float64) float64 {
-	p := m.prof
-	host := (p.HostStepUS + p.HostPerRequestUS*float64(requests)) * 1e-6
-	if p.AsyncScheduling {
-		return max(host-gpu, 0)
-	}
-	return host
 }
 
 // tokenOps prices the operators whose cost depends only on the step's token
