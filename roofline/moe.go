@@ -228,19 +228,8 @@ func (m *StepModel) moeDispatch(acc *stepAcc, T int) {
 	if n == 0 {
 		return
 	}
-	gpus := m.tp * m.dp
 	msg := float64(m.moeTokens(T)*m.hidden) * m.act.Bits / 8
-	t := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale
-	acc.c.CommS += t
-	ar := AllReduce(msg, gpus)
-	if m.linkBW > 0 {
-		acc.rooflineS += float64(n) * ar.ActBytes / m.linkBW
-	}
-	if acc.ops != nil {
-		*acc.ops = append(*acc.ops, OpTime{Name: "moe_dispatch", Kind: KindAllReduce, Count: n,
-			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
-			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
-	}
+	m.allReduces(acc, "moe_dispatch", n, msg, m.tp*m.dp)
 }
 
 // EP is the resolved expert-parallel degree (1 when off).

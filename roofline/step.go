@@ -650,17 +650,7 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	if m.tp > 1 {
 		msg := float64(T*h) * m.act.Bits / 8
 		ars := 2*L - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
-		t := float64(ars) * p.AllReduceSeconds(m.gpu, msg, m.tp) * m.commScale
-		acc.c.CommS += t
-		ar := AllReduce(msg, m.tp)
-		if m.linkBW > 0 {
-			acc.rooflineS += float64(ars) * ar.ActBytes / m.linkBW
-		}
-		if acc.ops != nil {
-			*acc.ops = append(*acc.ops, OpTime{Name: "allreduce", Kind: KindAllReduce, Count: ars,
-				FLOPs: float64(ars) * ar.FLOPs, Bytes: float64(ars) * ar.ActBytes, Seconds: t,
-				Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
-		}
+		m.allReduces(acc, "allreduce", ars, msg, m.tp)
 	}
 
 	// MLP.
