@@ -23,6 +23,8 @@
 //     (planPrecisions, a pure function of the model, options and peaks);
 //   - shapes.go: one GPU's share of the model under TP, EP and DP
 //     (newStepShapes);
+//   - efficiencies.go: the profile's efficiency model for each operator
+//     group of the plan (pickEfficiencies);
 //   - engine_terms.go: the engine's costs besides the kernels (EngineTerms:
 //     per step, per request, host work, CUDA graphs, serving efficiencies);
 //   - step.go: construction (NewStepModel) and pricing: aggregate sums a

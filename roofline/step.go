@@ -151,6 +151,12 @@ type OpTime struct {
 // and per (request, KV head on the GPU) in each layer, and the host's CPU
 // work, of which only the part that outlasts the GPU shows under async
 // scheduling.
+//
+// A StepModel is built from parts, each a value worked out once: the
+// per-GPU shapes (stepShapes), the precision plan (precisionPlan), the
+// profile's efficiencies for it (stepEfficiencies), the engine's cost terms
+// (EngineTerms) and the experts' kernel path (moeShape); see the package
+// documentation for the reading order.
 type StepModel struct {
 	cfg  *model.Config
 	gpu  *hardware.GPU
@@ -165,21 +171,17 @@ type StepModel struct {
 
 	// precisionPlan is the dtypes and compute peaks (precision_plan.go).
 	precisionPlan
-	// pPrefAttn and effPrefAttn price prefill attention: the activations'
-	// peak with Profile.AttentionPrefill, or the KV cache's compute peak with
-	// Profile.AttentionPrefillByKV when the profile has an entry for it.
-	pPrefAttn   peak
-	effPrefAttn hardware.OpEfficiency
-	// GEMM efficiencies for the weight, router, attention-projection and
-	// LM-head peaks (Profile.GEMMFor).
-	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
-	// effMoE is the routed experts' efficiency: Profile.MoEByPrecision of
-	// the experts' weight format, else Profile.MoE.
-	effMoE     hardware.OpEfficiency
-	bw, linkBW float64
+	// stepEfficiencies is the profile's efficiencies for the plan's
+	// operators (efficiencies.go).
+	stepEfficiencies
+	// moe is the routed experts' kernel path (moe.go).
+	moe moeShape
 
+	// bw and linkBW are the GPU's memory and interconnect bandwidths,
+	// bytes/s (linkBW 0 when unknown).
+	bw, linkBW float64
+	// weightBytes is WeightBytesPerGPU.
 	weightBytes float64
-	moe         moeShape // the routed experts' kernel path (moe.go)
 }
 
 // NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes
@@ -227,54 +229,40 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 }
 
 // initPrecisions applies the precision plan (planPrecisions), picks the
-// profile's efficiencies for its peaks and the experts' kernel path, and
-// records the resolved options.
+// profile's efficiencies for it (pickEfficiencies) and the experts' kernel
+// path (initFused), and records the resolved options.
 func (m *StepModel) initPrecisions(opts StepOptions) error {
-	g := m.gpu
-	plan, err := planPrecisions(m.cfg, g, opts)
+	plan, err := planPrecisions(m.cfg, m.gpu, opts)
 	if err != nil {
 		return err
 	}
 	m.precisionPlan = plan
-	// A profile may carry an efficiency for a weight format itself ("q4_k",
-	// "fp8_block": its kernels differ from others of the same compute
-	// precision); otherwise the compute precision's entry applies.
-	eff := func(w Precision, key string) hardware.OpEfficiency {
-		if e, ok := m.prof.GEMMByPrecision[w.Name]; ok {
-			return e
-		}
-		return m.prof.GEMMFor(key)
-	}
-	m.effGEMM, m.effEmb = eff(m.w, m.pGEMM.key), eff(m.emb, m.pEmb.key)
-	m.effAttn, m.effLMH = eff(m.attnW, m.pAttn.key), eff(m.lmh, m.pLMH.key)
-	m.effMoE = m.prof.MoE
-	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
-		m.effMoE = e
-	}
+	m.stepEfficiencies = pickEfficiencies(m.prof, m.gpu, &m.precisionPlan)
 	if err := m.initFused(opts); err != nil {
 		return err
 	}
-	m.pPrefAttn, m.effPrefAttn = m.pAct, m.prof.AttentionPrefill
-	if e, ok := m.prof.AttentionPrefillByKV[m.kv.Compute]; ok {
-		if f, ok := g.PeakFLOPS(m.kv.Compute); ok {
-			m.pPrefAttn, m.effPrefAttn = peak{key: m.kv.Compute, flops: f}, e
-		}
-	}
-	m.opts = StepOptions{TP: m.tp, EP: above1(m.ep), DP: above1(m.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
+	m.opts = m.resolvedOptions(opts)
+	return nil
+}
+
+// resolvedOptions is opts with the defaults filled in and the dtype names
+// canonical, as the step model applies them (Options).
+func (m *StepModel) resolvedOptions(opts StepOptions) StepOptions {
+	r := StepOptions{TP: m.tp, EP: above1(m.ep), DP: above1(m.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
-		m.opts.WeightDType = ""
-		m.opts.WeightMix = opts.WeightMix
+		r.WeightDType = ""
+		r.WeightMix = opts.WeightMix
 	}
 	if m.expW.Name != m.w.Name {
-		m.opts.ExpertDType = m.expW.Name
+		r.ExpertDType = m.expW.Name
 	}
 	if m.attnW.Name != m.w.Name {
-		m.opts.AttentionDType = m.attnW.Name
+		r.AttentionDType = m.attnW.Name
 	}
-	m.opts.EmbeddingDType, m.opts.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
-	m.opts.GraphCaptureMaxTokens = opts.GraphCaptureMaxTokens
-	m.opts.MoEKernel = m.moe.kernel
-	return nil
+	r.EmbeddingDType, r.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
+	r.GraphCaptureMaxTokens = opts.GraphCaptureMaxTokens
+	r.MoEKernel = m.moe.kernel
+	return r
 }
 
 // checkEff validates an efficiency the profile's own Validate does not
