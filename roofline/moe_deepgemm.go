@@ -86,7 +86,7 @@ func DeepGEMMRows(tokens, topK, localExperts int) int {
 // once, on experts_gemm1.
 func (m *StepModel) deepGEMMExperts(acc *stepAcc, T int) {
 	Tm := m.moeTokens(T)
-	ep := max(m.moe.ep, 1)
+	ep := max(m.ep, 1)
 	local := m.experts / ep
 	rows := DeepGEMMRows(Tm, m.topK, local)
 	touched := m.expertsTouched(Tm)
