@@ -25,6 +25,7 @@ var settingTestValues = map[string]any{
 	"weights":                              "fp8_e4m3",
 	"kv_cache_dtype":                       "fp8_e4m3",
 	"act_dtype":                            "fp16",
+	"engine":                               "vllm@0.12.0",
 	"serving.max_num_seqs":                 64,
 	"serving.max_num_batched_tokens":       4096,
 	"serving.block_size":                   32,
@@ -169,6 +170,8 @@ func TestSettingErrorsAgree(t *testing.T) {
 		{"serving.scheduling_policy", "scheduling-policy", "lifo", `unknown "lifo" (want fcfs, priority or sjf)`},
 		{"serving.long_prefill_token_threshold", "long-prefill-token-threshold", "-1", "must be in [0, 2147483647], got -1"},
 		{"seed", "seed", "-3", `want a non-negative integer, got "-3"`},
+		{"engine", "engine", "foo@1", `"foo@1": unknown engine "foo" (known: vllm, llama.cpp)`},
+		{"engine", "engine", "vllm@0.x", `"vllm@0.x": version "0.x": "x" is not a release number`},
 	} {
 		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
 			file := filepath.Join(dir, tc.flag+".yaml")
