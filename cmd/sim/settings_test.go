@@ -266,3 +266,22 @@ func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 		}
 	}
 }
+
+// TestEnginePrecedence: --engine beats SIM_ENGINE, which beats the workload
+// file's engine:, and run.json records the release that won.
+func TestEnginePrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "w.yaml")
+	if err := os.WriteFile(file, []byte("engine: vllm@0.12\n"+tinyWorkload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want string, args ...string) {
+		t.Helper()
+		if got, _ := lookupKey(runJSONConfig(t, append([]string{"--workload", file}, args...)...), "engine"); got != want {
+			t.Errorf("%v: run.json engine %v, want %s", args, got, want)
+		}
+	}
+	check("vllm@0.12.0")
+	t.Setenv("SIM_ENGINE", "vllm@0.18.0")
+	check("vllm@0.18.0")
+	check("llama.cpp@b6500", "--engine", "llama.cpp@b6500")
+}
