@@ -19,7 +19,7 @@ import (
 
 // vllmRow reports whether row was measured on vLLM with a known release.
 func vllmRow(row Row) bool {
-	return row.Version != "" && (row.Engine == "" || strings.EqualFold(row.Engine, "vllm"))
+	return row.Version != "" && (row.Engine == "" || strings.EqualFold(row.Engine, string(engine.VLLM)))
 }
 
 // engineWeights is the weight precision a row of model m on gpu g is
