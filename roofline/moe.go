@@ -92,6 +92,9 @@ type moeShape struct {
 	// the GPU's block-scaled fp8 GEMM efficiency dg.
 	kernel string
 	dg     hardware.OpEfficiency
+	// source is the policy's MoEKernelChoice.Source when MoEKernelAuto
+	// chose the path.
+	source string
 }
 
 // initMoE checks the profile's fused-MoE entries; it runs after the
@@ -112,16 +115,10 @@ func (m *StepModel) initFused(opts StepOptions) error {
 	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.Lookup(m.expW.Name)
 	kernel := opts.MoEKernel
 	if kernel == MoEKernelAuto {
-		k, err := VLLMMoEKernel(opts.EngineVersion, m.gpu.Name, m.expW.Name, m.tp)
-		if err != nil {
-			return fmt.Errorf("engine_version: %w", err)
-		}
-		kernel = k
-		if m.nMoE > 0 && k == MoEKernelDeepGEMM && m.pExpert.key != "fp8" {
-			// vLLM runs block-scaled fp8 experts in fp8 (W8A8); an
-			// activation setting that keeps them in 16 bits is not a
-			// release's default path, so auto stays on the fused one.
-			kernel = MoEKernelFused
+		kernel = MoEKernelFused
+		if p := opts.MoEKernelPolicy; p != nil {
+			c := p.MoEKernel(MoEKernelQuery{Arch: m.gpu.Arch, ExpertFormat: m.expW.Name, Compute: m.pExpert.key, TP: m.tp})
+			kernel, m.moe.source = c.Path, c.Source
 		}
 	}
 	switch kernel {
@@ -134,10 +131,10 @@ func (m *StepModel) initFused(opts StepOptions) error {
 			return nil
 		}
 		if m.expW.Name != "fp8_block" {
-			return fmt.Errorf("moe_kernel: %s runs 128x128 block-scaled fp8 experts (fp8_block), not %s", MoEKernelDeepGEMM, m.expW.Name)
+			return &MoEKernelError{Reason: fmt.Sprintf("%s runs 128x128 block-scaled fp8 experts (fp8_block), not %s", MoEKernelDeepGEMM, m.expW.Name)}
 		}
 		if m.pExpert.key != "fp8" {
-			return fmt.Errorf("moe_kernel: %s needs fp8 compute (W8A8), but the experts compute in %s", MoEKernelDeepGEMM, m.pExpert.key)
+			return &MoEKernelError{Reason: fmt.Sprintf("%s needs fp8 compute (W8A8), but the experts compute in %s", MoEKernelDeepGEMM, m.pExpert.key)}
 		}
 		m.moe.kernel = MoEKernelDeepGEMM
 		m.moe.dg = m.prof.GEMMFor(m.pExpert.key)
@@ -145,7 +142,7 @@ func (m *StepModel) initFused(opts StepOptions) error {
 			m.moe.dg = e
 		}
 	default:
-		return fmt.Errorf("moe_kernel: unknown kernel path %q (want %q, %q or %q)", opts.MoEKernel, MoEKernelAuto, MoEKernelFused, MoEKernelDeepGEMM)
+		return &MoEKernelError{Reason: fmt.Sprintf("unknown kernel path %q (want %q, %q or %q)", opts.MoEKernel, MoEKernelAuto, MoEKernelFused, MoEKernelDeepGEMM)}
 	}
 	return nil
 }

@@ -59,13 +59,13 @@ type StepOptions struct {
 	// MoEKernel is the routed experts' kernel path (moe.go): "" or
 	// MoEKernelFused for a fused grouped kernel priced with the profile's
 	// fused-MoE entry, MoEKernelDeepGEMM for vLLM's DeepGEMM contiguous
-	// path (block-scaled fp8 experts only), MoEKernelAuto for the path the
-	// vLLM release EngineVersion takes by default (VLLMMoEKernel; the fused
-	// one when EngineVersion is "" or the experts cannot run DeepGEMM's).
+	// path (block-scaled fp8 experts only), MoEKernelAuto for the path
+	// MoEKernelPolicy chooses (the fused one when it is nil).
 	// The resolved options record the path taken.
 	MoEKernel string `json:"moe_kernel,omitempty" yaml:"moe_kernel,omitempty"`
-	// EngineVersion is the vLLM release ("0.12.0") MoEKernelAuto follows.
-	EngineVersion string `json:"engine_version,omitempty" yaml:"engine_version,omitempty"`
+	// MoEKernelPolicy is the serving engine release's choice of the routed
+	// experts' kernel path, which MoEKernelAuto follows (engine.Engine).
+	MoEKernelPolicy MoEKernelPolicy `json:"-" yaml:"-"`
 }
 
 // Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on
