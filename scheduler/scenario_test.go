@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,16 +33,9 @@ var update = flag.Bool("update", false, "rewrite the outputs of testdata/*.txt")
 //	requests
 //	    each request's progress, in arrival order
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenario files: %v", err)
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			d := &driver{}
-			datadriven.Run(t, path, *update, d.handle)
-		})
-	}
+	datadriven.RunDir(t, "testdata", *update, func() func(*testing.T, *datadriven.Command) string {
+		return (&driver{}).handle
+	})
 }
 
 // driver is one scenario's state.

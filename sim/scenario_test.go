@@ -40,16 +40,9 @@ var update = flag.Bool("update", false, "rewrite the outputs of testdata/*.txt")
 //	    simulates the script from time 0 (to the horizon when given); prints
 //	    steps, then requests in arrival order, then the counts
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenario files: %v", err)
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			d := &engineDriver{}
-			datadriven.Run(t, path, *update, d.handle)
-		})
-	}
+	datadriven.RunDir(t, "testdata", *update, func() func(*testing.T, *datadriven.Command) string {
+		return (&engineDriver{}).handle
+	})
 }
 
 // engineDriver is one scenario's state: a deployment and a script.

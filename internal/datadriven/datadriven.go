@@ -21,6 +21,7 @@ package datadriven
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,5 +258,21 @@ func Run(t *testing.T, path string, update bool, handler func(t *testing.T, c *C
 		if err := os.WriteFile(path, []byte(f.Format(outputs)), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// RunDir runs every dir/*.txt file as a subtest named for the file, each
+// with a fresh handler from newHandler (a scenario's state starts empty).
+// A directory without scenario files fails the test.
+func RunDir(t *testing.T, dir string, update bool, newHandler func() func(t *testing.T, c *Command) string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files in %s: %v", dir, err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			Run(t, path, update, newHandler())
+		})
 	}
 }
