@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/examples"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -61,5 +62,19 @@ func TestSimulateMatchesPipeline(t *testing.T) {
 	}
 	if gotRec := download(t, ts, j.ID, "run.json"); !bytes.Equal(gotRec, wantRec.Bytes()) {
 		t.Errorf("run.json differs from the pipeline's record:\n%s\n%s", gotRec, wantRec.Bytes())
+	}
+}
+
+// The web view's deployment overrides have the library's limits
+// (internal/limits), with errors naming the setting.
+func TestSimulateLimitsAreTheLibrarys(t *testing.T) {
+	_, ts := newTestServer(t, DefaultOptions())
+	wantError(t, ts, "POST", "/api/simulate", map[string]any{"example": "chat", "tp": limits.MaxTP + 1}, 400, "tp:")
+	wantError(t, ts, "POST", "/api/simulate", map[string]any{"example": "chat", "tp": -1}, 400, "tp:")
+	wantError(t, ts, "POST", "/api/simulate", map[string]any{"example": "chat", "replicas": limits.MaxReplicas + 1}, 400, "replicas:")
+	// Above the literal 64 the web view used to cap at, within the library's.
+	j := runJob(t, ts, map[string]any{"example": "chat", "replicas": 65, "max_requests": 200})
+	if j.State != jobDone || j.Result.Replicas != 65 {
+		t.Errorf("65 replicas: %s %s", j.State, j.Error)
 	}
 }
