@@ -303,6 +303,9 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 	if at+e.cfg.FrontendDelay < e.now {
 		return fmt.Errorf("request %d: arrival %v s is before the current time %v s", w.ID, at.Seconds(), e.now.Seconds())
 	}
+	if w.Client < 0 || w.Client >= len(e.cfg.Clients) {
+		return fmt.Errorf("request %d: client index %d, but Config.Clients names %d clients", w.ID, w.Client, len(e.cfg.Clients))
+	}
 	i, r := e.alloc()
 	segs := r.segs[:0]
 	for _, sg := range w.Segments {

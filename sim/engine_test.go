@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -552,4 +553,23 @@ clients:
 		t.Fatalf("in-system integral %g, sum of E2E %g", r1.InSystemSeconds, sum)
 	}
 	_ = r0
+}
+
+// A request whose client index Config.Clients does not name is an error
+// from Run, not a panic deep in the collector.
+func TestRunRejectsUnnamedClient(t *testing.T) {
+	y := `
+seed: 1
+clients:
+  - name: one
+    concurrency: 1
+    num_requests: 2
+    prompt_tokens: {dist: constant, value: 10}
+    output_tokens: {dist: constant, value: 3}
+`
+	cfg := Config{Scheduler: schedCfg(1000), StepModel: linearStep{base: 1e-3}, Replicas: 1}
+	_, err := Run(cfg, mustGen(t, mustSpec(t, y)), newMemSink(t))
+	if err == nil || !strings.Contains(err.Error(), "client index 0, but Config.Clients names 0 clients") {
+		t.Fatalf("want an error naming the client index, got %v", err)
+	}
 }
