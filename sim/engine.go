@@ -177,10 +177,8 @@ type engine struct {
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
 	followUps bool
-	// dc prices pure decode steps from their count and KV sum; nil when the
-	// step model cannot.
-	dc decodeCoster
-	// runs prices the passes of decode runs exactly (planDecodeRun).
+	// runs prices pure decode steps and the passes of decode runs exactly,
+	// from their count and KV sum where the step model allows it.
 	runs *roofline.DecodeRunPricer
 	// bounds prices decode-run passes to within a bound; nil when the step
 	// model cannot (boundedDuration).
@@ -218,7 +216,6 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		return nil, err
 	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
-	e.dc, _ = cfg.StepModel.(decodeCoster)
 	e.bounds, _ = cfg.StepModel.(decodeBounder)
 	e.runs = roofline.NewDecodeRunPricer(cfg.StepModel)
 	e.col = traces.NewCollector(cfg.Clients)
