@@ -53,7 +53,9 @@ type Config struct {
 	// Router picks a replica per request: "round-robin" (default; also ""),
 	// "least-outstanding" or "prefix-affinity" (RouterNames lists them).
 	Router string
-	// Clients names the workload's clients, indexed by Request.Client.
+	// Clients names the workload's clients, indexed by Request.Client; a
+	// request of an index it does not name is an error. Empty: every
+	// request is client 0, named "client-0".
 	Clients []string
 	// Horizon stops the run at this simulated time; 0 runs until every
 	// request is done. Requests still in flight then are counted, not
@@ -215,6 +217,10 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Clients) == 0 {
+		// Unnamed requests all belong to client 0.
+		cfg.Clients = []string{"client-0"}
+	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.bounds, _ = cfg.StepModel.(decodeBounder)
 	e.runs = roofline.NewDecodeRunPricer(cfg.StepModel)
@@ -223,7 +229,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	if f, ok := src.(interface{ HasFollowUps() bool }); ok {
 		e.followUps = f.HasFollowUps()
 	}
-	e.itlCounts = make([]int, max(len(cfg.Clients), 1))
+	e.itlCounts = make([]int, len(cfg.Clients))
 	for i := 0; i < cfg.Replicas*ranks; i++ {
 		s, err := scheduler.New(cfg.Scheduler)
 		if err != nil {
