@@ -577,7 +577,8 @@ clients:
 	_, err := Run(cfg, mustGen(t, mustSpec(t, y)), newMemSink(t))
 	if err == nil || !strings.Contains(err.Error(), "client index 1, but Config.Clients names 1 clients") {
 		t.Fatalf("want an error naming the client index, got %v", err)
-	}	one := "clients:\n  - concurrency: 1\n    num_requests: 2\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 3}\n"
+	}
+	one := "clients:\n  - concurrency: 1\n    num_requests: 2\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 3}\n"
 	cfg.Clients = nil
 	res, err := Run(cfg, mustGen(t, mustSpec(t, one)), nil)
 	if err != nil || res.Completed != 2 {
