@@ -94,6 +94,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 		if errors.As(err, &ke) && !autoKernel {
 			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: ke.Reason}
 		}
+		var oe *roofline.OptionError
+		if errors.As(err, &oe) {
+			if key, ok := optionSetting(oe.Field); ok {
+				return nil, &workload.FieldError{Key: key, Reason: fmt.Sprintf("%v (model %s)", oe.Err, d.Model.Name)}
+			}
+		}
 		return nil, err
 	}
 	var kernelNote string
@@ -162,6 +168,21 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p.Scheduler = sc
 	return p, nil
+}
+
+// optionSetting maps a step-model option field (roofline.OptionError) to
+// the deployment setting that sets it, so an error names the setting the
+// user wrote; ok is false for a field no setting sets.
+func optionSetting(field string) (key string, ok bool) {
+	switch field {
+	case "tp", "ep", "dp", "act_dtype":
+		return field, true
+	case "weight_mix":
+		return "weights", true
+	case "graph_capture_max_tokens":
+		return "serving.max_cudagraph_capture_size", true
+	}
+	return "", false
 }
 
 // layoutString names a deployment's parallel layout for messages: "tp 4",
