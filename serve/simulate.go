@@ -241,7 +241,7 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	opts := prep.Step.Options()
 	dep.Weights, dep.KVCacheDType, dep.ActDType = opts.WeightDType, opts.KVDType, opts.ActDType
 	dep.Serving.Config = prep.Scheduler
-	p.run = runJSON{Source: src, Config: dep, Seed: sp.Seed, Profile: g.EffectiveProfile().Source,
+	p.run = runJSON{Source: src, Config: dep, Seed: sp.Seed, Profile: g.EffectiveProfile().Summary(),
 		MaxReqs: req.MaxRequests, KV: prep.Capacity}
 	return p, nil
 }

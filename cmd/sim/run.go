@@ -135,7 +135,7 @@ func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, 
 		return nil, err
 	}
 	r := runConfig{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration,
-		NumGPUBlocksPinned: prep.Pinned, Profile: d.GPU.EffectiveProfile().Source,
+		NumGPUBlocksPinned: prep.Pinned, Profile: d.GPU.EffectiveProfile().Summary(),
 		Workload: workloadPath, Trace: tracePath}
 	opts := prep.Step.Options()
 	r.Model, r.GPU = d.Model.Name, d.GPU.Name
