@@ -310,8 +310,11 @@ func (a AllReduce) Seconds(bytes float64, n int) float64 {
 type Profile struct {
 	// Calibrated is false for the built-in defaults.
 	Calibrated bool `yaml:"calibrated" json:"calibrated"`
-	// Engine is the serving engine the profile describes (e.g. "vllm-0.14",
-	// "llama.cpp"); kernels differ between engines.
+	// Engine is the serving engine release the profile was calibrated with,
+	// then free text ("vllm-0.14.0 kernels", "llama.cpp b6989-b7941 (CUDA)");
+	// kernels differ between releases. engine.FromProfile reads the release
+	// from it, which release-dependent kernel paths follow when the
+	// deployment names none.
 	Engine string `yaml:"engine,omitempty" json:"engine,omitempty"`
 	// Provenance says how the profile was made: each calibration stage
 	// applied, with its command and the checksums of the data it read.

@@ -92,6 +92,9 @@ func (g *GPU) validate() *FieldError {
 			return fieldErr(fmt.Sprintf("aliases[%d]", i), "must be non-empty")
 		}
 	}
+	if err := g.Arch.Validate(); err != nil {
+		return fieldErr("arch", err.Error())
+	}
 	if len(g.PeakTFLOPS) == 0 {
 		return fieldErr("peak_tflops", "must give at least one precision (fp32, tf32, fp16, bf16, fp8, int8, fp4)")
 	}

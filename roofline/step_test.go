@@ -567,10 +567,12 @@ func (su boundSetup) build(t *testing.T) *StepModel {
 	return m
 }
 
-// DecodeCost is Cost for a decode-only step, from the count and KV sum, bit
+// DecodeCost is the reference decode-run price (ReferenceDecodeRun: each
+// pass priced on its own with Cost), from each pass's count and KV sum, bit
 // for bit: on dense and MoE models, on every GPU profile, at every batch size
-// up to 300 and KV lengths from 1 to 100k, and on a profile whose decode
-// attention is compute-bound (where the compute-curve bound cannot skip).
+// up to 300 and KV lengths from 1 to 100k, over runs of up to 3 passes with
+// requests finishing between them, and on a profile whose decode attention is
+// compute-bound (where the compute-curve bound cannot skip).
 func TestDecodeCostIsExact(t *testing.T) {
 	for _, su := range decodeSetups(true) {
 		m := su.build(t)
@@ -578,20 +580,24 @@ func TestDecodeCostIsExact(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		maxLen := []int{16, 9000, 100000}
 		for i := 0; i < 600; i++ {
-			var in StepInput
-			var sum int64
+			var run DecodeRun
 			top := maxLen[i%len(maxLen)]
 			for j := 1 + rng.IntN(300); j > 0; j-- {
-				l := 1 + rng.IntN(top)
-				in.Decodes = append(in.Decodes, l)
-				sum += int64(l)
+				run.Lengths = append(run.Lengths, 1+rng.IntN(top))
+				run.Passes = append(run.Passes, 1+rng.IntN(3))
 			}
-			got, ok := c.DecodeCost(len(in.Decodes), sum)
-			if !ok {
-				t.Fatalf("%+v: full-attention model refused", su)
-			}
-			if want := m.Cost(&in); got != want {
-				t.Fatalf("%+v: DecodeCost %+v != Cost %+v", su, got, want)
+			for j, want := range ReferenceDecodeRun(m, run, 3) {
+				n, sum := runPassSums(run, j+1)
+				if n == 0 {
+					break
+				}
+				got, ok := c.DecodeCost(n, sum)
+				if !ok {
+					t.Fatalf("%+v: full-attention model refused", su)
+				}
+				if got != want {
+					t.Fatalf("%+v pass %d: DecodeCost %+v != reference %+v", su, j+1, got, want)
+				}
 			}
 		}
 	}

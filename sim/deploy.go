@@ -1,9 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
@@ -25,12 +26,6 @@ type Deployment struct {
 	// (KVCapacity) and > 0 pins it; MaxModelLen == 0 takes the model's maximum
 	// context.
 	Settings workload.Deployment
-	// EngineVersion is the vLLM release ("0.12.0") whose kernel paths the run
-	// follows where releases differ (Settings.Serving.MoEKernel auto); ""
-	// takes the release the GPU profile's kernel tables were measured with
-	// (hardware.Profile.Engine), and none when the profile names no vLLM
-	// release.
-	EngineVersion string
 }
 
 // Prepared is a resolved deployment, ready for Run.
@@ -78,23 +73,26 @@ func Prepare(d Deployment) (*Prepared, error) {
 		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
 	}
-	// The experts' kernel path: explicit, or the one the deployment's vLLM
-	// release (else the GPU profile's) runs (roofline.MoEKernelAuto).
+	// The experts' kernel path: explicit, or the one the deployment's engine
+	// release (else the GPU profile's) runs on the GPU's architecture
+	// (roofline.MoEKernelAuto, engines.Engine.MoEKernel).
 	autoKernel := st.Serving.MoEKernel == workload.MoEKernelAuto || st.Serving.MoEKernel == ""
-	version, from := d.EngineVersion, "the deployment's"
-	if version == "" {
-		version, from = profileVLLMVersion(d.GPU.EffectiveProfile().Engine), fmt.Sprintf("the %s profile's", d.GPU.Name)
+	eng, from := st.Engine, "the deployment's"
+	if eng.IsZero() {
+		eng, _ = engines.FromProfile(d.GPU.EffectiveProfile().Engine)
+		from = fmt.Sprintf("the %s profile's", d.GPU.Name)
 	}
 	if d.Model.MoE != nil {
 		opts.MoEKernel = st.Serving.MoEKernel
 		if autoKernel {
-			opts.MoEKernel, opts.EngineVersion = roofline.MoEKernelAuto, version
+			opts.MoEKernel, opts.MoEKernelPolicy = roofline.MoEKernelAuto, eng
 		}
 	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, opts)
 	if err != nil {
-		if _, r, ok := strings.Cut(err.Error(), "moe_kernel: "); ok && !autoKernel {
-			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: r}
+		var ke *roofline.MoEKernelError
+		if errors.As(err, &ke) && !autoKernel {
+			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: ke.Reason}
 		}
 		return nil, err
 	}
@@ -104,8 +102,8 @@ func Prepare(d Deployment) (*Prepared, error) {
 		if exp == "" {
 			exp = step.Options().WeightDType
 		}
-		kernelNote = fmt.Sprintf("serving.moe_kernel auto: %s, the path vLLM %s (%s release) takes for %s experts on %s at tp %d",
-			step.MoEKernel(), version, from, exp, d.GPU.Name, opts.TP)
+		kernelNote = fmt.Sprintf("serving.moe_kernel auto: %s, the path %s (%s release) takes for %s experts on %s (%s) at tp %d; source: %s",
+			step.MoEKernel(), eng, from, exp, d.GPU.Name, d.GPU.Arch, opts.TP, step.MoEKernelSource())
 	}
 	sc := st.Serving.Config
 	if sc.MaxModelLen == 0 {
@@ -161,20 +159,6 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p.Scheduler = sc
 	return p, nil
-}
-
-// profileVLLMVersion is the vLLM release a profile's Engine label names
-// ("vllm-0.14.0 kernels" gives "0.14.0"), "" when it names none.
-func profileVLLMVersion(engine string) string {
-	rest, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(engine)), "vllm-")
-	if !ok {
-		return ""
-	}
-	v, _, _ := strings.Cut(rest, " ")
-	if _, err := roofline.ParseVersion(v); err != nil {
-		return ""
-	}
-	return v
 }
 
 // layoutString names a deployment's parallel layout for messages: "tp 4",

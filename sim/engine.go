@@ -180,6 +180,8 @@ type engine struct {
 	// dc prices pure decode steps from their count and KV sum; nil when the
 	// step model cannot.
 	dc decodeCoster
+	// runs prices the passes of decode runs exactly (planDecodeRun).
+	runs *roofline.DecodeRunPricer
 	// bounds prices decode-run passes to within a bound; nil when the step
 	// model cannot (boundedDuration).
 	bounds decodeBounder
@@ -218,6 +220,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
 	e.dc, _ = cfg.StepModel.(decodeCoster)
 	e.bounds, _ = cfg.StepModel.(decodeBounder)
+	e.runs = roofline.NewDecodeRunPricer(cfg.StepModel)
 	e.col = traces.NewCollector(cfg.Clients)
 	e.followUps = true
 	if f, ok := src.(interface{ HasFollowUps() bool }); ok {

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"encoding"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -128,6 +129,12 @@ func schemaDoc(t *testing.T) string {
 				continue
 			}
 			key := prefix + name
+			if m, ok := fv.Interface().(encoding.TextMarshaler); ok && fv.Kind() == reflect.Struct {
+				// A value read from text (engine.Engine): its text is the default.
+				b, _ := m.MarshalText()
+				defaults[key] = fmt.Sprintf("%q", b)
+				continue
+			}
 			if fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(Duration(0)) {
 				collect(key+".", fv)
 				continue
@@ -275,6 +282,8 @@ func friendlyType(goType string) string {
 		return "true/false"
 	case "Duration":
 		return `duration ("30s", "500ms")`
+	case "engine.Engine":
+		return `string (name@version: "vllm@0.12.0")`
 	case "[]string":
 		return "list of strings"
 	case "[]int":

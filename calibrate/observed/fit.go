@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
@@ -161,11 +160,7 @@ func selectTerms(keys []string) ([]Term, error) {
 	for _, k := range keys {
 		i := slices.IndexFunc(all, func(t Term) bool { return t.Key == k })
 		if i < 0 {
-			var known []string
-			for _, t := range all {
-				known = append(known, t.Key)
-			}
-			return nil, fmt.Errorf("terms: unknown engine term %q (known: %s)", k, strings.Join(known, ", "))
+			return nil, &TermError{Key: k}
 		}
 		out = append(out, all[i])
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -183,6 +184,11 @@ clients:
 				t.Logf("%s: try %d: %.0f%% of the mock's steps late, mean emission lag %v, client lateness p90 %.1f ms",
 					w.name, try, late*100, lag, res.LatenessMs.P90)
 				if try == 3 {
+					// A busy machine is a missing resource, like a missing tool:
+					// outside CI the test says so and skips; CI must have the room.
+					if os.Getenv("CI") == "true" {
+						t.Fatalf("machine too busy to run the mock on schedule (%.0f%% of steps over %v late)", late*100, mock.LateAfter)
+					}
 					t.Skipf("machine too busy to run the mock on schedule (%.0f%% of steps over %v late)", late*100, mock.LateAfter)
 				}
 			}

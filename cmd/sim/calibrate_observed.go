@@ -95,7 +95,8 @@ func runCalibrateObserved(s streams, dirs []string, gpuArg, out string, terms []
 	}
 	fit, err := observed.Fit(g, runs, observed.Options{Terms: terms})
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "terms:") {
+		var te *observed.TermError
+		if errors.As(err, &te) {
 			return usageError{fmt.Errorf("--%w", err)}
 		}
 		return err

@@ -72,18 +72,18 @@ func TestCalibrateTellsTheTruth(t *testing.T) {
 		t.Errorf("the kernels stage does not say what was fitted: %+v", st)
 	}
 
-	start := time.Now()
-	code, _, errOut = cli(t, "calibrate", "--gpu", "h100", "--kernels", shareddata.Path(t, "kernels", "h100_sxm"), "--out", filepath.Join(t.TempDir(), "no", "such", "dir.yaml"))
+	// An unwritable --out is refused before fitting, indeed before the
+	// tables are read: with a --kernels directory that does not exist
+	// either, the error names --out.
+	code, _, errOut = cli(t, "calibrate", "--gpu", "h100", "--kernels", filepath.Join(t.TempDir(), "absent"), "--out", filepath.Join(t.TempDir(), "no", "such", "dir.yaml"))
 	if code != 1 || !strings.Contains(errOut, "--out: directory of") {
 		t.Errorf("unwritable --out: exit %d, %q", code, errOut)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("unwritable --out refused after %v, want before fitting", d)
 	}
 }
 
 // SIGINT stops sim calibrate (about a minute of fitting on the H100 tables)
-// at once with status 130, and no profile is written.
+// with status 130, and no profile is written; that it returns at once is
+// TestInterruptibleReturnsTheCause.
 func TestSignalStopsCalibrate(t *testing.T) {
 	bin := buildSim(t)
 	kernelsDir := shareddata.Path(t, "kernels", "h100_sxm")
@@ -95,9 +95,6 @@ func TestSignalStopsCalibrate(t *testing.T) {
 	t.Logf("calibrate stopped %v after SIGINT, exit %d", took.Round(time.Millisecond), cmd.ProcessState.ExitCode())
 	if cmd.ProcessState.ExitCode() != 130 || stderr.String() != "sim: interrupted by SIGINT\n" {
 		t.Errorf("exit %d, stderr %q; want 130 and one line", cmd.ProcessState.ExitCode(), stderr.String())
-	}
-	if took > 5*time.Second {
-		t.Errorf("took %v to stop", took)
 	}
 	if got := listDir(t, dir); !slices.Equal(got, []string{"."}) {
 		t.Errorf("left behind: %v", got)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -55,7 +56,38 @@ const settingAnnotation = "roofsim-setting"
 // value is the variable's name.
 const envAnnotation = "roofsim-env"
 
-var durationType = reflect.TypeFor[workload.Duration]()
+var (
+	durationType        = reflect.TypeFor[workload.Duration]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// isText reports whether a setting of type t is one text value
+// (encoding.TextUnmarshaler and TextMarshaler, like engine.Engine): a string
+// flag whose value t parses.
+func isText(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(textUnmarshalerType) && t.Implements(reflect.TypeFor[encoding.TextMarshaler]())
+}
+
+// settingText is a setting's value as a flag or viper default holds it: the
+// text form of a text setting, else v itself.
+func settingText(v reflect.Value) any {
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok && isText(v.Type()) {
+		b, err := m.MarshalText()
+		if err != nil {
+			panic(err) // a setting's own value always writes
+		}
+		return string(b)
+	}
+	return v.Interface()
+}
+
+// textValueError is a text setting's value that its type did not accept.
+type textValueError struct {
+	Type reflect.Type
+	Err  error
+}
+
+func (e *textValueError) Error() string { return e.Err.Error() }
 
 // settings lists the settings of workload.Spec in field order.
 func settings() []setting {
@@ -69,7 +101,7 @@ func settings() []setting {
 			if name == "-" || !f.IsExported() {
 				continue
 			}
-			if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			if f.Type.Kind() == reflect.Struct && f.Type != durationType && !isText(f.Type) {
 				if opts == "squash" {
 					walk(f.Type, prefix, idx)
 				} else if name != "" {
@@ -102,6 +134,8 @@ func addSettingFlags(cmd *cobra.Command, skip ...string) {
 		switch {
 		case s.Type == durationType:
 			fs.Duration(s.Flag, time.Duration(v.Int()), s.Help)
+		case isText(s.Type):
+			fs.String(s.Flag, settingText(v).(string), s.Help)
 		case s.Type.Kind() == reflect.String:
 			fs.String(s.Flag, v.String(), s.Help)
 		case s.Type.Kind() == reflect.Int:
@@ -243,7 +277,7 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 	v := viper.New()
 	file := reflect.ValueOf(sp).Elem()
 	for _, s := range settings() {
-		v.SetDefault(s.Key, file.FieldByIndex(s.Index).Interface())
+		v.SetDefault(s.Key, settingText(file.FieldByIndex(s.Index)))
 		f := cmd.Flags().Lookup(s.Flag)
 		if f != nil && slices.Contains(f.Annotations[settingAnnotation], s.Key) {
 			if err := v.BindPFlag(s.Key, f); err != nil {
@@ -256,6 +290,14 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 		c.WeaklyTypedInput = false
 		c.DecodeHook = strictStringHook
 	}); err != nil {
+		var te *textValueError
+		if errors.As(err, &te) {
+			for _, s := range settings() {
+				if s.Type == te.Type {
+					return nil, settingError(cmd, &workload.FieldError{Key: s.Key, Reason: te.Err.Error()})
+				}
+			}
+		}
 		return nil, fmt.Errorf("settings: %w", err)
 	}
 	if err := out.ValidateSettings(); err != nil {
@@ -265,8 +307,9 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 }
 
 // strictStringHook converts the strings viper hands over for flags it does
-// not type itself (uint64, float64, duration) to the field's type, exactly
-// (no truncation of "2.9" to 2).
+// not type itself (uint64, float64, duration, text settings) to the field's
+// type, exactly (no truncation of "2.9" to 2). A text setting's refusal is a
+// *textValueError.
 func strictStringHook(from, to reflect.Type, data any) (any, error) {
 	str, ok := data.(string)
 	if !ok || from.Kind() != reflect.String {
@@ -276,6 +319,12 @@ func strictStringHook(from, to reflect.Type, data any) (any, error) {
 	case to == durationType:
 		d, err := time.ParseDuration(str)
 		return workload.Duration(d), err
+	case isText(to):
+		v := reflect.New(to)
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(str)); err != nil {
+			return nil, &textValueError{Type: to, Err: err}
+		}
+		return v.Elem().Interface(), nil
 	case to.Kind() == reflect.Int:
 		return strconv.Atoi(str)
 	case to.Kind() == reflect.Uint64:
