@@ -144,6 +144,9 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
+		if err := checkMaxModelLen(m, d.GPU, st, sc, c); err != nil {
+			return nil, err
+		}
 		if c.Blocks > limits.MaxKVBlocks {
 			return nil, &workload.FieldError{Key: "serving.block_size", Reason: fmt.Sprintf(
 				"%s on %s derives %d KV blocks of %d tokens, above the simulator's %d per instance; use a larger block size or pin serving.num_gpu_blocks",
@@ -172,4 +175,22 @@ func layoutString(st workload.Deployment) string {
 		s += fmt.Sprintf(", ep %d", st.EP)
 	}
 	return s
+}
+
+// checkMaxModelLen refuses a deployment whose derived KV cache cannot hold
+// one request of max_model_len tokens, as vLLM refuses to start
+// (check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py): such a
+// server never comes up, so there is nothing to simulate. The estimated
+// maximum length is what the cache holds, blocks x block size, the length
+// vLLM's estimate_max_model_len finds for full-attention layers. A pinned
+// serving.num_gpu_blocks is not checked: it is what a running server
+// reported.
+func checkMaxModelLen(m *model.Config, g *hardware.GPU, st workload.Deployment, sc scheduler.Config, c Capacity) error {
+	need := (sc.MaxModelLen + sc.BlockSize - 1) / sc.BlockSize
+	if c.Blocks >= need {
+		return nil
+	}
+	return &workload.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf(
+		"to serve one request of %d tokens, %.2f GiB of KV cache is needed per GPU, more than the %.2f GiB left (%s on %s with %s); the estimated maximum model length is %d: lower serving.max_model_len, raise serving.gpu_memory_utilization or use more GPUs",
+		sc.MaxModelLen, float64(need)*c.BytesPerBlock/GiB, c.KVBytes/GiB, m.Name, g.Name, layoutString(st), c.Blocks*sc.BlockSize)}
 }
