@@ -114,7 +114,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	st := Settings{Deployment: spec.Deployment, Seed: spec.Seed, Duration: spec.Duration,
-		NumGPUBlocksPinned: prep.Pinned, Profile: g.EffectiveProfile().Source,
+		NumGPUBlocksPinned: prep.Pinned, Profile: g.EffectiveProfile().Summary(),
 		Workload: opts.Workload, Trace: opts.Trace}
 	so := prep.Step.Options()
 	st.Model, st.GPU = m.Name, g.Name

@@ -449,7 +449,12 @@ func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d, GPU profile %s\n", m.Name, g.Name, sp.TP,
 		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, pipeline.ProfileLabel(g.EffectiveProfile()))
 	if o.Verbose {
-		fmt.Fprintf(s.out, "profile source: %s\n", g.EffectiveProfile().Source)
+		fmt.Fprintf(s.out, "profile source: %s\n", g.EffectiveProfile().Summary())
+		for _, st := range g.EffectiveProfile().Provenance {
+			if st.Command != "" {
+				fmt.Fprintf(s.out, "  %s: %s\n", st.Stage, st.Command)
+			}
+		}
 	}
 	tw := newTable(s.out)
 	fmt.Fprintln(tw, "PHASE\tTOKENS\tSTEPS\tFLOPS\tBYTES\tAI\tBOUND\tTIME\tROOFLINE TIME\tTOKENS/S\tMEASURED\tERROR %")
