@@ -14,7 +14,8 @@ import (
 // from. Paths in requests are relative to it; a path that leaves it, by
 // "..", an absolute name or a symbolic link pointing outside, is refused.
 type dataDir struct {
-	root string // absolute, symbolic links resolved
+	root string   // absolute, symbolic links resolved
+	fs   *os.Root // root opened: files are read through it
 }
 
 func openDataDir(dir string) (*dataDir, error) {
@@ -33,7 +34,11 @@ func openDataDir(dir string) (*dataDir, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", dir)
 	}
-	return &dataDir{root: real}, nil
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	return &dataDir{root: real, fs: r}, nil
 }
 
 // resolve turns a request's relative path into an absolute path inside the

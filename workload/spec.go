@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
@@ -157,7 +157,7 @@ type Session struct {
 // Load reads and parses a workload file (see Parse). An inference-perf
 // config (IsInferencePerf) is converted instead (FromInferencePerf).
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("reading workload: %w", err)
 	}

@@ -3,11 +3,11 @@ package llamacpp
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/throughput"
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/roofline"
 )
 
@@ -37,7 +37,7 @@ var _ throughput.Source = (*Bench)(nil)
 
 // Load reads path into a Bench of the default builds.
 func Load(path string) (*Bench, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Table)
 	if err != nil {
 		return nil, fmt.Errorf("reading throughput rows: %w", err)
 	}
