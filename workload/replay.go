@@ -144,6 +144,9 @@ func (b *traceBuilder) add(r rawRow, line int, where string) error {
 		row.Session = intern(b.sessionIdx, &b.tr.SessionIDs, r.sessionID)
 	}
 	if r.client != "" {
+		if _, known := b.clientIdx[r.client]; !known && len(b.tr.Clients) >= maxClients {
+			return fmt.Errorf("%s: %s: more than %d distinct clients (the cap of a workload file's clients)", where, colClient, maxClients)
+		}
 		row.Client = intern(b.clientIdx, &b.tr.Clients, r.client)
 	}
 	b.tr.Rows = append(b.tr.Rows, row)
