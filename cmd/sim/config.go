@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,35 +56,13 @@ const envAnnotation = "roofsim-env"
 
 var durationType = reflect.TypeFor[workload.Duration]()
 
-// settings lists the settings of workload.Spec in field order.
+// settings lists the settings of workload.Spec in field order
+// (workload.SettingsOf).
 func settings() []setting {
 	var out []setting
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			idx := append(append([]int(nil), index...), i)
-			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-			if name == "-" || !f.IsExported() {
-				continue
-			}
-			if f.Type.Kind() == reflect.Struct && f.Type != durationType {
-				if opts == "squash" {
-					walk(f.Type, prefix, idx)
-				} else if name != "" {
-					walk(f.Type, prefix+name+".", idx)
-				}
-				continue
-			}
-			help, ok := f.Tag.Lookup("help")
-			if !ok || name == "" {
-				continue
-			}
-			out = append(out, setting{Key: prefix + name, Flag: strings.ReplaceAll(name, "_", "-"),
-				Help: help, Index: idx, Type: f.Type})
-		}
+	for _, s := range workload.SettingsOf(reflect.TypeFor[workload.Spec]()) {
+		out = append(out, setting{Key: s.Key, Flag: s.Flag(), Help: s.Help, Index: s.Index, Type: s.Type})
 	}
-	walk(reflect.TypeFor[workload.Spec](), "", nil)
 	return out
 }
 
@@ -163,16 +140,13 @@ func applyEnv(cmd *cobra.Command) error {
 // workload file's errors use ("tp: want an integer, got \"2.9\"").
 func typeWord(t string) string {
 	switch t {
-	case "int":
-		return "an integer"
 	case "uint64":
-		return "a non-negative integer"
+		t = "uint"
 	case "float64":
-		return "a number"
-	case "bool":
-		return "true or false"
-	case "duration":
-		return "a duration such as 90s or 10m"
+		t = "float"
+	}
+	if w := workload.TypeWord(t); w != "" {
+		return w
 	}
 	return "a " + t
 }
@@ -272,18 +246,9 @@ func strictStringHook(from, to reflect.Type, data any) (any, error) {
 	if !ok || from.Kind() != reflect.String {
 		return data, nil
 	}
-	switch {
-	case to == durationType:
-		d, err := time.ParseDuration(str)
-		return workload.Duration(d), err
-	case to.Kind() == reflect.Int:
-		return strconv.Atoi(str)
-	case to.Kind() == reflect.Uint64:
-		return strconv.ParseUint(str, 10, 64)
-	case to.Kind() == reflect.Float64:
-		return strconv.ParseFloat(str, 64)
-	case to.Kind() == reflect.Bool:
-		return strconv.ParseBool(str)
+	switch to.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.Bool:
+		return workload.ParseValue(to, str)
 	}
 	return data, nil
 }
