@@ -35,6 +35,9 @@ type simulateRequest struct {
 	MaxRequests int     `json:"max_requests"`
 	Seed        *uint64 `json:"seed"`
 	Label       string  `json:"label"`
+	// Settings override deployment settings by key, in text form
+	// (GET /api/settings lists them); model, tp and replicas above win.
+	Settings map[string]string `json:"settings"`
 }
 
 type exampleEntry struct {
@@ -172,6 +175,9 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 		return nil, err
 	}
 	dep := sp.Deployment
+	if err := applySettings(&dep, req.Settings); err != nil {
+		return nil, err
+	}
 	if req.Model != "" {
 		dep.Model = req.Model
 	}

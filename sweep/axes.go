@@ -24,10 +24,10 @@ const (
 	keyModel               = "model"
 )
 
-// unswept returns why a sweep does not vary the setting key, "" when it
+// Unswept returns why a sweep does not vary the setting key, "" when it
 // does: every probe runs one instance, and replicas are sized for the
 // target rate.
-func unswept(key string) string {
+func Unswept(key string) string {
 	switch key {
 	case "replicas":
 		return "not swept: every probe runs one instance; the sweep sizes replicas for the target rate"
@@ -86,7 +86,7 @@ func (a *Axis) canonicalize() error {
 	if err != nil {
 		return err
 	}
-	if why := unswept(a.Key); why != "" {
+	if why := Unswept(a.Key); why != "" {
 		return &GridError{Field: a.Key, Reason: why}
 	}
 	if len(a.Values) == 0 {

@@ -28,19 +28,20 @@ type sweepOptions struct {
 	Workload string
 	// Grid lists, comma-separated; "" takes the setting's single value.
 	GPUs, TP, DP, EP, MaxNumSeqs, MaxNumBatchedTokens string
-	// Grid are --grid axes, KEY=V1,V2,... (sweep.ParseAxis).
-	Grid       []string
-	SLO        string
-	TargetRate float64
-	GPUCost    string
-	Requests   int
-	Probes     int
-	Jobs       int
-	Out, CSV   string
-	Plot       string
-	Shard      string
-	JSON       bool
-	Quiet      bool
+	SLO                                               string
+	TargetRate                                        float64
+	GPUCost                                           string
+	Requests                                          int
+	Probes                                            int
+	Jobs                                              int
+	Out, CSV                                          string
+	Plot                                              string
+	Shard                                             string
+	JSON                                              bool
+	Quiet                                             bool
+
+	// Grid are the --grid axes, KEY=V1,V2,... (sweep.ParseAxis).
+	Grid []string
 }
 
 // sweepSkippedFlags are settings that sweep takes as lists (tp,
