@@ -182,11 +182,7 @@ func TestRunGridSettings(t *testing.T) {
 	if !(res.Rows[1].KVBlocks > res.Rows[0].KVBlocks) {
 		t.Errorf("KV blocks bf16 %d, fp8 %d: fp8 weights must leave more", res.Rows[0].KVBlocks, res.Rows[1].KVBlocks)
 	}
-	var buf bytes.Buffer
-	if err := WriteCSV(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
+	recs, err := csv.NewReader(bytes.NewReader(csvOf(t, res))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,25 +209,14 @@ func TestRunGridSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var pq bytes.Buffer
-		if err := WriteParquet(&pq, r); err != nil {
-			t.Fatal(err)
-		}
-		back, err := ReadParquet(bytes.NewReader(pq.Bytes()), int64(pq.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, back)
+		parts = append(parts, parquetRoundTrip(t, r))
 	}
 	merged, err := Merge(parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a, b bytes.Buffer
-	WriteCSV(&a, res)
-	WriteCSV(&b, merged)
-	if a.String() != b.String() {
-		t.Errorf("merged shards differ from the whole:\n%s\n---\n%s", b.String(), a.String())
+	if a, b := csvOf(t, res), csvOf(t, merged); !bytes.Equal(a, b) {
+		t.Errorf("merged shards differ from the whole:\n%s\n---\n%s", b, a)
 	}
 	other := *parts[1]
 	other.Axes = []Axis{{"weights", []string{"bf16", "nvfp4"}}, {"serving.gpu_memory_utilization", []string{"0.9"}}}
