@@ -65,19 +65,19 @@ SLO bound, with the same seed at every probe.
 its key (sim run --help lists them as flags; a key under serving: is
 written serving.<key>), each value read and checked as the file's: e.g.
 --grid weights=bf16,fp8 --grid serving.block_size=16,32. The grid is the
-cartesian product; such axes vary fastest, in the order given, and every
-table gets a column per swept key. --gpus, --tp, --dp, --ep, --max-num-seqs
-and --max-num-batched-tokens are shorthands for --grid gpu=, tp=, dp=, ep=,
-serving.max_num_seqs= and serving.max_num_batched_tokens= (give a key one
-way, not both); replicas and router are not swept (one instance a probe).
+cartesian product; keys without a shorthand below vary fastest, in the
+order given, and get a column each in every table. --gpus, --tp, --dp,
+--ep, --max-num-seqs and --max-num-batched-tokens are shorthands for
+--grid gpu=, tp=, dp=, ep=, serving.max_num_seqs= and
+serving.max_num_batched_tokens= (give a key one way, not both); replicas
+and router are not swept (one instance a probe).
 
-A configuration is first run at
-zero load (requests that never wait for each other): if that already breaks a
-bound it is reported infeasible with the number. Otherwise a saturation
-probe (at most 2,000 requests offered far above capacity) measures the
-throughput of a full batch; the search starts below it by the zero-load
-headroom, brackets the threshold and narrows it by fitting each bound's value
-through the passing probes (bisecting where that does not help). Failing
+A configuration is first run at zero load (requests that never wait for
+each other): if that already breaks a bound it is reported infeasible with
+the number. Otherwise a saturation probe (at most 2,000 requests offered
+far above capacity) measures the throughput of a full batch; the search
+starts below it by the zero-load headroom, brackets the threshold and
+narrows it by fitting each bound's value through the passing probes (bisecting where that does not help). Failing
 probes stop as soon as their failure is certain. The probe log names the
 bound each probe broke. Report the
 metrics there, tokens/s per GPU and per user, replicas, GPUs and cost for
