@@ -72,17 +72,17 @@ order given, and get a column each in every table. --gpus, --tp, --dp,
 serving.max_num_batched_tokens= (give a key one way, not both); replicas
 and router are not swept (one instance a probe).
 
-A configuration is first run at zero load (requests that never wait for
-each other): if that already breaks a bound it is reported infeasible with
-the number. Otherwise a saturation probe (at most 2,000 requests offered
-far above capacity) measures the throughput of a full batch; the search
-starts below it by the zero-load headroom, brackets the threshold and
-narrows it by fitting each bound's value through the passing probes (bisecting where that does not help). Failing
-probes stop as soon as their failure is certain. The probe log names the
-bound each probe broke. Report the
-metrics there, tokens/s per GPU and per user, replicas, GPUs and cost for
---target-rate, the Pareto front and a recommendation. Configurations that do
-not fit are listed with the reason.
+A configuration is first run at zero load (requests that never wait for each
+other): if that already breaks a bound it is reported infeasible with the
+number. Otherwise a saturation probe (at most 2,000 requests offered far
+above capacity) measures the throughput of a full batch; the search starts
+below it by the zero-load headroom, brackets the threshold and narrows it by
+fitting each bound's value through the passing probes (bisecting where that
+does not help). Failing probes stop as soon as their failure is certain. The
+probe log names the bound each probe broke. Report the metrics there,
+tokens/s per GPU and per user, replicas, GPUs and cost for --target-rate,
+the Pareto front and a recommendation. Configurations that do not fit are
+listed with the reason.
 
 A workload whose clients are all closed loop (concurrency set, as
 vllm bench serve --max-concurrency runs) is swept by concurrency instead:
