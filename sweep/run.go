@@ -260,11 +260,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	dep.GPU, dep.Settings.TP = gpu, c.TP
 	dep.Settings.DP, dep.Settings.EP = max(c.DP, 1), max(c.EP, 1)
 	dep.Settings.Serving.MaxNumSeqs, dep.Settings.Serving.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
-	err := c.apply(&dep)
-	var prep *sim.Prepared
-	if err == nil {
-		prep, err = sim.Prepare(dep)
-	}
+	prep, err := c.prepare(dep)
 	if err != nil {
 		row.Status, row.Reason = StatusSkipped, err.Error()
 		return row, nil
