@@ -77,7 +77,7 @@ func TestLoadFileErrors(t *testing.T) {
 		want []string // substrings the error must contain
 	}{
 		{"unknown key", minimalGPU + "memory_bandwith_gbps: 5\n",
-			[]string{"my.yaml:6: memory_bandwith_gbps: unknown field (known: aliases, description, "}},
+			[]string{"my.yaml:6: memory_bandwith_gbps: unknown field (known: aliases, arch, description, "}},
 		{"unknown nested key", minimalGPU + "profile:\n  gemm:\n    compute: {max: 0.5, halff: 3}\n",
 			[]string{"my.yaml:8: profile.gemm.compute.halff: unknown field (known: exp, half, max)"}},
 		{"negative bandwidth", strings.Replace(minimalGPU, "1000", "-1000", 1),
@@ -122,6 +122,8 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{"my.yaml:6:", "usable_memory_gib: must be <= memory_gib (48)"}},
 		{"negative interconnect", minimalGPU + "interconnect_gbps: -5\n",
 			[]string{"interconnect_gbps: must be in [0, 100000]"}},
+		{"unknown arch", minimalGPU + "arch: sm91\n",
+			[]string{"my.yaml:6:", `gpu "my-gpu": arch: unknown architecture "sm91" (known: `}}, // the list: TestParseArch
 		{"empty alias", minimalGPU + "aliases: [ok, '']\n",
 			[]string{"my.yaml:6:", "aliases[1]: must be non-empty"}},
 		{"empty file", "", []string{"my.yaml: empty document"}},

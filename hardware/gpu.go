@@ -2,8 +2,9 @@
 // roofline peaks into achievable rates.
 //
 // Reading order: gpu.go (the GPU type and its units), profile.go (efficiency
-// curves, default vs calibrated), validate.go (what a valid GPU and profile
-// are), decode.go (strict YAML parsing of GPU and profile files), catalog.go
+// curves, default vs calibrated), provenance.go (how a profile was made:
+// its calibration stages, their commands and data checksums), validate.go
+// (what a valid GPU and profile are), decode.go (strict YAML parsing of GPU and profile files), catalog.go
 // (the embedded catalog and per-GPU profile files, lookup by name or path).
 // The YAML schema is documented in docs/gpu-schema.md.
 package hardware
@@ -18,6 +19,10 @@ type GPU struct {
 	Aliases []string `yaml:"aliases,omitempty" json:"aliases,omitempty"`
 	// Description is a human label, e.g. "NVIDIA H100 SXM5 80GB".
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Arch is the compute architecture ("sm90"), which engines choose kernel
+	// paths by (engine.Engine.MoEKernel). "" means unknown: no
+	// architecture-specific kernel path is taken.
+	Arch Arch `yaml:"arch,omitempty" json:"arch,omitempty"`
 	// PeakTFLOPS is the dense peak in 1e12 FLOP/s keyed by compute precision
 	// name: fp32, tf32, fp16, bf16, fp8, int8, fp4. A missing key means the
 	// part has no native support for that precision.

@@ -28,22 +28,26 @@ func BenchmarkRenderRoofline(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(pts))/s, "points/s")
 }
 
-// TestRenderExamples writes the example charts, in both formats, into the
-// directory named by ROOFSIM_PLOT_EXAMPLES (skipped when unset), for looking at.
+// TestRenderExamples writes the example charts, in both formats, and checks
+// that each file is non-empty. They go to the directory named by
+// ROOFSIM_PLOT_EXAMPLES, for looking at, or to a temporary one.
 func TestRenderExamples(t *testing.T) {
 	dir := os.Getenv("ROOFSIM_PLOT_EXAMPLES")
 	if dir == "" {
-		t.Skip("set ROOFSIM_PLOT_EXAMPLES=/some/dir to render the example charts")
+		dir = t.TempDir()
 	}
 	for _, ext := range []string{".png", ".svg"} {
-		if err := WriteRoofline(filepath.Join(dir, "roofline_example"+ext), h100Roofline()); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteXY(filepath.Join(dir, "xy_example"+ext), rateCharts()[0]); err != nil {
-			t.Fatal(err)
-		}
-		if err := WritePanels(filepath.Join(dir, "panels_example"+ext), 2, rateCharts()); err != nil {
-			t.Fatal(err)
+		files := map[string]error{}
+		files["roofline_example"] = WriteRoofline(filepath.Join(dir, "roofline_example"+ext), h100Roofline())
+		files["xy_example"] = WriteXY(filepath.Join(dir, "xy_example"+ext), rateCharts()[0])
+		files["panels_example"] = WritePanels(filepath.Join(dir, "panels_example"+ext), 2, rateCharts())
+		for name, err := range files {
+			if err != nil {
+				t.Fatalf("%s%s: %v", name, ext, err)
+			}
+			if st, err := os.Stat(filepath.Join(dir, name+ext)); err != nil || st.Size() == 0 {
+				t.Errorf("%s%s: not written (%v)", name, ext, err)
+			}
 		}
 	}
 }

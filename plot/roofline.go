@@ -87,6 +87,7 @@ func (c RooflineChart) validate() ([]Point, error) {
 		return nil, fmt.Errorf("BandwidthBytesPerSec: must be finite and > 0 (got %g)", c.BandwidthBytesPerSec)
 	}
 	if len(c.Ceilings) == 0 {
+		//lint:ignore ST1005 the message starts with the chart field's Go name, like the field paths of the other validation errors
 		return nil, errors.New("Ceilings: need at least one compute ceiling")
 	}
 	for i, ce := range c.Ceilings {
@@ -120,6 +121,7 @@ func (c RooflineChart) validate() ([]Point, error) {
 		}
 	}
 	if len(c.Points) > 0 && len(ok) == 0 {
+		//lint:ignore ST1005 the message starts with the chart field's Go name, like the field paths of the other validation errors
 		return nil, fmt.Errorf("Points: no drawable point left (%w)", firstBad)
 	}
 	return ok, nil
@@ -266,6 +268,7 @@ func buildRoofline(c RooflineChart, pts []Point) (*gplot.Plot, error) {
 		}
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
+			//lint:ignore ST1005 the message starts with the chart field's Go name, like the field paths of the other validation errors
 			return nil, fmt.Errorf("Points (group %q): %w", g.name, err)
 		}
 		s.GlyphStyle = g.glyph

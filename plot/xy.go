@@ -180,6 +180,7 @@ func buildXY(c XYChart) (*gplot.Plot, error) {
 		if drawLine {
 			l, err := plotter.NewLine(xys)
 			if err != nil {
+				//lint:ignore ST1005 the message starts with the chart field's Go name, like the field paths of the other validation errors
 				return nil, fmt.Errorf("Series[%d]: %w", i, err)
 			}
 			l.LineStyle = line
@@ -189,6 +190,7 @@ func buildXY(c XYChart) (*gplot.Plot, error) {
 		if drawPoints {
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
+				//lint:ignore ST1005 the message starts with the chart field's Go name, like the field paths of the other validation errors
 				return nil, fmt.Errorf("Series[%d]: %w", i, err)
 			}
 			sc.GlyphStyle = glyph

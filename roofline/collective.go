@@ -25,3 +25,25 @@ func AllReduce(bytes float64, n int) Cost {
 	c.FLOPs = f * bytes / allReduceElementBytes
 	return c
 }
+
+// allReduces adds n all-reduces of msg bytes each across gpus GPUs to acc,
+// as one Breakdown row called name: their time is n x
+// Profile.AllReduceSeconds (the profile's latency + bandwidth model, or its
+// measured table) x the serving all-reduce factor, added to CommS; their
+// roofline time is the bus bytes of AllReduce over the interconnect
+// bandwidth (none when the GPU has no interconnect figure). Every
+// collective of a step (tensor-parallel all-reduces, the all-heads QK
+// norm's, the DP MoE dispatch) is priced here. O(1).
+func (m *StepModel) allReduces(acc *stepAcc, name string, n int, msg float64, gpus int) {
+	t := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale
+	acc.c.CommS += t
+	ar := AllReduce(msg, gpus)
+	if m.linkBW > 0 {
+		acc.rooflineS += float64(n) * ar.ActBytes / m.linkBW
+	}
+	if acc.ops != nil {
+		*acc.ops = append(*acc.ops, OpTime{Name: name, Kind: KindAllReduce, Count: n,
+			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
+			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
+	}
+}

@@ -79,11 +79,9 @@ func FusedMoESeconds(c Cost, tpe float64, e hardware.OpEfficiency, peakFLOPS, ba
 	return max(tc, tm) + e.LaunchUS*1e-6
 }
 
-// moeShape is a StepModel's MoE layout on one GPU.
+// moeShape is the routed experts' kernel path on one GPU; their EP / DP
+// layout is part of the step's shapes (stepShapes).
 type moeShape struct {
-	// ep and dp are the expert- and data-parallel degrees (1 when off);
-	// moeTP = tp dp / ep splits each expert's width.
-	ep, dp, moeTP int
 	// fused is the profile's fused-kernel entry for the experts' format
 	// (hardware.FusedMoE) when useFused; the per-FLOPs effMoE otherwise.
 	fused    hardware.OpEfficiency
@@ -94,38 +92,14 @@ type moeShape struct {
 	// the GPU's block-scaled fp8 GEMM efficiency dg.
 	kernel string
 	dg     hardware.OpEfficiency
+	// source is the policy's MoEKernelChoice.Source when MoEKernelAuto
+	// chose the path.
+	source string
 }
 
-// initMoE checks and fills the MoE layout; it runs after the TP shapes.
-func (m *StepModel) initMoE(opts StepOptions) error {
-	ep, dp := opts.EP, opts.DP
-	if ep == 0 {
-		ep = 1
-	}
-	if dp == 0 {
-		dp = 1
-	}
-	if ep < 0 {
-		return fmt.Errorf("ep: must be >= 1, got %d", opts.EP)
-	}
-	if dp < 0 {
-		return fmt.Errorf("dp: must be >= 1, got %d", opts.DP)
-	}
-	gpus := m.tp * dp
-	// EP has no effect on a dense model (no routed experts to spread), as
-	// vLLM ignores expert parallelism there.
-	if ep > 1 && m.nMoE > 0 {
-		if gpus%ep != 0 {
-			return fmt.Errorf("ep: %d does not divide the engine's tp x dp = %d GPUs", ep, gpus)
-		}
-		if m.experts%ep != 0 {
-			return fmt.Errorf("ep: %d does not divide num_experts %d", ep, m.experts)
-		}
-	}
-	m.moe = moeShape{ep: ep, dp: dp, moeTP: gpus / ep}
-	if e := m.cfg.MoE; e != nil && m.nMoE > 0 {
-		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, m.moe.moeTP)
-	}
+// initMoE checks the profile's fused-MoE entries; it runs after the
+// shapes.
+func (m *StepModel) initMoE() error {
 	if f := m.prof.FusedMoE; len(f) > 0 {
 		if err := f.Validate(); err != nil {
 			return fmt.Errorf("profile: %w", err)
@@ -141,16 +115,10 @@ func (m *StepModel) initFused(opts StepOptions) error {
 	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.Lookup(m.expW.Name)
 	kernel := opts.MoEKernel
 	if kernel == MoEKernelAuto {
-		k, err := VLLMMoEKernel(opts.EngineVersion, m.gpu.Name, m.expW.Name, m.tp)
-		if err != nil {
-			return fmt.Errorf("engine_version: %w", err)
-		}
-		kernel = k
-		if m.nMoE > 0 && k == MoEKernelDeepGEMM && m.pExpert.key != "fp8" {
-			// vLLM runs block-scaled fp8 experts in fp8 (W8A8); an
-			// activation setting that keeps them in 16 bits is not a
-			// release's default path, so auto stays on the fused one.
-			kernel = MoEKernelFused
+		kernel = MoEKernelFused
+		if p := opts.MoEKernelPolicy; p != nil {
+			c := p.MoEKernel(MoEKernelQuery{Arch: m.gpu.Arch, ExpertFormat: m.expW.Name, Compute: m.pExpert.key, TP: m.tp})
+			kernel, m.moe.source = c.Path, c.Source
 		}
 	}
 	switch kernel {
@@ -163,10 +131,10 @@ func (m *StepModel) initFused(opts StepOptions) error {
 			return nil
 		}
 		if m.expW.Name != "fp8_block" {
-			return fmt.Errorf("moe_kernel: %s runs 128x128 block-scaled fp8 experts (fp8_block), not %s", MoEKernelDeepGEMM, m.expW.Name)
+			return &MoEKernelError{Reason: fmt.Sprintf("%s runs 128x128 block-scaled fp8 experts (fp8_block), not %s", MoEKernelDeepGEMM, m.expW.Name)}
 		}
 		if m.pExpert.key != "fp8" {
-			return fmt.Errorf("moe_kernel: %s needs fp8 compute (W8A8), but the experts compute in %s", MoEKernelDeepGEMM, m.pExpert.key)
+			return &MoEKernelError{Reason: fmt.Sprintf("%s needs fp8 compute (W8A8), but the experts compute in %s", MoEKernelDeepGEMM, m.pExpert.key)}
 		}
 		m.moe.kernel = MoEKernelDeepGEMM
 		m.moe.dg = m.prof.GEMMFor(m.pExpert.key)
@@ -174,14 +142,14 @@ func (m *StepModel) initFused(opts StepOptions) error {
 			m.moe.dg = e
 		}
 	default:
-		return fmt.Errorf("moe_kernel: unknown kernel path %q (want %q, %q or %q)", opts.MoEKernel, MoEKernelAuto, MoEKernelFused, MoEKernelDeepGEMM)
+		return &MoEKernelError{Reason: fmt.Sprintf("unknown kernel path %q (want %q, %q or %q)", opts.MoEKernel, MoEKernelAuto, MoEKernelFused, MoEKernelDeepGEMM)}
 	}
 	return nil
 }
 
 // moeTokens is the tokens entering one GPU's MoE layer when its DP rank
 // has T: the DP ranks' batches are dispatched together.
-func (m *StepModel) moeTokens(T int) int { return T * m.moe.dp }
+func (m *StepModel) moeTokens(T int) int { return T * m.dp }
 
 // expertsTouched is the expected number of distinct experts the tokens of
 // a step route to on one GPU. With the router's load on a fraction f
@@ -192,7 +160,7 @@ func (m *StepModel) moeTokens(T int) int { return T * m.moe.dp }
 //
 // of them on each of the EP ranks (ExpectedExpertsTouched for f = 1).
 func (m *StepModel) expertsTouched(T int) float64 {
-	ep := float64(m.moe.ep)
+	ep := float64(m.ep)
 	if ep == 0 {
 		ep = 1
 	}
@@ -208,7 +176,7 @@ func (m *StepModel) expertsTouched(T int) float64 {
 // on its experts (uniform routing) over expertsTouched of them.
 func (m *StepModel) routedExperts(T int) Cost {
 	Tm := m.moeTokens(T)
-	ep := max(m.moe.ep, 1)
+	ep := max(m.ep, 1)
 	pairs := float64(Tm) * float64(m.topK) / float64(ep)
 	c := MoEKernelCost(pairs, m.expertsTouched(Tm), m.hidden, m.expInterPG, m.gated, m.expW, m.act)
 	c.ComputePrecision = m.pExpert.key
@@ -228,7 +196,7 @@ func (m *StepModel) expertsOp(acc *stepAcc, T int) {
 		m.op(acc, c, m.nMoE, &m.pExpert, &m.effMoE)
 		return
 	}
-	ep := max(m.moe.ep, 1)
+	ep := max(m.ep, 1)
 	Tm := m.moeTokens(T)
 	pairs := float64(Tm) * float64(m.topK) / float64(ep)
 	tpe := TokensPerExpert(pairs, m.expertsTouched(Tm))
@@ -240,7 +208,7 @@ func (m *StepModel) expertsOp(acc *stepAcc, T int) {
 // moeDispatchLayers is the number of layers whose post-MLP all-reduce is
 // replaced by the DP dispatch and combine (every MoE layer when dp > 1).
 func (m *StepModel) moeDispatchLayers() int {
-	if m.moe.dp > 1 {
+	if m.dp > 1 {
 		return m.nMoE
 	}
 	return 0
@@ -257,26 +225,15 @@ func (m *StepModel) moeDispatch(acc *stepAcc, T int) {
 	if n == 0 {
 		return
 	}
-	gpus := m.tp * m.moe.dp
 	msg := float64(m.moeTokens(T)*m.hidden) * m.act.Bits / 8
-	t := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale
-	acc.c.CommS += t
-	ar := AllReduce(msg, gpus)
-	if m.linkBW > 0 {
-		acc.rooflineS += float64(n) * ar.ActBytes / m.linkBW
-	}
-	if acc.ops != nil {
-		*acc.ops = append(*acc.ops, OpTime{Name: "moe_dispatch", Kind: KindAllReduce, Count: n,
-			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
-			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
-	}
+	m.allReduces(acc, "moe_dispatch", n, msg, m.tp*m.dp)
 }
 
 // EP is the resolved expert-parallel degree (1 when off).
-func (m *StepModel) EP() int { return max(m.moe.ep, 1) }
+func (m *StepModel) EP() int { return max(m.ep, 1) }
 
 // DP is the resolved attention data-parallel degree (1 when off).
-func (m *StepModel) DP() int { return max(m.moe.dp, 1) }
+func (m *StepModel) DP() int { return max(m.dp, 1) }
 
 // FusedMoEKey is the fused-kernel entry the routed experts are priced
 // with ("" when the profile has no fused model or the model no experts).

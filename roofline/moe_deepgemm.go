@@ -1,16 +1,13 @@
 package roofline
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/roofsim/roofsim/hardware"
 )
 
 // This file prices the routed experts the way vLLM's DeepGEMM path runs
 // them for 128x128 block-scaled fp8 experts (StepOptions.MoEKernel =
-// MoEKernelDeepGEMM), and says which vLLM releases take that path.
+// MoEKernelDeepGEMM). Which engine releases take that path is not decided
+// here: StepOptions.MoEKernelPolicy says (package engine implements it).
 //
 // The path (vLLM deep_gemm_moe.py DeepGemmExperts with deep_gemm_utils.py)
 // copies each (token, expert) row into a contiguous buffer in which every
@@ -39,8 +36,8 @@ const (
 	// MoEKernelDeepGEMM is vLLM's DeepGEMM contiguous path for 128x128
 	// block-scaled fp8 experts, priced by deepGEMMExperts.
 	MoEKernelDeepGEMM = "deepgemm"
-	// MoEKernelAuto takes the path the vLLM release
-	// StepOptions.EngineVersion runs (VLLMMoEKernel).
+	// MoEKernelAuto takes the path StepOptions.MoEKernelPolicy chooses:
+	// what a serving engine release runs by default (MoEKernelPolicy).
 	MoEKernelAuto = "auto"
 )
 
@@ -86,7 +83,7 @@ func DeepGEMMRows(tokens, topK, localExperts int) int {
 // once, on experts_gemm1.
 func (m *StepModel) deepGEMMExperts(acc *stepAcc, T int) {
 	Tm := m.moeTokens(T)
-	ep := max(m.moe.ep, 1)
+	ep := max(m.ep, 1)
 	local := m.experts / ep
 	rows := DeepGEMMRows(Tm, m.topK, local)
 	touched := m.expertsTouched(Tm)
@@ -137,106 +134,49 @@ func (m *StepModel) MoEKernel() string {
 	return m.moe.kernel
 }
 
-// VLLMMoEKernel is the routed-expert kernel path a vLLM release takes by
-// default for experts of weight format expertFormat on the catalog GPU gpu
-// with tensor-parallel degree tp, as read in vLLM's source:
-//
-//   - From 0.11.1 DeepGEMM's E8M0 scales are on by default on Hopper
-//     (is_deep_gemm_e8m0_used), and the fp8 MoE method's expert choice,
-//     is_deep_gemm_e8m0_used() or _valid_deep_gemm(...), then takes
-//     DeepGEMM for block-scaled fp8 experts whatever the step's token count
-//     and expert width: _valid_deep_gemm's M >= 128 and N > 512 checks no
-//     longer apply. This assumes DeepGEMM is installed, as in vLLM's Docker
-//     image, and VLLM_USE_DEEP_GEMM / VLLM_MOE_USE_DEEP_GEMM at their
-//     default 1.
-//   - From 0.12.0 DeepGEMM MoE is off by default at TP >= 8.
-//   - Before 0.11.1, decode steps (fewer than 128 tokens) ran Triton. From
-//     0.15 the choice moved to the MoE backend oracle, whose Hopper order
-//     changed from release to release; it is not modelled. Both are priced
-//     with the fused entry.
-//
-// Only Hopper GPUs of the catalog (h100, h100-pcie, h200) take DeepGEMM
-// here; Blackwell's DeepGEMM path is not modelled. An empty version gives
-// MoEKernelFused; a version that does not parse is an error.
-func VLLMMoEKernel(version, gpu, expertFormat string, tp int) (string, error) {
-	if version == "" {
-		return MoEKernelFused, nil
-	}
-	v, err := ParseVersion(version)
-	if err != nil {
-		return "", err
-	}
-	if expertFormat != "fp8_block" || !vllmDeepGEMMGPU(gpu) {
-		return MoEKernelFused, nil
-	}
-	if v.Less(Version{0, 11, 1}) || !v.Less(Version{0, 15, 0}) {
-		return MoEKernelFused, nil
-	}
-	if tp >= 8 && !v.Less(Version{0, 12, 0}) {
-		return MoEKernelFused, nil
-	}
-	return MoEKernelDeepGEMM, nil
+// MoEKernelSource is where the serving engine chooses the routed-expert
+// kernel path that MoEKernelAuto resolved to (a file or pull request of the
+// engine's source, MoEKernelChoice.Source); "" when the path was set
+// explicitly or no policy chose it.
+func (m *StepModel) MoEKernelSource() string { return m.moe.source }
+
+// MoEKernelPolicy chooses the routed experts' kernel path for
+// StepOptions.MoEKernel = MoEKernelAuto: the path a serving engine release
+// takes by default. Package engine implements it; a nil policy keeps the
+// fused path.
+type MoEKernelPolicy interface {
+	MoEKernel(q MoEKernelQuery) MoEKernelChoice
 }
 
-// vllmDeepGEMMGPU reports whether vLLM runs DeepGEMM's Hopper (sm90)
-// kernels on the catalog GPU gpu (is_deep_gemm_supported).
-func vllmDeepGEMMGPU(gpu string) bool {
-	switch gpu {
-	case "h100", "h100-pcie", "h200":
-		return true
-	}
-	return false
+// MoEKernelQuery is what a routed-expert kernel choice depends on.
+type MoEKernelQuery struct {
+	// Arch is the GPU's architecture; "" when unknown.
+	Arch hardware.Arch
+	// ExpertFormat is the routed experts' weight precision ("fp8_block").
+	ExpertFormat string
+	// Compute is the precision the experts compute in ("fp8" for W8A8,
+	// "bf16" when act_dtype keeps them in 16 bits).
+	Compute string
+	// TP is the tensor-parallel degree.
+	TP int
 }
 
-// Version is a release's major, minor and patch numbers.
-type Version [3]int
-
-// Less reports whether v is an earlier release than o.
-func (v Version) Less(o Version) bool {
-	for i := range v {
-		if v[i] != o[i] {
-			return v[i] < o[i]
-		}
-	}
-	return false
+// MoEKernelChoice is a MoEKernelPolicy's answer.
+type MoEKernelChoice struct {
+	// Path is MoEKernelFused or MoEKernelDeepGEMM.
+	Path string
+	// Source cites where the engine makes this choice (a file or pull
+	// request of its source), for the run's notes; "" when no rule of the
+	// engine's applies.
+	Source string
 }
 
-// ParseVersion reads a release number: "0.12.0", "v0.12.0", "0.12" (patch
-// 0) or "0.14.1.dev1+gd682094" (what follows the patch number is ignored).
-func ParseVersion(s string) (Version, error) {
-	var v Version
-	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexAny(t, "+-"); i >= 0 {
-		t = t[:i]
-	}
-	parts := strings.Split(t, ".")
-	if len(parts) < 2 {
-		return v, fmt.Errorf("version %q: want major.minor[.patch]", s)
-	}
-	for i := 0; i < 3 && i < len(parts); i++ {
-		if i == 2 && !isDigits(parts[i]) {
-			break // "0.14.dev1": no patch number
-		}
-		if !isDigits(parts[i]) {
-			return v, fmt.Errorf("version %q: %q is not a release number", s, parts[i])
-		}
-		n, err := strconv.Atoi(parts[i])
-		if err != nil {
-			return v, fmt.Errorf("version %q: %q is not a release number", s, parts[i])
-		}
-		v[i] = n
-	}
-	return v, nil
+// MoEKernelError is a routed-expert kernel path (StepOptions.MoEKernel)
+// that does not exist or that the experts cannot run.
+type MoEKernelError struct {
+	// Reason says why, e.g. "deepgemm runs 128x128 block-scaled fp8 experts
+	// (fp8_block), not bf16".
+	Reason string
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func (e *MoEKernelError) Error() string { return "moe_kernel: " + e.Reason }

@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -174,8 +175,9 @@ func TestMoEKernelOption(t *testing.T) {
 		{fp8BlockMoE(), StepOptions{MoEKernel: "cutlass"}, `moe_kernel: unknown kernel path "cutlass"`},
 	} {
 		_, err := NewStepModel(tt.c, g, tt.o)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s %+v: error %v, want %q", tt.c.DType, tt.o, err, tt.want)
+		var ke *MoEKernelError
+		if !errors.As(err, &ke) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %+v: error %v, want a *MoEKernelError %q", tt.c.DType, tt.o, err, tt.want)
 		}
 	}
 	dense := llama8b()
@@ -190,85 +192,39 @@ func TestMoEKernelOption(t *testing.T) {
 	}
 }
 
-// MoEKernelAuto resolves to the path EngineVersion's release takes on the
-// model's own GPU and experts: DeepGEMM for 0.12 block-scaled fp8 experts
-// on an H100, fused without a version, for 0.18, or when an activation
-// setting keeps the experts in 16 bits (not a release's default path); a
-// version that does not parse names engine_version.
+// stubPolicy answers every query with path and records the queries.
+type stubPolicy struct {
+	path    string
+	queries *[]MoEKernelQuery
+}
+
+func (p stubPolicy) MoEKernel(q MoEKernelQuery) MoEKernelChoice {
+	*p.queries = append(*p.queries, q)
+	return MoEKernelChoice{Path: p.path, Source: "stub source"}
+}
+
+// TestMoEKernelAuto: MoEKernelAuto asks the policy with the GPU's
+// architecture, the experts' resolved format and compute precision and the
+// TP degree, and takes the path it gives, recording its source; without a
+// policy it stays fused.
 func TestMoEKernelAuto(t *testing.T) {
 	g := withProfile(h100(), idealProfile())
-	g.Name = "h100" // VLLMMoEKernel knows the catalog's Hopper GPUs by name
-	for _, tt := range []struct {
-		o    StepOptions
-		want string
-	}{
-		{StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.12.0"}, MoEKernelDeepGEMM},
-		{StepOptions{MoEKernel: MoEKernelAuto}, MoEKernelFused},
-		{StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.18.0"}, MoEKernelFused},
-		{StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.12.0", ActDType: "bf16"}, MoEKernelFused},
-	} {
-		m := mustStep(t, fp8BlockMoE(), g, tt.o)
-		if m.MoEKernel() != tt.want {
-			t.Errorf("%+v: kernel %q, want %q", tt.o, m.MoEKernel(), tt.want)
-		}
+	g.Arch = hardware.ArchSM90
+	var qs []MoEKernelQuery
+	m := mustStep(t, fp8BlockMoE(), g, StepOptions{TP: 2, MoEKernel: MoEKernelAuto, MoEKernelPolicy: stubPolicy{MoEKernelDeepGEMM, &qs}})
+	if m.MoEKernel() != MoEKernelDeepGEMM || m.MoEKernelSource() != "stub source" {
+		t.Errorf("kernel %q source %q, want deepgemm from the stub", m.MoEKernel(), m.MoEKernelSource())
 	}
-	if m := mustStep(t, smallMoE(), g, StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "0.12.0"}); m.MoEKernel() != MoEKernelFused {
-		t.Errorf("bf16 experts under auto: kernel %q, want fused", m.MoEKernel())
+	if want := (MoEKernelQuery{Arch: hardware.ArchSM90, ExpertFormat: "fp8_block", Compute: "fp8", TP: 2}); len(qs) != 1 || qs[0] != want {
+		t.Errorf("queries %+v, want one %+v", qs, want)
 	}
-	if _, err := NewStepModel(fp8BlockMoE(), g, StepOptions{MoEKernel: MoEKernelAuto, EngineVersion: "x.y"}); err == nil || !strings.Contains(err.Error(), "engine_version: ") {
-		t.Errorf("bad version: error %v, want one naming engine_version", err)
+	qs = nil
+	mustStep(t, fp8BlockMoE(), g, StepOptions{MoEKernel: MoEKernelAuto, ActDType: "bf16", MoEKernelPolicy: stubPolicy{MoEKernelFused, &qs}})
+	if len(qs) != 1 || qs[0].Compute != "bf16" {
+		t.Errorf("bf16 activations: queries %+v, want compute bf16", qs)
 	}
-}
-
-// TestVLLMMoEKernel: the kernel path follows the vLLM release, the expert
-// format, the GPU and TP as read in vLLM's source.
-func TestVLLMMoEKernel(t *testing.T) {
-	for _, tt := range []struct {
-		version, gpu, format string
-		tp                   int
-		want                 string
-	}{
-		{"0.11.0", "h200", "fp8_block", 2, MoEKernelFused}, // M >= 128 check still applies
-		{"0.11.1", "h200", "fp8_block", 2, MoEKernelDeepGEMM},
-		{"0.12.0", "h200", "fp8_block", 2, MoEKernelDeepGEMM},
-		{"v0.12", "h100", "fp8_block", 4, MoEKernelDeepGEMM},
-		{"0.14.1.dev1+gd68209402", "h100-pcie", "fp8_block", 1, MoEKernelDeepGEMM},
-		{"0.15.0", "h200", "fp8_block", 2, MoEKernelFused},
-		{"0.18.0", "h200", "fp8_block", 4, MoEKernelFused},
-		{"0.12.0", "h200", "fp8_e4m3", 2, MoEKernelFused}, // per-tensor fp8: Triton
-		{"0.12.0", "h200", "bf16", 2, MoEKernelFused},
-		{"0.12.0", "b300", "fp8_block", 2, MoEKernelFused}, // Blackwell not modelled
-		{"0.12.0", "h200", "fp8_block", 8, MoEKernelFused}, // off at TP >= 8 from 0.12
-		{"0.11.2", "h200", "fp8_block", 8, MoEKernelDeepGEMM},
-		{"", "h200", "fp8_block", 2, MoEKernelFused},
-	} {
-		got, err := VLLMMoEKernel(tt.version, tt.gpu, tt.format, tt.tp)
-		if err != nil || got != tt.want {
-			t.Errorf("VLLMMoEKernel(%q, %s, %s, tp %d) = %q, %v; want %q", tt.version, tt.gpu, tt.format, tt.tp, got, err, tt.want)
-		}
-	}
-	for _, bad := range []string{"abc", "1", "0.x.1", "0..1"} {
-		if _, err := VLLMMoEKernel(bad, "h200", "fp8_block", 2); err == nil || !strings.Contains(err.Error(), "version") {
-			t.Errorf("VLLMMoEKernel(%q): error %v, want one naming the version", bad, err)
-		}
-	}
-}
-
-// TestParseVersionOrder: release numbers compare numerically.
-func TestParseVersionOrder(t *testing.T) {
-	order := []string{"0.9.2", "0.10.0", "0.11.0", "0.11.1", "0.12.0", "0.14.1.dev3", "1.0"}
-	for i := 1; i < len(order); i++ {
-		a, err := ParseVersion(order[i-1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ParseVersion(order[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !a.Less(b) || b.Less(a) {
-			t.Errorf("%s < %s: got %v, %v", order[i-1], order[i], a.Less(b), b.Less(a))
-		}
+	if m := mustStep(t, fp8BlockMoE(), g, StepOptions{MoEKernel: MoEKernelAuto}); m.MoEKernel() != MoEKernelFused || m.MoEKernelSource() != "" {
+		t.Errorf("no policy: kernel %q source %q, want fused", m.MoEKernel(), m.MoEKernelSource())
 	}
 }
 

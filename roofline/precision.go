@@ -1,15 +1,3 @@
-// Package roofline turns transformer shapes into roofline costs: FLOPs and
-// bytes per operator, attainable performance against a GPU's peaks, the
-// memory-/compute-bound classification, and the step cost model that prices
-// one forward pass of a batch. It knows nothing about time-ordering or
-// requests; package sim asks it for one step at a time.
-//
-// Reading order: precision.go (storage formats and their bits per element),
-// cost.go (the Cost type), gemm.go, attention.go, elementwise.go,
-// collective.go (operator constructors with their formulas), analysis.go
-// (the pure roofline against a peak and a bandwidth), step.go (the
-// per-batch step model used by the simulator), phase.go (prefill / decode
-// phase analysis in llama-bench terms).
 package roofline
 
 import (

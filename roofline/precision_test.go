@@ -40,8 +40,22 @@ func TestPrecisionBits(t *testing.T) {
 			t.Errorf("%s: BytesPerElement = %v", tt.name, p.BytesPerElement())
 		}
 	}
-	if len(Precisions()) != len(tests) {
-		t.Errorf("catalog has %d formats, test covers %d", len(Precisions()), len(tests))
+	// Every catalog format has its bits derived by hand above (its source),
+	// decomposes into element and scale bits, and round-trips by name.
+	hand := map[string]bool{}
+	for _, tt := range tests {
+		hand[tt.name] = true
+	}
+	for _, p := range Precisions() {
+		if !hand[p.Name] {
+			t.Errorf("%s: no hand derivation of its bits in this test", p.Name)
+		}
+		if got := float64(p.ElementBits) + float64(p.ScaleBits)/float64(p.BlockSize); got != p.Bits {
+			t.Errorf("%s: Bits %v is not ElementBits + ScaleBits/BlockSize = %v", p.Name, p.Bits, got)
+		}
+		if q, err := LookupPrecision(p.Name); err != nil || q.Name != p.Name {
+			t.Errorf("LookupPrecision(%q) = %v, %v", p.Name, q, err)
+		}
 	}
 }
 

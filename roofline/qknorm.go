@@ -11,17 +11,5 @@ func (m *StepModel) qkNormReduce(acc *stepAcc, T int) {
 	if !m.qkNorm || !m.cfg.QKNormAcrossHeads || m.tp <= 1 {
 		return
 	}
-	n := 2 * m.nLayers
-	msg := float64(T) * 4
-	t := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, m.tp) * m.commScale
-	acc.c.CommS += t
-	ar := AllReduce(msg, m.tp)
-	if m.linkBW > 0 {
-		acc.rooflineS += float64(n) * ar.ActBytes / m.linkBW
-	}
-	if acc.ops != nil {
-		*acc.ops = append(*acc.ops, OpTime{Name: "qk_norm_allreduce", Kind: KindAllReduce, Count: n,
-			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
-			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
-	}
+	m.allReduces(acc, "qk_norm_allreduce", 2*m.nLayers, float64(T)*4, m.tp)
 }

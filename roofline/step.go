@@ -59,13 +59,13 @@ type StepOptions struct {
 	// MoEKernel is the routed experts' kernel path (moe.go): "" or
 	// MoEKernelFused for a fused grouped kernel priced with the profile's
 	// fused-MoE entry, MoEKernelDeepGEMM for vLLM's DeepGEMM contiguous
-	// path (block-scaled fp8 experts only), MoEKernelAuto for the path the
-	// vLLM release EngineVersion takes by default (VLLMMoEKernel; the fused
-	// one when EngineVersion is "" or the experts cannot run DeepGEMM's).
+	// path (block-scaled fp8 experts only), MoEKernelAuto for the path
+	// MoEKernelPolicy chooses (the fused one when it is nil).
 	// The resolved options record the path taken.
 	MoEKernel string `json:"moe_kernel,omitempty" yaml:"moe_kernel,omitempty"`
-	// EngineVersion is the vLLM release ("0.12.0") MoEKernelAuto follows.
-	EngineVersion string `json:"engine_version,omitempty" yaml:"engine_version,omitempty"`
+	// MoEKernelPolicy is the serving engine release's choice of the routed
+	// experts' kernel path, which MoEKernelAuto follows (engine.Engine).
+	MoEKernelPolicy MoEKernelPolicy `json:"-" yaml:"-"`
 }
 
 // Chunk is one prefill chunk in a step: Tokens new prompt tokens computed on
@@ -151,64 +151,42 @@ type OpTime struct {
 // and per (request, KV head on the GPU) in each layer, and the host's CPU
 // work, of which only the part that outlasts the GPU shows under async
 // scheduling.
+//
+// A StepModel is built from parts, each a value worked out once: the
+// per-GPU shapes (stepShapes), the precision plan (precisionPlan), the
+// profile's efficiencies for it (stepEfficiencies), the engine's cost terms
+// (EngineTerms) and the experts' kernel path (moeShape); see the package
+// documentation for the reading order.
 type StepModel struct {
 	cfg  *model.Config
 	gpu  *hardware.GPU
 	prof *hardware.Profile
 	opts StepOptions
-	tp   int
-	// captureMax is the largest CUDA-graph capture size (0: no padding).
-	captureMax int
-	// computeScale and commScale are 1/Profile.ServingComputeEfficiency and
-	// 1/Profile.ServingAllReduceEfficiency (1 when unset).
-	computeScale, commScale float64
+	// stepShapes is one GPU's share of the model (shapes.go).
+	stepShapes
+	// eng is the engine's cost terms (engine_terms.go) and engineScales
+	// their factors on every operator.
+	eng EngineTerms
+	engineScales
 
-	w, expW, emb, act, kv Precision
-	attnW, tok, lmh       Precision // attention weights, token embedding, LM head
-	// Peaks (key and FLOP/s) for weight GEMMs, routed experts, router,
-	// activation-precision kernels, attention projections and the LM head.
-	pGEMM, pExpert, pEmb, pAct, pAttn, pLMH peak
-	// pPrefAttn and effPrefAttn price prefill attention: the activations'
-	// peak with Profile.AttentionPrefill, or the KV cache's compute peak with
-	// Profile.AttentionPrefillByKV when the profile has an entry for it.
-	pPrefAttn   peak
-	effPrefAttn hardware.OpEfficiency
-	// inputScale is the share of GEMM input-side time the step pays:
-	// 1 - Profile.GEMMInputFusedFraction.
-	inputScale float64
-	// GEMM efficiencies for the weight, router, attention-projection and
-	// LM-head peaks (Profile.GEMMFor).
-	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
-	// effMoE is the routed experts' efficiency: Profile.MoEByPrecision of
-	// the experts' weight format, else Profile.MoE.
-	effMoE     hardware.OpEfficiency
+	// precisionPlan is the dtypes and compute peaks (precision_plan.go).
+	precisionPlan
+	// stepEfficiencies is the profile's efficiencies for the plan's
+	// operators (efficiencies.go).
+	stepEfficiencies
+	// moe is the routed experts' kernel path (moe.go).
+	moe moeShape
+
+	// bw and linkBW are the GPU's memory and interconnect bandwidths,
+	// bytes/s (linkBW 0 when unknown).
 	bw, linkBW float64
-
-	hidden, headsPG, kvHeadsPG, headDim int
-	qkvN, qDim, kvDim                   int
-	interPG                             int
-	gated                               bool
-	nLayers, nFull, nSliding            int
-	norms                               int  // hidden-size RMSNorms per layer
-	qkNorm                              bool // per-head q/k RMSNorm
-	chunked                             bool // sliding layers use chunked local attention
-	nDense, nMoE                        int
-	window                              int
-	experts, topK, expInterPG           int
-	sharedInterPG                       int
-	weightBytes                         float64
-	moe                                 moeShape // EP / DP layout and fused-kernel entry (moe.go)
-	vocabPG                             int
+	// weightBytes is WeightBytesPerGPU.
+	weightBytes float64
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes.
-//
-// Tensor parallelism splits heads, MLP width, experts' width and the
-// vocabulary by TP. TP must divide num_heads. When num_kv_heads < TP, vLLM
-// replicates KV heads: TP must then be a multiple of num_kv_heads and each
-// GPU holds one KV head; otherwise TP must divide num_kv_heads.
+// NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes
+// (newStepShapes: how TP, EP and DP split the model) and the precision
+// plan (planPrecisions).
 //
 // Embedding and LM head stay 16-bit when the weights are a quantised format
 // (Bits < 16), as vLLM-served quantised checkpoints keep them; GGUF files
@@ -234,228 +212,57 @@ func NewStepModel(cfg *model.Config, gpu *hardware.GPU, opts StepOptions) (*Step
 	return m, nil
 }
 
+// initShapes sets the per-GPU shapes (newStepShapes) and the engine terms
+// (ProfileEngineTerms with the options' overrides), and checks the
+// profile's fused-MoE entries.
 func (m *StepModel) initShapes(opts StepOptions) error {
-	c := m.cfg
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	tp := opts.TP
-	if tp == 0 {
-		tp = 1
-	}
-	if tp < 0 {
-		return fmt.Errorf("tp: must be >= 1, got %d", opts.TP)
-	}
-	if opts.GraphCaptureMaxTokens < 0 {
-		return fmt.Errorf("graph_capture_max_tokens: must be >= 0, got %d", opts.GraphCaptureMaxTokens)
-	}
-	m.captureMax = m.prof.GraphCaptureMaxTokens
-	if opts.GraphCaptureMaxTokens > 0 {
-		m.captureMax = opts.GraphCaptureMaxTokens
-	}
-	if c.NumHeads%tp != 0 {
-		return fmt.Errorf("tp: %d does not divide num_heads %d", tp, c.NumHeads)
-	}
-	kvPG := 1
-	switch {
-	case c.NumKVHeads%tp == 0:
-		kvPG = c.NumKVHeads / tp
-	case tp%c.NumKVHeads != 0:
-		return fmt.Errorf("tp: %d does not divide num_kv_heads %d (nor is it a multiple of it)", tp, c.NumKVHeads)
-	}
-	m.tp = tp
-	m.hidden, m.headDim = c.HiddenSize, c.HeadDim
-	m.headsPG, m.kvHeadsPG = c.NumHeads/tp, kvPG
-	m.qDim, m.kvDim = m.headsPG*c.HeadDim, kvPG*c.HeadDim
-	m.qkvN = m.qDim + 2*m.kvDim
-	m.gated = c.GatedMLP
-	m.vocabPG = ceilDiv(c.VocabSize, tp)
-	m.nLayers = c.NumLayers
-	m.norms = c.NormsPerLayer
-	if m.norms <= 0 {
-		m.norms = 2
-	}
-	m.qkNorm = c.QKNorm
-	m.nSliding = c.NumSlidingLayers()
-	m.nFull = c.NumLayers - m.nSliding
-	m.window, m.chunked = c.SlidingWindow, c.ChunkedAttention
-	m.nMoE = c.NumMoELayers()
-	m.nDense = c.NumLayers - m.nMoE
-	if e := c.MoE; e != nil && m.nMoE > 0 {
-		m.experts, m.topK = e.NumExperts, e.TopK
-		m.expInterPG = ceilDiv(e.ExpertIntermediateSize, tp)
-		m.sharedInterPG = ceilDiv(e.NumSharedExperts*e.SharedIntermediateSize, tp)
-	}
-	if m.nDense > 0 {
-		m.interPG = ceilDiv(c.IntermediateSize, tp)
-	}
-	return m.initMoE(opts)
-}
-
-func lookupField(field, name string) (Precision, error) {
-	p, err := LookupPrecision(name)
+	sh, err := newStepShapes(m.cfg, opts)
 	if err != nil {
-		return p, fmt.Errorf("%s: %w", field, err)
-	}
-	return p, nil
-}
-
-func (m *StepModel) initPrecisions(opts StepOptions) error {
-	g := m.gpu
-	var err error
-	// Weights.
-	field, name := "weight_dtype", opts.WeightDType
-	if name == "" {
-		field, name = "dtype", m.cfg.DType
-		if name == "" {
-			name = "bf16"
-		}
-	}
-	if len(opts.WeightMix) > 0 {
-		if opts.WeightDType != "" {
-			return fmt.Errorf("weight_mix: set either weight_dtype or weight_mix, not both")
-		}
-		parts, err := ParseWeightMix(opts.WeightMix)
-		if err != nil {
-			return fmt.Errorf("weight_mix: %w", err)
-		}
-		if m.w, err = BlendPrecision(parts); err != nil {
-			return fmt.Errorf("weight_mix: %w", err)
-		}
-	} else if m.w, err = lookupField(field, name); err != nil {
 		return err
 	}
-	m.expW = m.w
-	switch {
-	case opts.ExpertDType != "":
-		if m.expW, err = lookupField("expert_dtype", opts.ExpertDType); err != nil {
-			return err
-		}
-	case opts.WeightDType == "" && len(opts.WeightMix) == 0 && m.cfg.ExpertDType != "":
-		if m.expW, err = lookupField("expert_dtype", m.cfg.ExpertDType); err != nil {
-			return err
-		}
+	m.stepShapes = sh
+	if m.eng, err = ProfileEngineTerms(m.prof).withOptions(opts); err != nil {
+		return err
 	}
-	m.attnW = m.w
-	switch {
-	case opts.AttentionDType != "":
-		if m.attnW, err = lookupField("attention_dtype", opts.AttentionDType); err != nil {
-			return err
-		}
-	case opts.WeightDType == "" && len(opts.WeightMix) == 0 && m.cfg.AttentionDType != "":
-		// A checkpoint that leaves attention unconverted (model.Quantization).
-		if m.attnW, err = lookupField("attention_dtype", m.cfg.AttentionDType); err != nil {
-			return err
-		}
+	m.engineScales = m.eng.scales()
+	return m.initMoE()
+}
+
+// initPrecisions applies the precision plan (planPrecisions), picks the
+// profile's efficiencies for it (pickEfficiencies) and the experts' kernel
+// path (initFused), and records the resolved options.
+func (m *StepModel) initPrecisions(opts StepOptions) error {
+	plan, err := planPrecisions(m.cfg, m.gpu, opts)
+	if err != nil {
+		return err
 	}
-	// 16-bit default for this GPU.
-	wide, _ := LookupPrecision(DefaultActDType(g))
-	// Activations.
-	m.act = wide
-	if opts.ActDType != "" {
-		if m.act, err = lookupField("act_dtype", opts.ActDType); err != nil {
-			return err
-		}
-		if m.act.Compute == "" {
-			return fmt.Errorf("act_dtype: %s is a weight-only format", m.act.Name)
-		}
-	}
-	if _, ok := g.PeakFLOPS(m.act.Compute); !ok {
-		return fmt.Errorf("act_dtype: gpu %s has no %s peak", g.Name, m.act.Compute)
-	}
-	// KV cache.
-	m.kv = m.act
-	if opts.KVDType != "" {
-		if m.kv, err = lookupField("kv_dtype", opts.KVDType); err != nil {
-			return err
-		}
-	}
-	// Router (and default embedding / LM head).
-	m.emb = m.w
-	if m.w.Bits < 16 {
-		m.emb = wide
-	}
-	m.tok = m.emb
-	if opts.EmbeddingDType != "" {
-		if m.tok, err = lookupField("embedding_dtype", opts.EmbeddingDType); err != nil {
-			return err
-		}
-	}
-	m.lmh = m.tok
-	if opts.LMHeadDType != "" {
-		if m.lmh, err = lookupField("lm_head_dtype", opts.LMHeadDType); err != nil {
-			return err
-		}
-		if m.cfg.TiedEmbeddings {
-			m.tok = m.lmh
-		}
-	}
-	// Compute peaks.
-	pick := func(w Precision) string {
-		if opts.ActDType == "" && w.Compute == "fp8" {
-			if _, ok := g.PeakFLOPS("fp8"); ok {
-				return "fp8" // implied W8A8
-			}
-		}
-		return ComputePrecision(w, m.act, g)
-	}
-	m.pGEMM.key, m.pExpert.key = pick(m.w), pick(m.expW)
-	m.pEmb.key, m.pAct.key = ComputePrecision(m.emb, m.act, g), m.act.Compute
-	m.pAttn.key, m.pLMH.key = pick(m.attnW), ComputePrecision(m.lmh, m.act, g)
-	for _, pk := range []*peak{&m.pGEMM, &m.pExpert, &m.pEmb, &m.pAct, &m.pAttn, &m.pLMH} {
-		f, ok := g.PeakFLOPS(pk.key)
-		if !ok {
-			return fmt.Errorf("gpu %s has no %s peak", g.Name, pk.key)
-		}
-		pk.flops = f
-	}
-	// A profile may carry an efficiency for a weight format itself ("q4_k",
-	// "fp8_block": its kernels differ from others of the same compute
-	// precision); otherwise the compute precision's entry applies.
-	eff := func(w Precision, key string) hardware.OpEfficiency {
-		if e, ok := m.prof.GEMMByPrecision[w.Name]; ok {
-			return e
-		}
-		return m.prof.GEMMFor(key)
-	}
-	m.effGEMM, m.effEmb = eff(m.w, m.pGEMM.key), eff(m.emb, m.pEmb.key)
-	m.effAttn, m.effLMH = eff(m.attnW, m.pAttn.key), eff(m.lmh, m.pLMH.key)
-	m.effMoE = m.prof.MoE
-	if e, ok := m.prof.MoEByPrecision[m.expW.Name]; ok {
-		m.effMoE = e
-	}
+	m.precisionPlan = plan
+	m.stepEfficiencies = pickEfficiencies(m.prof, m.gpu, &m.precisionPlan)
 	if err := m.initFused(opts); err != nil {
 		return err
 	}
-	m.inputScale = 1 - m.prof.GEMMInputFusedFraction
-	m.computeScale, m.commScale = 1, 1
-	if e := m.prof.ServingComputeEfficiency; e > 0 {
-		m.computeScale = 1 / e
-	}
-	if e := m.prof.ServingAllReduceEfficiency; e > 0 {
-		m.commScale = 1 / e
-	}
-	m.pPrefAttn, m.effPrefAttn = m.pAct, m.prof.AttentionPrefill
-	if e, ok := m.prof.AttentionPrefillByKV[m.kv.Compute]; ok {
-		if f, ok := g.PeakFLOPS(m.kv.Compute); ok {
-			m.pPrefAttn, m.effPrefAttn = peak{key: m.kv.Compute, flops: f}, e
-		}
-	}
-	m.opts = StepOptions{TP: m.tp, EP: above1(m.moe.ep), DP: above1(m.moe.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
+	m.opts = m.resolvedOptions(opts)
+	return nil
+}
+
+// resolvedOptions is opts with the defaults filled in and the dtype names
+// canonical, as the step model applies them (Options).
+func (m *StepModel) resolvedOptions(opts StepOptions) StepOptions {
+	r := StepOptions{TP: m.tp, EP: above1(m.ep), DP: above1(m.dp), WeightDType: m.w.Name, ActDType: m.act.Name, KVDType: m.kv.Name}
 	if len(opts.WeightMix) > 0 {
-		m.opts.WeightDType = ""
-		m.opts.WeightMix = opts.WeightMix
+		r.WeightDType = ""
+		r.WeightMix = opts.WeightMix
 	}
 	if m.expW.Name != m.w.Name {
-		m.opts.ExpertDType = m.expW.Name
+		r.ExpertDType = m.expW.Name
 	}
 	if m.attnW.Name != m.w.Name {
-		m.opts.AttentionDType = m.attnW.Name
+		r.AttentionDType = m.attnW.Name
 	}
-	m.opts.EmbeddingDType, m.opts.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
-	m.opts.GraphCaptureMaxTokens = opts.GraphCaptureMaxTokens
-	m.opts.MoEKernel = m.moe.kernel
-	return nil
+	r.EmbeddingDType, r.LMHeadDType = opts.EmbeddingDType, opts.LMHeadDType
+	r.GraphCaptureMaxTokens = opts.GraphCaptureMaxTokens
+	r.MoEKernel = m.moe.kernel
+	return r
 }
 
 // checkEff validates an efficiency the profile's own Validate does not
@@ -502,6 +309,10 @@ func (m *StepModel) checkGPU() error {
 // canonical).
 func (m *StepModel) Options() StepOptions { return m.opts }
 
+// EngineTerms returns the engine cost terms the model adds to its kernels'
+// times (the profile's, with the options' overrides).
+func (m *StepModel) EngineTerms() EngineTerms { return m.eng }
+
 // Model returns the architecture this model prices.
 func (m *StepModel) Model() *model.Config { return m.cfg }
 
@@ -526,7 +337,7 @@ func (m *StepModel) computeWeightBytes() float64 {
 		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
 	total := attn*m.attnW.Bits/8 + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
-	total += pc.RoutedExperts / float64(m.tp*m.moe.dp) * eb // over every GPU of the engine (EP x MoE-TP)
+	total += pc.RoutedExperts / float64(m.tp*m.dp) * eb // over every GPU of the engine (EP x MoE-TP)
 	total += (pc.Router + pc.Norms) * nb
 	total += pc.Embedding/tp*m.tok.Bits/8 + pc.LMHead/tp*m.lmh.Bits/8
 	return total
@@ -754,7 +565,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if acc.ops != nil {
 		*acc.ops = append(*acc.ops, OpTime{Name: "step_overhead", Kind: KindOverhead, Count: 1, Seconds: over, LaunchS: 0})
 	}
-	if host := m.hostSeconds(requests, acc.c.ComputeS+acc.c.MemoryS+acc.c.CommS+acc.c.OverheadS); host > 0 {
+	if host := m.eng.hostSeconds(requests, acc.c.ComputeS+acc.c.MemoryS+acc.c.CommS+acc.c.OverheadS); host > 0 {
 		acc.c.OverheadS += host
 		if acc.ops != nil {
 			*acc.ops = append(*acc.ops, OpTime{Name: "host", Kind: KindOverhead, Count: 1, Seconds: host})
@@ -767,14 +578,10 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 // depend only on its token count T (of which prefTokens are prefill
 // tokens), from cache when given (Cost only, never Breakdown). T > 0.
 func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache) {
-	p := m.prof
-	acc.launchScale = 1
-	if prefTokens == 0 || T <= p.GraphMaxTokens {
-		acc.launchScale = p.GraphLaunchFactor
-	}
+	acc.launchScale = m.eng.launchScale(T, prefTokens)
 	// A step that replays a CUDA graph runs its token-proportional
 	// operators on the captured size it is padded to.
-	Tp := hardware.CaptureSize(T, m.captureMax)
+	Tp := hardware.CaptureSize(T, m.eng.GraphCaptureMaxTokens)
 	if cache != nil && acc.ops == nil {
 		graph := acc.launchScale != 1
 		if part, ok := cache.get(Tp, graph); ok {
@@ -791,8 +598,7 @@ func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache
 // stepOverhead is the engine's fixed cost of a step of requests requests:
 // per step, per request and per (request, KV head, layer), in seconds.
 func (m *StepModel) stepOverhead(requests int) float64 {
-	p := m.prof
-	return (p.StepOverheadUS + p.PerRequestOverheadUS*float64(requests) + p.PerRequestKVHeadUS*float64(requests*m.kvHeadsPG*m.nLayers)) * 1e-6
+	return m.eng.overheadSeconds(requests, m.kvHeadsPG*m.nLayers)
 }
 
 // lmHeadIncrement prices the LM head for sampled rows as apply adds it to
@@ -804,20 +610,6 @@ func (m *StepModel) lmHeadIncrement(sampled int) lmIncrement {
 	tc, tm := m.opTimes(&lm, &m.pLMH, &m.effLMH)
 	m.apply(&a, lm, 1, &m.pLMH, &m.effLMH, tc, tm, 0)
 	return lmIncrement{t: a.c.ComputeS + a.c.MemoryS, computeBound: tc >= tm, flops: a.flops, bytes: a.bytes, roofline: a.rooflineS}
-}
-
-// hostSeconds is the part of the engine's CPU work for a step of requests
-// that the step waits for, given the step's GPU-side time gpu (s):
-// Profile.HostStepUS + HostPerRequestUS x requests, less gpu under async
-// scheduling (the CPU work overlaps the previous step's GPU work, so only
-// what outlasts it shows), whole otherwise.
-func (m *StepModel) hostSeconds(requests int, gpu float64) float64 {
-	p := m.prof
-	host := (p.HostStepUS + p.HostPerRequestUS*float64(requests)) * 1e-6
-	if p.AsyncScheduling {
-		return max(host-gpu, 0)
-	}
-	return host
 }
 
 // tokenOps prices the operators whose cost depends only on the step's token
@@ -846,17 +638,7 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	if m.tp > 1 {
 		msg := float64(T*h) * m.act.Bits / 8
 		ars := 2*L - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
-		t := float64(ars) * p.AllReduceSeconds(m.gpu, msg, m.tp) * m.commScale
-		acc.c.CommS += t
-		ar := AllReduce(msg, m.tp)
-		if m.linkBW > 0 {
-			acc.rooflineS += float64(ars) * ar.ActBytes / m.linkBW
-		}
-		if acc.ops != nil {
-			*acc.ops = append(*acc.ops, OpTime{Name: "allreduce", Kind: KindAllReduce, Count: ars,
-				FLOPs: float64(ars) * ar.FLOPs, Bytes: float64(ars) * ar.ActBytes, Seconds: t,
-				Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
-		}
+		m.allReduces(acc, "allreduce", ars, msg, m.tp)
 	}
 
 	// MLP.

@@ -398,7 +398,7 @@ func (m *StepModel) decodeTail(cc StepCost, d *decodeStep, n int) StepCost {
 	}
 	cc.OverheadS += d.lmLaunch
 	cc.OverheadS += d.over
-	if host := m.hostSeconds(n, cc.ComputeS+cc.MemoryS+cc.CommS+cc.OverheadS); host > 0 {
+	if host := m.eng.hostSeconds(n, cc.ComputeS+cc.MemoryS+cc.CommS+cc.OverheadS); host > 0 {
 		cc.OverheadS += host
 	}
 	cc.Seconds = cc.ComputeS + cc.MemoryS + cc.CommS + cc.OverheadS
@@ -459,12 +459,7 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 	// GPU time is the terms that do not depend on the KV sum plus the
 	// attention layers' memory time; the host time adds what outlasts it
 	// under async scheduling, else all of it.
-	gpu := d.gpuBase + tm*float64(m.nFull)
-	if m.prof.AsyncScheduling {
-		s = max(gpu, d.host)
-	} else {
-		s = gpu + max(d.host, 0)
-	}
+	s = m.eng.hostAfter(d.gpuBase+tm*float64(m.nFull), d.host)
 	return s, DecodeBoundRel * s, true
 }
 
@@ -484,7 +479,7 @@ func (c *CachedStep) prepareBound(d *decodeStep, n int) {
 	cc.OverheadS += d.lmLaunch
 	cc.OverheadS += d.over
 	d.gpuBase = cc.ComputeS + cc.MemoryS + cc.CommS + cc.OverheadS
-	d.host = (p.HostStepUS + p.HostPerRequestUS*float64(n)) * 1e-6
+	d.host = m.eng.hostWorkSeconds(n)
 	if c.decLows == nil {
 		c.decLows = c.cache.lowsFor(p.AttentionDecode.Compute)
 	}
@@ -562,11 +557,6 @@ func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
 		gpu += inc.t + m.effLMH.LaunchUS*1e-6*acc.launchScale
 	}
 	gpu += m.stepOverhead(g.requests)
-	host := (p.HostStepUS + p.HostPerRequestUS*float64(g.requests)) * 1e-6
-	if p.AsyncScheduling {
-		s = max(gpu, host)
-	} else {
-		s = gpu + max(host, 0)
-	}
+	s = m.eng.hostAfter(gpu, m.eng.hostWorkSeconds(g.requests))
 	return s, DecodeBoundRel * s, true
 }

@@ -567,10 +567,12 @@ func (su boundSetup) build(t *testing.T) *StepModel {
 	return m
 }
 
-// DecodeCost is Cost for a decode-only step, from the count and KV sum, bit
+// DecodeCost is the reference decode-run price (ReferenceDecodeRun: each
+// pass priced on its own with Cost), from each pass's count and KV sum, bit
 // for bit: on dense and MoE models, on every GPU profile, at every batch size
-// up to 300 and KV lengths from 1 to 100k, and on a profile whose decode
-// attention is compute-bound (where the compute-curve bound cannot skip).
+// up to 300 and KV lengths from 1 to 100k, over runs of up to 3 passes with
+// requests finishing between them, and on a profile whose decode attention is
+// compute-bound (where the compute-curve bound cannot skip).
 func TestDecodeCostIsExact(t *testing.T) {
 	for _, su := range decodeSetups(true) {
 		m := su.build(t)
@@ -578,20 +580,24 @@ func TestDecodeCostIsExact(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		maxLen := []int{16, 9000, 100000}
 		for i := 0; i < 600; i++ {
-			var in StepInput
-			var sum int64
+			var run DecodeRun
 			top := maxLen[i%len(maxLen)]
 			for j := 1 + rng.IntN(300); j > 0; j-- {
-				l := 1 + rng.IntN(top)
-				in.Decodes = append(in.Decodes, l)
-				sum += int64(l)
+				run.Lengths = append(run.Lengths, 1+rng.IntN(top))
+				run.Passes = append(run.Passes, 1+rng.IntN(3))
 			}
-			got, ok := c.DecodeCost(len(in.Decodes), sum)
-			if !ok {
-				t.Fatalf("%+v: full-attention model refused", su)
-			}
-			if want := m.Cost(&in); got != want {
-				t.Fatalf("%+v: DecodeCost %+v != Cost %+v", su, got, want)
+			for j, want := range ReferenceDecodeRun(m, run, 3) {
+				n, sum := runPassSums(run, j+1)
+				if n == 0 {
+					break
+				}
+				got, ok := c.DecodeCost(n, sum)
+				if !ok {
+					t.Fatalf("%+v: full-attention model refused", su)
+				}
+				if got != want {
+					t.Fatalf("%+v pass %d: DecodeCost %+v != reference %+v", su, j+1, got, want)
+				}
 			}
 		}
 	}
@@ -607,26 +613,43 @@ func TestDecodeCostIsExact(t *testing.T) {
 }
 
 // DecodeSecondsBound's bound holds: on the setups of TestDecodeCostIsExact,
-// over decode runs (the KV sum growing by the request count each pass, with
-// jumps between runs and request counts changing), the exact price lies within
-// err of s, err is DecodeBoundRel of it, and the bound applies to most passes
-// of memory-bound profiles (none where decode attention is compute-bound).
+// over decode runs of 60 passes (the KV sum growing by the request count each
+// pass, a tenth of the requests finishing on the way), the reference price
+// (ReferenceDecodeRun) lies within err of s, err is DecodeBoundRel of it, and
+// the bound applies to most passes of memory-bound profiles (none where
+// decode attention is compute-bound).
 func TestDecodeSecondsBound(t *testing.T) {
+	const runPasses = 60
 	for _, su := range decodeSetups(false) {
 		m := su.build(t)
 		c := NewCachedStep(m)
 		rng := rand.New(rand.NewPCG(7, 8))
 		passes, bounded := 0, 0
-		for run := 0; run < 400; run++ {
-			n := 1 + rng.IntN(300)
-			keySum := int64(n) * int64(1+rng.IntN([]int{20, 2000, 60000}[run%3]))
-			for pass := 0; pass < 60; pass++ {
-				if rng.IntN(20) == 0 && n > 1 { // a request finishes
-					n--
-					keySum -= keySum / int64(n+1)
+		for i := 0; i < 200; i++ {
+			var run DecodeRun
+			var base int64
+			for k := 1 + rng.IntN(300); k > 0; k-- {
+				l, last := 1+rng.IntN([]int{20, 2000, 60000}[i%3]), runPasses
+				if rng.IntN(10) == 0 {
+					last = 1 + rng.IntN(runPasses)
 				}
-				keySum += int64(n)
-				want, _ := c.DecodeCost(n, keySum)
+				run.Lengths, run.Passes = append(run.Lengths, l), append(run.Passes, last)
+				base += int64(l)
+			}
+			ref := ReferenceDecodeRun(m, run, runPasses)
+			n := len(run.Lengths)
+			for j := 1; j <= runPasses; j++ {
+				for k, l := range run.Lengths {
+					if run.Passes[k] == j-1 { // finished in the pass before
+						n--
+						base -= int64(l)
+					}
+				}
+				if n == 0 {
+					break
+				}
+				keySum := base + int64(n)*int64(j-1)
+				want := ref[j-1]
 				s, e, ok := c.DecodeSecondsBound(n, keySum)
 				passes++
 				if !ok {

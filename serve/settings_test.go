@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -59,7 +60,13 @@ func TestSettingsEndpoint(t *testing.T) {
 	}
 	sort.Strings(keys)
 	def := workload.DefaultDeployment()
-	if want := jsonLeafKeys(t, def); !slices.Equal(keys, want) {
+	// The JSON form omits a zero engine; give it one so that every leaf shows.
+	full := def
+	var err error
+	if full.Engine, err = engine.Parse("vllm@0.12.0"); err != nil {
+		t.Fatal(err)
+	}
+	if want := jsonLeafKeys(t, full); !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant every leaf of the deployment %v", keys, want)
 	}
 	// Defaults are the deployment's, read back through the same keys.

@@ -1,9 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
@@ -25,12 +26,6 @@ type Deployment struct {
 	// (KVCapacity) and > 0 pins it; MaxModelLen == 0 takes the model's maximum
 	// context.
 	Settings workload.Deployment
-	// EngineVersion is the vLLM release ("0.12.0") whose kernel paths the run
-	// follows where releases differ (Settings.Serving.MoEKernel auto); ""
-	// takes the release the GPU profile's kernel tables were measured with
-	// (hardware.Profile.Engine), and none when the profile names no vLLM
-	// release.
-	EngineVersion string
 }
 
 // Prepared is a resolved deployment, ready for Run.
@@ -78,23 +73,32 @@ func Prepare(d Deployment) (*Prepared, error) {
 		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
 	}
-	// The experts' kernel path: explicit, or the one the deployment's vLLM
-	// release (else the GPU profile's) runs (roofline.MoEKernelAuto).
+	// The experts' kernel path: explicit, or the one the deployment's engine
+	// release (else the GPU profile's) runs on the GPU's architecture
+	// (roofline.MoEKernelAuto, engines.Engine.MoEKernel).
 	autoKernel := st.Serving.MoEKernel == workload.MoEKernelAuto || st.Serving.MoEKernel == ""
-	version, from := d.EngineVersion, "the deployment's"
-	if version == "" {
-		version, from = profileVLLMVersion(d.GPU.EffectiveProfile().Engine), fmt.Sprintf("the %s profile's", d.GPU.Name)
+	eng, from := st.Engine, "the deployment's"
+	if eng.IsZero() {
+		eng, _ = engines.FromProfile(d.GPU.EffectiveProfile().Engine)
+		from = fmt.Sprintf("the %s profile's", d.GPU.Name)
 	}
 	if d.Model.MoE != nil {
 		opts.MoEKernel = st.Serving.MoEKernel
 		if autoKernel {
-			opts.MoEKernel, opts.EngineVersion = roofline.MoEKernelAuto, version
+			opts.MoEKernel, opts.MoEKernelPolicy = roofline.MoEKernelAuto, eng
 		}
 	}
 	step, err := roofline.NewStepModel(d.Model, d.GPU, opts)
 	if err != nil {
-		if _, r, ok := strings.Cut(err.Error(), "moe_kernel: "); ok && !autoKernel {
-			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: r}
+		var ke *roofline.MoEKernelError
+		if errors.As(err, &ke) && !autoKernel {
+			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: ke.Reason}
+		}
+		var oe *roofline.OptionError
+		if errors.As(err, &oe) {
+			if key, ok := optionSetting(oe.Field); ok {
+				return nil, &workload.FieldError{Key: key, Reason: fmt.Sprintf("%v (model %s)", oe.Err, d.Model.Name)}
+			}
 		}
 		return nil, err
 	}
@@ -104,8 +108,8 @@ func Prepare(d Deployment) (*Prepared, error) {
 		if exp == "" {
 			exp = step.Options().WeightDType
 		}
-		kernelNote = fmt.Sprintf("serving.moe_kernel auto: %s, the path vLLM %s (%s release) takes for %s experts on %s at tp %d",
-			step.MoEKernel(), version, from, exp, d.GPU.Name, opts.TP)
+		kernelNote = fmt.Sprintf("serving.moe_kernel auto: %s, the path %s (%s release) takes for %s experts on %s (%s) at tp %d; source: %s",
+			step.MoEKernel(), eng, from, exp, d.GPU.Name, d.GPU.Arch, opts.TP, step.MoEKernelSource())
 	}
 	sc := st.Serving.Config
 	if sc.MaxModelLen == 0 {
@@ -146,6 +150,9 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
+		if err := checkMaxModelLen(m, d.GPU, st, sc, c); err != nil {
+			return nil, err
+		}
 		if c.Blocks > limits.MaxKVBlocks {
 			return nil, &workload.FieldError{Key: "serving.block_size", Reason: fmt.Sprintf(
 				"%s on %s derives %d KV blocks of %d tokens, above the simulator's %d per instance; use a larger block size or pin serving.num_gpu_blocks",
@@ -163,18 +170,19 @@ func Prepare(d Deployment) (*Prepared, error) {
 	return p, nil
 }
 
-// profileVLLMVersion is the vLLM release a profile's Engine label names
-// ("vllm-0.14.0 kernels" gives "0.14.0"), "" when it names none.
-func profileVLLMVersion(engine string) string {
-	rest, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(engine)), "vllm-")
-	if !ok {
-		return ""
+// optionSetting maps a step-model option field (roofline.OptionError) to
+// the deployment setting that sets it, so an error names the setting the
+// user wrote; ok is false for a field no setting sets.
+func optionSetting(field string) (key string, ok bool) {
+	switch field {
+	case "tp", "ep", "dp", "act_dtype":
+		return field, true
+	case "weight_mix":
+		return "weights", true
+	case "graph_capture_max_tokens":
+		return "serving.max_cudagraph_capture_size", true
 	}
-	v, _, _ := strings.Cut(rest, " ")
-	if _, err := roofline.ParseVersion(v); err != nil {
-		return ""
-	}
-	return v
+	return "", false
 }
 
 // layoutString names a deployment's parallel layout for messages: "tp 4",
@@ -188,4 +196,22 @@ func layoutString(st workload.Deployment) string {
 		s += fmt.Sprintf(", ep %d", st.EP)
 	}
 	return s
+}
+
+// checkMaxModelLen refuses a deployment whose derived KV cache cannot hold
+// one request of max_model_len tokens, as vLLM refuses to start
+// (check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py): such a
+// server never comes up, so there is nothing to simulate. The estimated
+// maximum length is what the cache holds, blocks x block size, the length
+// vLLM's estimate_max_model_len finds for full-attention layers. A pinned
+// serving.num_gpu_blocks is not checked: it is what a running server
+// reported.
+func checkMaxModelLen(m *model.Config, g *hardware.GPU, st workload.Deployment, sc scheduler.Config, c Capacity) error {
+	need := (sc.MaxModelLen + sc.BlockSize - 1) / sc.BlockSize
+	if c.Blocks >= need {
+		return nil
+	}
+	return &workload.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf(
+		"to serve one request of %d tokens, %.2f GiB of KV cache is needed per GPU, more than the %.2f GiB left (%s on %s with %s); the estimated maximum model length is %d: lower serving.max_model_len, raise serving.gpu_memory_utilization or use more GPUs",
+		sc.MaxModelLen, float64(need)*c.BytesPerBlock/GiB, c.KVBytes/GiB, m.Name, g.Name, layoutString(st), c.Blocks*sc.BlockSize)}
 }

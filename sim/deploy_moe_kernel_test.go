@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
+	"go.yaml.in/yaml/v3"
 )
 
 func moeDeployment(t *testing.T, name, gpu string, tp int, kernel, version string) Deployment {
@@ -24,7 +26,10 @@ func moeDeployment(t *testing.T, name, gpu string, tp int, kernel, version strin
 	s := workload.DefaultDeployment()
 	s.TP = tp
 	s.Serving.MoEKernel = kernel
-	return Deployment{Model: m, GPU: g, Settings: s, EngineVersion: version}
+	if s.Engine, err = engines.Parse(version); err != nil {
+		t.Fatal(err)
+	}
+	return Deployment{Model: m, GPU: g, Settings: s}
 }
 
 // serving.moe_kernel auto follows the vLLM release: the H200 profile's
@@ -33,14 +38,6 @@ func moeDeployment(t *testing.T, name, gpu string, tp int, kernel, version strin
 // a decode step costs more on DeepGEMM's padded buffer; deepgemm on bf16
 // experts is an error naming the setting.
 func TestPrepareMoEKernel(t *testing.T) {
-	if v := profileVLLMVersion("vllm-0.14.0 kernels"); v != "0.14.0" {
-		t.Fatalf("profile version %q", v)
-	}
-	for _, e := range []string{"", "llama.cpp b6989", "vllm-x kernels"} {
-		if v := profileVLLMVersion(e); v != "" {
-			t.Errorf("profile %q gave version %q", e, v)
-		}
-	}
 	decode := func(p *Prepared) float64 {
 		return p.Step.Cost(&roofline.StepInput{Decodes: []int{1000, 1000, 1000, 1000}}).Seconds
 	}
@@ -50,9 +47,9 @@ func TestPrepareMoEKernel(t *testing.T) {
 	}{
 		{workload.MoEKernelAuto, "", roofline.MoEKernelDeepGEMM, true},
 		{"", "", roofline.MoEKernelDeepGEMM, true},
-		{workload.MoEKernelAuto, "0.18.0", roofline.MoEKernelFused, false},
+		{workload.MoEKernelAuto, "vllm@0.18.0", roofline.MoEKernelFused, false},
 		{"fused", "", roofline.MoEKernelFused, false},
-		{"deepgemm", "0.18.0", roofline.MoEKernelDeepGEMM, false},
+		{"deepgemm", "vllm@0.18.0", roofline.MoEKernelDeepGEMM, false},
 	}
 	secs := map[string]float64{}
 	for _, c := range cases {
@@ -63,7 +60,7 @@ func TestPrepareMoEKernel(t *testing.T) {
 		if got := p.Step.MoEKernel(); got != c.want {
 			t.Errorf("kernel %q version %q: path %s, want %s", c.kernel, c.version, got, c.want)
 		}
-		if (p.MoEKernelNote != "") != c.note || (c.note && !strings.Contains(p.MoEKernelNote, "0.14.0")) {
+		if (p.MoEKernelNote != "") != c.note || (c.note && (!strings.Contains(p.MoEKernelNote, "vllm@0.14.0") || !strings.Contains(p.MoEKernelNote, "source: vLLM PR #26197"))) {
 			t.Errorf("kernel %q version %q: note %q", c.kernel, c.version, p.MoEKernelNote)
 		}
 		secs[p.Step.MoEKernel()] = decode(p)
@@ -93,5 +90,53 @@ func TestPrepareMoEKernel(t *testing.T) {
 	s.Serving.MoEKernel = "triton"
 	if err := s.Validate(); !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" || !strings.Contains(fe.Reason, "auto, fused, deepgemm") {
 		t.Fatalf("moe_kernel triton: %v", err)
+	}
+}
+
+// TestUserGPUPricesLikeCatalog: engines choose kernels by architecture, not
+// by GPU name, so the H100 written out as a user's GPU file under another
+// name prices a block-scaled fp8 MoE exactly like the catalog's h100, for
+// the profile's release and a named one; without its arch it keeps the
+// fused path.
+func TestUserGPUPricesLikeCatalog(t *testing.T) {
+	h100, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := h100.Clone()
+	mine.Name, mine.Aliases = "my-h100", nil
+	data, err := yaml.Marshal(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := hardware.ParseGPU(data, "my-h100.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &roofline.StepInput{Decodes: []int{1000, 2000, 3000}, Prefills: []roofline.Chunk{{Tokens: 512, Sampled: true}}}
+	for _, version := range []string{"", "vllm@0.12.0"} {
+		d := moeDeployment(t, "qwen3-235b-a22b-fp8", "h100", 4, workload.MoEKernelAuto, version)
+		want, err := Prepare(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.GPU = user
+		got, err := Prepare(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Step.MoEKernel() != roofline.MoEKernelDeepGEMM || got.Step.MoEKernel() != want.Step.MoEKernel() {
+			t.Errorf("engine %q: path %s on the user GPU, %s on h100; want deepgemm on both", version, got.Step.MoEKernel(), want.Step.MoEKernel())
+		}
+		if g, w := got.Step.Cost(in).Seconds, want.Step.Cost(in).Seconds; g != w {
+			t.Errorf("engine %q: step %.9g s on the user GPU, %.9g s on h100", version, g, w)
+		}
+	}
+	noArch := user.Clone()
+	noArch.Arch = ""
+	d := moeDeployment(t, "qwen3-235b-a22b-fp8", "h100", 4, workload.MoEKernelAuto, "")
+	d.GPU = noArch
+	if p, err := Prepare(d); err != nil || p.Step.MoEKernel() != roofline.MoEKernelFused || p.MoEKernelNote != "" {
+		t.Errorf("no arch: %v, path %s, note %q; want fused", err, p.Step.MoEKernel(), p.MoEKernelNote)
 	}
 }

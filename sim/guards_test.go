@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -62,5 +63,42 @@ func TestRunContext(t *testing.T) {
 	res, err := Run(Config{Scheduler: schedCfg(10000), StepModel: realStep(t, 1), Replicas: 1, Context: ctx}, mustGen(t, sp), nil)
 	if res != nil || !errors.Is(err, stop) {
 		t.Errorf("Run = %v, %v; want no result and the cause", res, err)
+	}
+}
+
+// stopAfter cancels its context at the n-th step record and counts the step
+// records it receives from then on.
+type stopAfter struct {
+	n, steps, after int
+	cancel          context.CancelCauseFunc
+	cause           error
+}
+
+func (s *stopAfter) Request(*traces.RequestRecord) error { return nil }
+func (s *stopAfter) Step(*traces.StepRecord) error {
+	s.steps++
+	if s.steps == s.n {
+		s.cancel(s.cause)
+	} else if s.steps > s.n {
+		s.after++
+	}
+	return nil
+}
+
+// A context cancelled during a run stops it within the events between two
+// checks of the context (1024): promptness as a count of simulated work,
+// not wall time.
+func TestRunContextCancelledMidway(t *testing.T) {
+	sp := mustSpec(t, "clients:\n  - arrival: {rate: 100, num_requests: 100000}\n    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant, value: 50}\n")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sink := &stopAfter{n: 10, cancel: cancel, cause: errors.New("interrupted by a test")}
+	gen := mustGen(t, sp)
+	res, err := Run(Config{Scheduler: schedCfg(10000), StepModel: realStep(t, 1), Replicas: 1, Context: ctx, StepTrace: true, Clients: gen.ClientNames()}, gen, sink)
+	if res != nil || !errors.Is(err, sink.cause) {
+		t.Fatalf("Run = %v, %v; want no result and the cause", res, err)
+	}
+	if sink.steps < sink.n || sink.after > 1024 {
+		t.Errorf("%d steps before the cancel, %d after it; want %d, then at most 1024", sink.steps-sink.after, sink.after, sink.n)
 	}
 }

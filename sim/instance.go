@@ -52,10 +52,9 @@ type instance struct {
 	// next event when the run's last pass spans it (see planDecodeRun).
 	flushUpto int
 	// Decode-run scratch: items' remaining outputs, the items ordered by it,
-	// the live decodes' KV lengths, and live decodes per client.
+	// and live decodes per client.
 	rem          []int
 	byRem        []uint64 // rem<<32 | item index, sorted (the first to finish)
-	live         []int
 	clientCounts []int
 }
 
@@ -120,18 +119,9 @@ func (e *engine) startStep(in *instance) error {
 
 // stepCost prices the forward pass in: a pure decode step from its count
 // and KV sum when the step model can (the same price, in O(1) once the
-// lengths are summed), else in full.
+// lengths are summed), else in full (roofline.DecodeRunPricer.Step).
 func (e *engine) stepCost(in *roofline.StepInput) roofline.StepCost {
-	if e.dc != nil && len(in.Prefills) == 0 && len(in.Decodes) > 0 {
-		var sum int64
-		for _, l := range in.Decodes {
-			sum += int64(max(l, 1))
-		}
-		if c, ok := e.dc.DecodeCost(len(in.Decodes), sum); ok {
-			return c
-		}
-	}
-	return e.cfg.StepModel.Cost(in)
+	return e.runs.Step(in)
 }
 
 // MaxStepSeconds bounds the price of one forward pass: a longer step is an
@@ -396,9 +386,10 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 		sorted = upTo
 	}
 	// Price passes 2.. from the count and KV-length sum of the live decodes
-	// (O(1) a pass) when the step model allows it, else from their lengths.
-	dc, fast := e.dc, e.dc != nil
+	// (O(1) a pass) when the step model allows it, else from their lengths
+	// (roofline.DecodeRunPricer).
 	dec := in.in.Decodes
+	run := roofline.DecodeRun{Lengths: dec, Passes: in.rem}
 	var base int64 // sum of pass-1 KV lengths of the live decodes
 	for _, l := range dec {
 		base += int64(l)
@@ -419,22 +410,7 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 		keySum := base + int64(n)*int64(j-1)
 		d, ok := e.boundedDuration(n, keySum)
 		if !ok {
-			var c roofline.StepCost
-			if fast {
-				c, ok = dc.DecodeCost(n, keySum)
-			}
-			if !ok {
-				fast = false
-				in.live = in.live[:0]
-				for k, l := range dec {
-					if in.rem[k] >= j {
-						in.live = append(in.live, l+j-1)
-					}
-				}
-				in.in.Decodes = in.live
-				c = e.cfg.StepModel.Cost(&in.in)
-			}
-			d = stepDuration(c)
+			d = stepDuration(e.runs.Pass(run, j, n, keySum))
 		}
 		if t+d > horizon {
 			break
@@ -449,7 +425,6 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 			break
 		}
 	}
-	in.in.Decodes = dec
 	if len(in.durs) == 1 {
 		return nil
 	}
@@ -526,12 +501,3 @@ type decodeBounder interface {
 }
 
 var _ decodeBounder = (*roofline.CachedStep)(nil)
-
-// decodeCoster prices a pure decode step from its request count and the
-// sum of their KV lengths (roofline.CachedStep does, exactly, for models
-// without sliding-window layers).
-type decodeCoster interface {
-	DecodeCost(n int, keySum int64) (roofline.StepCost, bool)
-}
-
-var _ decodeCoster = (*roofline.CachedStep)(nil)

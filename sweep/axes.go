@@ -94,11 +94,16 @@ func (a *Axis) canonicalize() error {
 	}
 	out := make([]string, 0, len(a.Values))
 	for _, text := range a.Values {
-		v, err := workload.ParseValue(s.Type, text)
+		v, err := s.Parse(text)
 		if err != nil {
-			return &GridError{Field: a.Key, Reason: fmt.Sprintf("want %s, got %q", s.TypeWord(), text)}
+			reason := err.Error()
+			var fe *workload.FieldError
+			if errors.As(err, &fe) {
+				reason = fe.Reason
+			}
+			return &GridError{Field: a.Key, Reason: reason}
 		}
-		c := canonical(v)
+		c := workload.Text(v)
 		if slices.Contains(out, c) {
 			return &GridError{Field: a.Key, Reason: fmt.Sprintf("%s listed twice", c)}
 		}
@@ -106,18 +111,6 @@ func (a *Axis) canonicalize() error {
 	}
 	a.Values = out
 	return nil
-}
-
-// canonical formats a parsed setting value: integers in decimal, floats in
-// the shortest form that reads back exactly, booleans as true/false.
-func canonical(v any) string {
-	switch x := v.(type) {
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case string:
-		return x
-	}
-	return fmt.Sprint(v)
 }
 
 // ParseGrid reads grid axes (ParseAxis), refusing a key given twice.

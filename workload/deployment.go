@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/scheduler"
 )
@@ -55,6 +56,12 @@ type Deployment struct {
 	// fp16 on a GPU without a bf16 peak, with fp8 weights computing at the fp8 peak
 	// where the GPU has one (W8A8). See roofline.StepOptions.ActDType.
 	ActDType string `yaml:"act_dtype" mapstructure:"act_dtype" json:"act_dtype" help:"activation precision (empty: bf16, or fp16 without a bf16 peak; fp8 weights then compute in fp8)"`
+	// Engine is the serving engine release whose kernel paths the run follows where
+	// releases differ (serving.moe_kernel auto): name@version, as in vllm@0.12.0 or
+	// llama.cpp@b6500 (engine.Parse). The zero Engine ("") takes the release the GPU
+	// profile was calibrated with (engine.FromProfile), and none when the profile
+	// names none.
+	Engine engine.Engine `yaml:"engine,omitempty" mapstructure:"engine" json:"engine,omitzero" help:"serving engine release, name@version (vllm@0.12.0, llama.cpp@b6500): picks release-dependent kernel paths (empty: the GPU profile's release)"`
 	// Serving holds the vLLM engine knobs.
 	Serving Serving `yaml:"serving" mapstructure:"serving" json:"serving"`
 }
@@ -73,12 +80,13 @@ type Serving struct {
 	// 0 takes the GPU profile's value (hardware.Profile.GraphCaptureMaxTokens).
 	MaxCUDAGraphCaptureSize int `yaml:"max_cudagraph_capture_size" mapstructure:"max_cudagraph_capture_size" json:"max_cudagraph_capture_size" help:"vLLM max_cudagraph_capture_size: largest step in tokens that replays a CUDA graph (0 = the GPU profile's)"`
 	// MoEKernel is the kernel path of a mixture-of-experts model's routed experts:
-	// MoEKernelAuto or "" (the path the GPU profile's vLLM release takes for the experts'
-	// format, roofline.VLLMMoEKernel), "fused" (a fused grouped kernel over the
+	// MoEKernelAuto or "" (the path the engine release, Engine or else the GPU profile's,
+	// takes for the experts' format on the GPU's architecture: engine.Engine.MoEKernel),
+	// "fused" (a fused grouped kernel over the
 	// touched experts) or "deepgemm" (DeepGEMM's contiguous grouped GEMM over a
 	// padded buffer: 128x128 block-scaled fp8 experts on Hopper). No effect on dense
 	// models.
-	MoEKernel string `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the GPU profile's vLLM release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
+	MoEKernel string `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the engine release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
 }
 
 // MoEKernelAuto lets the engine release decide the routed experts' kernel path
@@ -167,6 +175,9 @@ func (d *Deployment) Validate() error {
 	}
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad(keyGPUMemoryUtilization, "must be in (0, 1], got %g", u)
+	}
+	if err := d.Engine.Validate(); err != nil {
+		return bad("engine", "%s", err)
 	}
 	if ks := MoEKernels(); d.Serving.MoEKernel != "" && !slices.Contains(ks, d.Serving.MoEKernel) {
 		return bad(keyMoEKernel, "must be one of %s, got %q", strings.Join(ks, ", "), d.Serving.MoEKernel)

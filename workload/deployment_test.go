@@ -2,9 +2,12 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/roofsim/roofsim/engine"
 )
 
 func TestDefaultDeploymentIsValid(t *testing.T) {
@@ -132,5 +135,26 @@ func TestParseRejectsFractionalIntegers(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "integer, got") {
 			t.Errorf("%q: %v, want an integer-type error", y, err)
 		}
+	}
+}
+
+// TestDeploymentEngine: engine: in a workload file is a release; a bad one
+// is one error naming engine and its line; an Engine built in code with an
+// unknown name fails Validate under the key engine.
+func TestDeploymentEngine(t *testing.T) {
+	body := "engine: %s\nclients:\n  - arrival: {rate: 1, num_requests: 1}\n    prompt_tokens: {dist: constant, value: 8}\n    output_tokens: {dist: constant, value: 2}\n"
+	s, err := Parse(fmt.Appendf(nil, body, "vllm@0.12.0"), "w.yaml")
+	if err != nil || s.Engine != (engine.Engine{Name: engine.VLLM, Version: engine.Version{0, 12, 0}}) {
+		t.Fatalf("engine vllm@0.12.0: %+v, %v", s, err)
+	}
+	_, err = Parse(fmt.Appendf(nil, body, "tgi@2.0"), "w.yaml")
+	if err == nil || err.Error() != `parsing workload "w.yaml": line 1: engine: "tgi@2.0": unknown engine "tgi" (known: vllm, llama.cpp)` {
+		t.Errorf("engine tgi@2.0: %v", err)
+	}
+	d := DefaultDeployment()
+	d.Engine = engine.Engine{Name: "tgi", Version: engine.Version{2}}
+	var fe *FieldError
+	if err := d.Validate(); !errors.As(err, &fe) || fe.Key != "engine" {
+		t.Errorf("code-built unknown engine: %v", err)
 	}
 }

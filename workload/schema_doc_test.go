@@ -2,12 +2,14 @@ package workload
 
 import (
 	"bytes"
+	"encoding"
 	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -27,29 +29,35 @@ func parseStructs(t *testing.T, dirs map[string]string) map[string]docStruct {
 	out := map[string]docStruct{}
 	for pkg, dir := range dirs {
 		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range pkgs {
-			for _, f := range p.Files {
-				for _, d := range f.Decls {
-					gd, ok := d.(*ast.GenDecl)
-					if !ok || gd.Tok != token.TYPE {
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				if !ok || gd.Tok != token.TYPE {
+					continue
+				}
+				for _, sp := range gd.Specs {
+					ts := sp.(*ast.TypeSpec)
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
 						continue
 					}
-					for _, sp := range gd.Specs {
-						ts := sp.(*ast.TypeSpec)
-						st, ok := ts.Type.(*ast.StructType)
-						if !ok {
-							continue
-						}
-						doc := gd.Doc.Text()
-						if ts.Doc != nil {
-							doc = ts.Doc.Text()
-						}
-						out[pkg+"."+ts.Name.Name] = docStruct{doc: doc, st: st}
+					doc := gd.Doc.Text()
+					if ts.Doc != nil {
+						doc = ts.Doc.Text()
 					}
+					out[pkg+"."+ts.Name.Name] = docStruct{doc: doc, st: st}
 				}
 			}
 		}
@@ -121,6 +129,12 @@ func schemaDoc(t *testing.T) string {
 				continue
 			}
 			key := prefix + name
+			if m, ok := fv.Interface().(encoding.TextMarshaler); ok && fv.Kind() == reflect.Struct {
+				// A value read from text (engine.Engine): its text is the default.
+				b, _ := m.MarshalText()
+				defaults[key] = fmt.Sprintf("%q", b)
+				continue
+			}
 			if fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(Duration(0)) {
 				collect(key+".", fv)
 				continue
@@ -268,6 +282,8 @@ func friendlyType(goType string) string {
 		return "true/false"
 	case "Duration":
 		return `duration ("30s", "500ms")`
+	case "engine.Engine":
+		return `string (name@version: "vllm@0.12.0")`
 	case "[]string":
 		return "list of strings"
 	case "[]int":

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -26,8 +27,16 @@ type Setting struct {
 
 var durationType = reflect.TypeFor[Duration]()
 
-// TypeName is the setting's value type in one word: "string", "int", "uint", "float",
-// "bool" or "duration".
+// IsTextType reports whether a setting of type t is one text value: t
+// implements encoding.TextMarshaler and *t encoding.TextUnmarshaler (as
+// engine.Engine does), so files, flags and grids give it as a string that
+// t parses, and the reflection treats it as a leaf, not a nested struct.
+func IsTextType(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) && t.Implements(reflect.TypeFor[encoding.TextMarshaler]())
+}
+
+// TypeName is the setting's value type in one word: "string" (text settings too),
+// "int", "uint", "float", "bool" or "duration".
 func (s Setting) TypeName() string {
 	switch {
 	case s.Type == durationType:
@@ -64,7 +73,7 @@ func SettingsOf(t reflect.Type) []Setting {
 			if name == "-" || !f.IsExported() {
 				continue
 			}
-			if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			if f.Type.Kind() == reflect.Struct && f.Type != durationType && !IsTextType(f.Type) {
 				if opts == "squash" {
 					walk(f.Type, prefix, idx)
 				} else if name != "" {
@@ -167,9 +176,16 @@ func TypeWord(typeName string) string {
 
 // ParseValue converts text to a value of type t exactly, the way the command line and
 // the environment read a setting: integers without truncation ("2.9" is an error),
-// durations as time.ParseDuration, booleans as strconv.ParseBool, strings unchanged.
+// durations as time.ParseDuration, booleans as strconv.ParseBool, text settings
+// (IsTextType) by their UnmarshalText, strings unchanged.
 func ParseValue(t reflect.Type, text string) (any, error) {
 	switch {
+	case IsTextType(t):
+		v := reflect.New(t)
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+			return nil, err
+		}
+		return v.Elem().Interface(), nil
 	case t == durationType:
 		d, err := time.ParseDuration(text)
 		return Duration(d), err
@@ -187,17 +203,47 @@ func ParseValue(t reflect.Type, text string) (any, error) {
 	return nil, fmt.Errorf("no text form for %s", t)
 }
 
-// Set sets the setting with key key from its text form (ParseValue). An unknown key
-// is an *UnknownSettingError; text that does not parse a *FieldError naming the key.
-// Set does not validate the result: call Validate.
+// Parse reads the setting's value from its text form (ParseValue); text that does
+// not parse is a *FieldError naming the key: "want an integer, got \"x\"", or a text
+// setting's own reason.
+func (s Setting) Parse(text string) (any, error) {
+	v, err := ParseValue(s.Type, text)
+	switch {
+	case err != nil && IsTextType(s.Type):
+		return nil, &FieldError{Key: s.Key, Reason: err.Error()}
+	case err != nil:
+		return nil, &FieldError{Key: s.Key, Reason: fmt.Sprintf("want %s, got %q", s.TypeWord(), text)}
+	}
+	return v, nil
+}
+
+// Text is the text form of a setting's value v, which Parse reads back: a text
+// setting's MarshalText, a float's shortest exact decimal, else fmt's.
+func Text(v any) string {
+	switch x := v.(type) {
+	case encoding.TextMarshaler:
+		b, err := x.MarshalText()
+		if err != nil {
+			panic(err) // a setting's own value always writes
+		}
+		return string(b)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// Set sets the setting with key key from its text form (Setting.Parse). An unknown
+// key is an *UnknownSettingError; text that does not parse a *FieldError naming the
+// key. Set does not validate the result: call Validate.
 func (d *Deployment) Set(key, text string) error {
 	s, err := LookupSetting(key)
 	if err != nil {
 		return err
 	}
-	v, err := ParseValue(s.Type, text)
+	v, err := s.Parse(text)
 	if err != nil {
-		return &FieldError{Key: key, Reason: fmt.Sprintf("want %s, got %q", s.TypeWord(), text)}
+		return err
 	}
 	reflect.ValueOf(d).Elem().FieldByIndex(s.Index).Set(reflect.ValueOf(v).Convert(s.Type))
 	return nil

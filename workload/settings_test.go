@@ -2,7 +2,6 @@ package workload
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -54,7 +53,7 @@ func TestDeploymentSetGet(t *testing.T) {
 			t.Fatal(err)
 		}
 		var d Deployment
-		if err := d.Set(s.Key, reflectText(v)); err != nil {
+		if err := d.Set(s.Key, Text(v)); err != nil {
 			t.Errorf("%s: %v", s.Key, err)
 		}
 		if got, _ := d.Get(s.Key); got != v {
@@ -113,6 +112,3 @@ func TestSettingRangeIsValidates(t *testing.T) {
 		t.Errorf("%d ranged settings", n)
 	}
 }
-
-// reflectText is a value's text as a flag or --grid gives it.
-func reflectText(v any) string { return fmt.Sprint(v) }

@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/roofsim/roofsim/calibrate/serving"
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/internal/table"
-	"github.com/roofsim/roofsim/roofline"
 )
 
 // ReadServing reads an end-to-end closed-loop serving table such as
@@ -39,7 +39,7 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 		}
 		row.Engine, row.Version = t.Str("backend"), t.Str("backend_version")
 		if row.Version != "" {
-			if _, err := roofline.ParseVersion(row.Version); err != nil {
+			if _, err := engine.ParseVersion(row.Version); err != nil {
 				t.Failf("backend_version", "%v", err)
 			}
 		}

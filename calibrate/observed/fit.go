@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -161,11 +161,7 @@ func selectTerms(keys []string) ([]Term, error) {
 	for _, k := range keys {
 		i := slices.IndexFunc(all, func(t Term) bool { return t.Key == k })
 		if i < 0 {
-			var known []string
-			for _, t := range all {
-				known = append(known, t.Key)
-			}
-			return nil, fmt.Errorf("terms: unknown engine term %q (known: %s)", k, strings.Join(known, ", "))
+			return nil, &TermError{Key: k}
 		}
 		out = append(out, all[i])
 	}
@@ -410,17 +406,11 @@ func (p *problem) simulate(prof *hardware.Profile, pr *prepared) ([]pred, error)
 	g := p.gpu.Clone()
 	g.Profile = prof
 	run := pr.run
-	prep, err := sim.Prepare(sim.Deployment{Model: pr.model, GPU: g, Settings: run.Deployment})
+	_, cfg, err := pipeline.Prepare(sim.Deployment{Model: pr.model, GPU: g, Settings: run.Deployment})
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Name, err)
 	}
-	replicas := max(run.Deployment.Replicas, 1)
-	router := run.Deployment.Router
-	if router == "" {
-		router = sim.RouterRoundRobin
-	}
-	cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: replicas, Router: router,
-		Clients: []string{"observed"}, FrontendDelay: prep.FrontendDelay}
+	cfg.Clients = []string{"observed"}
 	src := &source{reqs: run.Requests}
 	sink := &predSink{out: make([]pred, len(run.Requests))}
 	for i := range sink.out {

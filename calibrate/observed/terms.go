@@ -1,6 +1,25 @@
 package observed
 
-import "github.com/roofsim/roofsim/hardware"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// TermError is a term key (Options.Terms) that names no engine term.
+type TermError struct {
+	// Key is the key as given.
+	Key string
+}
+
+func (e *TermError) Error() string {
+	var known []string
+	for _, t := range Terms() {
+		known = append(known, t.Key)
+	}
+	return fmt.Sprintf("terms: unknown engine term %q (known: %s)", e.Key, strings.Join(known, ", "))
+}
 
 // Term is one engine cost term of a GPU profile that observed runs can
 // fit. The list in Terms is the only place the fit names them: a new

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
@@ -12,13 +13,13 @@ import (
 )
 
 // This file gives each row the routed-expert kernel path its engine release
-// runs (roofline.VLLMMoEKernel): a vLLM release between 0.11.1 and 0.14 on
+// runs (engine.Engine.MoEKernel): a vLLM release between 0.11.1 and 0.14 on
 // Hopper runs block-scaled fp8 experts through DeepGEMM's contiguous
 // grouped GEMM, whose cost does not follow the batch.
 
 // vllmRow reports whether row was measured on vLLM with a known release.
 func vllmRow(row Row) bool {
-	return row.Version != "" && (row.Engine == "" || strings.EqualFold(row.Engine, "vllm"))
+	return row.Version != "" && (row.Engine == "" || strings.EqualFold(row.Engine, string(engine.VLLM)))
 }
 
 // engineWeights is the weight precision a row of model m on gpu g is
@@ -44,7 +45,12 @@ func engineWeights(row Row, m *model.Config, g *hardware.GPU, weights string) st
 	if m.ExpertDType != "" {
 		exp = m.ExpertDType
 	}
-	if k, err := roofline.VLLMMoEKernel(row.Version, g.Name, exp, row.TP); err != nil || k != roofline.MoEKernelDeepGEMM {
+	eng, err := rowRelease(row)
+	if err != nil {
+		return weights
+	}
+	q := roofline.MoEKernelQuery{Arch: g.Arch, ExpertFormat: exp, Compute: own.Compute, TP: row.TP}
+	if eng.MoEKernel(q).Path != roofline.MoEKernelDeepGEMM {
 		return weights
 	}
 	return ""
@@ -52,7 +58,7 @@ func engineWeights(row Row, m *model.Config, g *hardware.GPU, weights string) st
 
 // rowEngine sets the engine release d follows to the row's: a vLLM row's
 // release picks the routed experts' kernel path (serving.moe_kernel auto,
-// roofline.VLLMMoEKernel); a row of another or an unnamed engine keeps the
+// engine.Engine.MoEKernel); a row of another or an unnamed engine keeps the
 // fused kernel. A release that does not parse is an error naming
 // backend_version.
 func rowEngine(d *sim.Deployment, row Row) error {
@@ -63,10 +69,17 @@ func rowEngine(d *sim.Deployment, row Row) error {
 		d.Settings.Serving.MoEKernel = roofline.MoEKernelFused
 		return nil
 	}
-	if _, err := roofline.ParseVersion(row.Version); err != nil {
+	eng, err := rowRelease(row)
+	if err != nil {
 		return fmt.Errorf("backend_version: %w", err)
 	}
 	d.Settings.Serving.MoEKernel = workload.MoEKernelAuto
-	d.EngineVersion = row.Version
+	d.Settings.Engine = eng
 	return nil
+}
+
+// rowRelease is a vLLM row's engine release.
+func rowRelease(row Row) (engine.Engine, error) {
+	v, err := engine.ParseVersion(row.Version)
+	return engine.Engine{Name: engine.VLLM, Version: v}, err
 }

@@ -14,7 +14,7 @@ type Row struct {
 	Precision string // weight precision, e.g. "fp8"
 	// Engine and Version are the serving engine and its release as written
 	// ("vllm", "0.12.0"; "" when the table does not say). A vLLM release
-	// picks the routed experts' kernel path (roofline.VLLMMoEKernel).
+	// picks the routed experts' kernel path (engine.Engine.MoEKernel).
 	Engine, Version string
 	ISL, OSL        int
 	Concurrency     int

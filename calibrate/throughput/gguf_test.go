@@ -44,7 +44,9 @@ func TestBlendEntry(t *testing.T) {
 	q := withBlendEntries(p, mix)
 	parts, _ := roofline.ParseWeightMix(mix)
 	b, _ := roofline.BlendPrecision(parts)
-	want := 1 / (0.75/0.5 + 0.25/0.25)
+	// Harmonic blend: each part's share over its own compute maximum.
+	q4Share, q4Max, q6Share, q6Max := 0.75, 0.5, 0.25, 0.25
+	want := 1 / (q4Share/q4Max + q6Share/q6Max)
 	if got := q.GEMMByPrecision[b.Name].Compute.Max; math.Abs(got-want) > 1e-12 {
 		t.Errorf("blend %s max = %g, want %g", b.Name, got, want)
 	}

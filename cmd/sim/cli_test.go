@@ -42,20 +42,29 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
+// The golden outputs are priced on frozen copies of the calibrated GPUs
+// (catalog entry and profile in one GPU file, loaded by path like any
+// user's GPU file), so that a refit of hardware/profiles does not rewrite
+// them. The shipped profiles have tests of their own.
+const (
+	frozenH100 = "testdata/gpus/h100.yaml"
+	frozenGB10 = "testdata/gpus/gb10.yaml"
+)
+
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
 	}{
-		{"gemv_gb10.golden", []string{"roofline", "op", "gemv", "--n", "4096", "--k", "4096", "--dtype", "fp16", "--gpu", "gb10", "--measured-us", "203"}},
-		{"gemv_gb10.json.golden", []string{"roofline", "op", "gemv", "--n", "4096", "--k", "4096", "--dtype", "fp16", "--gpu", "gb10", "--measured-us", "203", "--json"}},
-		{"gemm_h100.json.golden", []string{"roofline", "op", "gemm", "--m", "2048", "--n", "4096", "--k", "4096", "--dtype", "bf16", "--gpu", "h100", "--json"}},
-		{"attention_decode.json.golden", []string{"roofline", "op", "attention", "--batch", "8", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--q-len", "1", "--kv-len", "4096", "--gpu", "h100", "--json"}},
+		{"gemv_gb10.golden", []string{"roofline", "op", "gemv", "--n", "4096", "--k", "4096", "--dtype", "fp16", "--gpu", frozenGB10, "--measured-us", "203"}},
+		{"gemv_gb10.json.golden", []string{"roofline", "op", "gemv", "--n", "4096", "--k", "4096", "--dtype", "fp16", "--gpu", frozenGB10, "--measured-us", "203", "--json"}},
+		{"gemm_h100.json.golden", []string{"roofline", "op", "gemm", "--m", "2048", "--n", "4096", "--k", "4096", "--dtype", "bf16", "--gpu", frozenH100, "--json"}},
+		{"attention_decode.json.golden", []string{"roofline", "op", "attention", "--batch", "8", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--q-len", "1", "--kv-len", "4096", "--gpu", frozenH100, "--json"}},
 		{"ops.golden", []string{"roofline", "ops", "--file", "testdata/ops.csv", "--peak-tflops", "62", "--bandwidth-gbps", "287"}},
 		{"ops.json.golden", []string{"roofline", "ops", "--file", "testdata/ops.csv", "--peak-tflops", "62", "--bandwidth-gbps", "287", "--json"}},
-		{"phase.json.golden", []string{"roofline", "phase", "--model", "llama-3.1-8b", "--gpu", "h100", "--prompt", "2048", "--gen", "32", "--json"}},
-		{"run_small.golden", []string{"run", "--workload", "testdata/small.yaml", "--quiet"}},
-		{"run_small.json.golden", []string{"run", "--workload", "testdata/small.yaml", "--tp", "2", "--json"}},
+		{"phase.json.golden", []string{"roofline", "phase", "--model", "llama-3.1-8b", "--gpu", frozenH100, "--prompt", "2048", "--gen", "32", "--json"}},
+		{"run_small.golden", []string{"run", "--workload", "testdata/small.yaml", "--gpu", frozenH100, "--quiet"}},
+		{"run_small.json.golden", []string{"run", "--workload", "testdata/small.yaml", "--gpu", frozenH100, "--tp", "2", "--json"}},
 		{"models.golden", []string{"models"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +93,7 @@ func TestGEMVHandComputation(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		ops := filepath.Join(dir, "ops.yaml")
-		code, out, errOut := cli(t, "roofline", "op", "gemv", "--n", "4096", "--k", "4096", "--dtype", tc.dtype, "--act-dtype", "fp16", "--gpu", "h100", "--json")
+		code, out, errOut := cli(t, "roofline", "op", "gemv", "--n", "4096", "--k", "4096", "--dtype", tc.dtype, "--act-dtype", "fp16", "--gpu", frozenH100, "--json")
 		if code != 0 {
 			t.Fatal(errOut)
 		}

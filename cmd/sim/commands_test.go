@@ -15,7 +15,7 @@ func TestGPUsCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatal(errOut)
 	}
-	for _, want := range []string{"NAME", "h100", "gb10", "fp16"} {
+	for _, want := range []string{"NAME", "ARCH", "h100", "gb10", "fp16", "sm90", "sm121"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sim gpus lacks %q", want)
 		}
@@ -26,12 +26,13 @@ func TestGPUsCommand(t *testing.T) {
 	}
 	var gpus []struct {
 		Name string             `json:"name"`
+		Arch string             `json:"arch"`
 		Peak map[string]float64 `json:"peak_tflops"`
 	}
 	if err := json.Unmarshal([]byte(out), &gpus); err != nil {
 		t.Fatal(err)
 	}
-	if len(gpus) < 10 || gpus[0].Name == "" || len(gpus[0].Peak) == 0 {
+	if len(gpus) < 10 || gpus[0].Name == "" || gpus[0].Arch == "" || len(gpus[0].Peak) == 0 {
 		t.Errorf("sim gpus --json: %d GPUs, first %+v", len(gpus), gpus[0])
 	}
 	if code, _, _ := cli(t, "gpus", "extra"); code != exitUsage {

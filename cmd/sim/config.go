@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -56,6 +57,32 @@ const envAnnotation = "roofsim-env"
 
 var durationType = reflect.TypeFor[workload.Duration]()
 
+// isText reports whether a setting of type t is one text value
+// (encoding.TextUnmarshaler and TextMarshaler, like engine.Engine): a string
+// flag whose value t parses.
+func isText(t reflect.Type) bool { return workload.IsTextType(t) }
+
+// settingText is a setting's value as a flag or viper default holds it: the
+// text form of a text setting, else v itself.
+func settingText(v reflect.Value) any {
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok && isText(v.Type()) {
+		b, err := m.MarshalText()
+		if err != nil {
+			panic(err) // a setting's own value always writes
+		}
+		return string(b)
+	}
+	return v.Interface()
+}
+
+// textValueError is a text setting's value that its type did not accept.
+type textValueError struct {
+	Type reflect.Type
+	Err  error
+}
+
+func (e *textValueError) Error() string { return e.Err.Error() }
+
 // settings lists the settings of workload.Spec in field order
 // (workload.SettingsOf).
 func settings() []setting {
@@ -79,6 +106,8 @@ func addSettingFlags(cmd *cobra.Command, skip ...string) {
 		switch {
 		case s.Type == durationType:
 			fs.Duration(s.Flag, time.Duration(v.Int()), s.Help)
+		case isText(s.Type):
+			fs.String(s.Flag, settingText(v).(string), s.Help)
 		case s.Type.Kind() == reflect.String:
 			fs.String(s.Flag, v.String(), s.Help)
 		case s.Type.Kind() == reflect.Int:
@@ -217,7 +246,7 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 	v := viper.New()
 	file := reflect.ValueOf(sp).Elem()
 	for _, s := range settings() {
-		v.SetDefault(s.Key, file.FieldByIndex(s.Index).Interface())
+		v.SetDefault(s.Key, settingText(file.FieldByIndex(s.Index)))
 		f := cmd.Flags().Lookup(s.Flag)
 		if f != nil && slices.Contains(f.Annotations[settingAnnotation], s.Key) {
 			if err := v.BindPFlag(s.Key, f); err != nil {
@@ -230,6 +259,14 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 		c.WeaklyTypedInput = false
 		c.DecodeHook = strictStringHook
 	}); err != nil {
+		var te *textValueError
+		if errors.As(err, &te) {
+			for _, s := range settings() {
+				if s.Type == te.Type {
+					return nil, settingError(cmd, &workload.FieldError{Key: s.Key, Reason: te.Err.Error()})
+				}
+			}
+		}
 		return nil, fmt.Errorf("settings: %w", err)
 	}
 	if err := out.ValidateSettings(); err != nil {
@@ -239,12 +276,20 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 }
 
 // strictStringHook converts the strings viper hands over for flags it does
-// not type itself (uint64, float64, duration) to the field's type, exactly
-// (no truncation of "2.9" to 2).
+// not type itself (uint64, float64, duration, text settings) to the field's
+// type, exactly (no truncation of "2.9" to 2). A text setting's refusal is a
+// *textValueError.
 func strictStringHook(from, to reflect.Type, data any) (any, error) {
 	str, ok := data.(string)
 	if !ok || from.Kind() != reflect.String {
 		return data, nil
+	}
+	if isText(to) {
+		v := reflect.New(to)
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(str)); err != nil {
+			return nil, &textValueError{Type: to, Err: err}
+		}
+		return v.Elem().Interface(), nil
 	}
 	switch to.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.Bool:

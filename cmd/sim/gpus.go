@@ -38,7 +38,7 @@ func runGPUs(s streams, opts *gpusOptions) error {
 		return writeJSON(s.out, gpus)
 	}
 	tw := newTable(s.out)
-	fmt.Fprintln(tw, "NAME\tMEMORY\tBANDWIDTH\tINTERCONNECT\tL2\tDENSE TFLOPS\tPROFILE\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tARCH\tMEMORY\tBANDWIDTH\tINTERCONNECT\tL2\tDENSE TFLOPS\tPROFILE\tDESCRIPTION")
 	for i := range gpus {
 		g := &gpus[i]
 		var peaks []string
@@ -58,8 +58,8 @@ func runGPUs(s streams, opts *gpusOptions) error {
 				prof += " (" + p.Engine + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%g GiB\t%g GB/s\t%g GB/s\t%g MiB\t%s\t%s\t%s\n",
-			g.Name, g.MemoryGiB, g.MemoryBandwidthGBps, g.InterconnectGBps, g.L2MiB,
+		fmt.Fprintf(tw, "%s\t%s\t%g GiB\t%g GB/s\t%g GB/s\t%g MiB\t%s\t%s\t%s\n",
+			g.Name, g.Arch, g.MemoryGiB, g.MemoryBandwidthGBps, g.InterconnectGBps, g.L2MiB,
 			strings.Join(peaks, ", "), prof, g.Description)
 	}
 	return tw.Flush()

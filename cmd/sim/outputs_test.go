@@ -129,9 +129,10 @@ const longWorkload = `clients:
 `
 
 // Real signals to the built binary: SIGINT, SIGTERM and SIGHUP stop a run
-// promptly with status 130, 143 and 129, and it leaves no file and no
-// directory (the --out parents it made are removed too). Each run is bounded
-// by a kill after 30 s.
+// with status 130, 143 and 129, and it leaves no file and no directory (the
+// --out parents it made are removed too). Each run is bounded by a kill
+// after 30 s (a hang guard); how promptly a run stops is a count, checked in
+// sim (TestRunContextCancelledMidway) and by TestInterruptibleReturnsTheCause.
 func TestSignalsStopRun(t *testing.T) {
 	bin := buildSim(t)
 	dir := t.TempDir()
@@ -157,9 +158,6 @@ func TestSignalsStopRun(t *testing.T) {
 			t.Logf("%s: stopped %v after the signal, exit %d", signalName(sig), took.Round(time.Millisecond), cmd.ProcessState.ExitCode())
 			if want := 128 + int(sig); cmd.ProcessState.ExitCode() != want {
 				t.Errorf("exit %d, want %d (stderr %q)", cmd.ProcessState.ExitCode(), want, stderr.String())
-			}
-			if took > 5*time.Second { // the target is well under a second; loaded CI machines are slow
-				t.Errorf("took %v to stop", took)
 			}
 			if got := stderr.String(); got != "sim: interrupted by "+signalName(sig)+"\n" {
 				t.Errorf("stderr %q", got)

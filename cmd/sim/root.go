@@ -41,8 +41,8 @@ func (s streams) commandLine() string { return strings.TrimSpace("sim " + string
 // execute runs the CLI with args and returns the process exit code. Errors
 // are printed as one line on stderr: "sim: <what>: <why>".
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	io := streams{in: stdin, out: stdout, errOut: stderr, args: args}
-	root := newRootCmd(io)
+	s := streams{in: stdin, out: stdout, errOut: stderr, args: args}
+	root := newRootCmd(s)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

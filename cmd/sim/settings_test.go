@@ -25,6 +25,7 @@ var settingTestValues = map[string]any{
 	"weights":                              "fp8_e4m3",
 	"kv_cache_dtype":                       "fp8_e4m3",
 	"act_dtype":                            "fp16",
+	"engine":                               "vllm@0.12.0",
 	"serving.max_num_seqs":                 64,
 	"serving.max_num_batched_tokens":       4096,
 	"serving.block_size":                   32,
@@ -169,6 +170,8 @@ func TestSettingErrorsAgree(t *testing.T) {
 		{"serving.scheduling_policy", "scheduling-policy", "lifo", `unknown "lifo" (want fcfs, priority or sjf)`},
 		{"serving.long_prefill_token_threshold", "long-prefill-token-threshold", "-1", "must be in [0, 2147483647], got -1"},
 		{"seed", "seed", "-3", `want a non-negative integer, got "-3"`},
+		{"engine", "engine", "foo@1", `"foo@1": unknown engine "foo" (known: vllm, llama.cpp)`},
+		{"engine", "engine", "vllm@0.x", `"vllm@0.x": version "0.x": "x" is not a release number`},
 	} {
 		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
 			file := filepath.Join(dir, tc.flag+".yaml")
@@ -262,4 +265,23 @@ func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 			t.Errorf("--%s default %q, want the library's %q", flag, got, want)
 		}
 	}
+}
+
+// TestEnginePrecedence: --engine beats SIM_ENGINE, which beats the workload
+// file's engine:, and run.json records the release that won.
+func TestEnginePrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "w.yaml")
+	if err := os.WriteFile(file, []byte("engine: vllm@0.12\n"+tinyWorkload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want string, args ...string) {
+		t.Helper()
+		if got, _ := lookupKey(runJSONConfig(t, append([]string{"--workload", file}, args...)...), "engine"); got != want {
+			t.Errorf("%v: run.json engine %v, want %s", args, got, want)
+		}
+	}
+	check("vllm@0.12.0")
+	t.Setenv("SIM_ENGINE", "vllm@0.18.0")
+	check("vllm@0.18.0")
+	check("llama.cpp@b6500", "--engine", "llama.cpp@b6500")
 }

@@ -15,6 +15,8 @@
 //     element type; sequences element by element;
 //   - a type that implements yaml.Unmarshaler is decoded by itself, and its
 //     error is reported at the node's line and path;
+//   - a struct that implements encoding.TextUnmarshaler takes a scalar, which
+//     its UnmarshalText must accept (its error is reported the same way);
 //   - an integer field takes only an integer scalar (not 2.0 or 1e3, which
 //     yaml.v3 would convert or truncate);
 //   - null is accepted anywhere (it decodes to the zero value);
@@ -25,6 +27,7 @@ package yamlstrict
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
@@ -110,7 +113,10 @@ func Check(n *yaml.Node, t reflect.Type) error {
 
 type checker struct{ seen map[*yaml.Node]bool }
 
-var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+var (
+	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 func (c *checker) check(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Kind == yaml.AliasNode {
@@ -128,6 +134,15 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) error {
 	}
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return &Error{Line: n.Line, Path: path, Msg: err.Error()}
+		}
+		return nil
+	}
+	if t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		if n.Kind != yaml.ScalarNode {
+			return c.want(n, path, "a string")
+		}
+		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
 			return &Error{Line: n.Line, Path: path, Msg: err.Error()}
 		}
 		return nil

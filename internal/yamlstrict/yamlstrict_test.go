@@ -188,3 +188,38 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// pair is a struct read from text: "a/b".
+type pair struct{ A, B string }
+
+func (p *pair) UnmarshalText(b []byte) error {
+	a, c, ok := strings.Cut(string(b), "/")
+	if !ok {
+		return fmt.Errorf("%q: want a/b", b)
+	}
+	*p = pair{a, c}
+	return nil
+}
+
+// TestDecodeTextUnmarshaler: a struct with UnmarshalText takes a scalar,
+// whose error is reported at its line and path.
+func TestDecodeTextUnmarshaler(t *testing.T) {
+	type withPair struct {
+		P pair `yaml:"p"`
+	}
+	var v withPair
+	if _, err := Decode([]byte("p: x/y\n"), &v); err != nil || v.P != (pair{"x", "y"}) {
+		t.Fatalf("p: x/y: %+v, %v", v, err)
+	}
+	for in, want := range map[string]string{
+		"\np: xy\n":   `line 2: p: "xy": want a/b`,
+		"p: {a: 1}\n": "line 1: p: want a string, got a mapping",
+		"p: [x/y]\n":  "line 1: p: want a string, got a sequence",
+	} {
+		_, err := Decode([]byte(in), &withPair{})
+		var e *Error
+		if !errors.As(err, &e) || err.Error() != want {
+			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}

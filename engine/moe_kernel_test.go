@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/roofline"
+)
+
+// TestMoEKernel: the routed experts' kernel path follows the vLLM release,
+// the expert format and compute precision, the GPU's architecture and TP, as
+// read in vLLM's source, and every choice a rule made cites it.
+func TestMoEKernel(t *testing.T) {
+	const (
+		fused = roofline.MoEKernelFused
+		dg    = roofline.MoEKernelDeepGEMM
+	)
+	for _, tt := range []struct {
+		engine       string
+		arch         hardware.Arch
+		format, comp string
+		tp           int
+		want, source string // source: a substring of the cited source; "" none
+	}{
+		{"vllm@0.11.0", hardware.ArchSM90, "fp8_block", "fp8", 2, fused, "_valid_deep_gemm"}, // M >= 128 check still applies
+		{"vllm@0.11.1", hardware.ArchSM90, "fp8_block", "fp8", 2, dg, "PR #26197"},
+		{"vllm@0.12.0", hardware.ArchSM90, "fp8_block", "fp8", 2, dg, "PR #26197"},
+		{"vllm@v0.12", hardware.ArchSM90, "fp8_block", "fp8", 4, dg, "PR #26197"},
+		{"vllm@0.14.1.dev1+gd68209402", hardware.ArchSM90, "fp8_block", "fp8", 1, dg, "PR #26197"},
+		{"vllm@0.15.0", hardware.ArchSM90, "fp8_block", "fp8", 2, fused, "oracle"},
+		{"vllm@0.18.0", hardware.ArchSM90, "fp8_block", "fp8", 4, fused, "oracle"},
+		{"vllm@0.12.0", hardware.ArchSM90, "fp8_e4m3", "fp8", 2, fused, ""}, // per-tensor fp8: Triton
+		{"vllm@0.12.0", hardware.ArchSM90, "bf16", "bf16", 2, fused, ""},
+		{"vllm@0.12.0", hardware.ArchSM103, "fp8_block", "fp8", 2, fused, "is_deep_gemm_supported"}, // Blackwell not modelled
+		{"vllm@0.12.0", hardware.ArchSM100, "fp8_block", "fp8", 2, fused, "is_deep_gemm_supported"},
+		{"vllm@0.12.0", hardware.ArchSM89, "fp8_block", "fp8", 2, fused, "is_deep_gemm_supported"},
+		{"vllm@0.12.0", "", "fp8_block", "fp8", 2, fused, "is_deep_gemm_supported"},   // unknown arch
+		{"vllm@0.12.0", hardware.ArchSM90, "fp8_block", "fp8", 8, fused, "PR #29346"}, // off at TP >= 8 from 0.12
+		{"vllm@0.11.2", hardware.ArchSM90, "fp8_block", "fp8", 8, dg, "PR #26197"},
+		{"vllm@0.12.0", hardware.ArchSM90, "fp8_block", "bf16", 2, fused, "W8A8"}, // act_dtype keeps the experts in 16 bits
+		{"", hardware.ArchSM90, "fp8_block", "fp8", 2, fused, ""},
+		{"llama.cpp@b6500", hardware.ArchSM90, "fp8_block", "fp8", 2, fused, ""},
+	} {
+		e, err := Parse(tt.engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := roofline.MoEKernelQuery{Arch: tt.arch, ExpertFormat: tt.format, Compute: tt.comp, TP: tt.tp}
+		got := e.MoEKernel(q)
+		if got.Path != tt.want || (tt.source == "") != (got.Source == "") || !strings.Contains(got.Source, tt.source) {
+			t.Errorf("%s %+v: %+v; want path %s citing %q", tt.engine, q, got, tt.want, tt.source)
+		}
+	}
+}
+
+// TestMoEKernelByArch: the choice depends on the architecture only, never
+// on which catalog GPU has it: every sm90 GPU takes DeepGEMM under
+// vllm@0.12.0, every other none.
+func TestMoEKernelByArch(t *testing.T) {
+	e := Engine{Name: VLLM, Version: Version{0, 12, 0}}
+	hopper := 0
+	for _, g := range hardware.List() {
+		got := e.MoEKernel(roofline.MoEKernelQuery{Arch: g.Arch, ExpertFormat: "fp8_block", Compute: "fp8", TP: 2}).Path
+		want := roofline.MoEKernelFused
+		if g.Arch == hardware.ArchSM90 {
+			want = roofline.MoEKernelDeepGEMM
+			hopper++
+		}
+		if got != want {
+			t.Errorf("%s (%s): %s, want %s", g.Name, g.Arch, got, want)
+		}
+	}
+	if hopper < 3 {
+		t.Errorf("%d sm90 GPUs in the catalog, want h100, h100-pcie and h200", hopper)
+	}
+}
