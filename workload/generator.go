@@ -52,12 +52,11 @@ type clientGen struct {
 	// open loop
 	arrivals arrivalProcess
 	// closed loop
-	initialLeft int     // requests still to send at time 0 (or over the ramp-up)
-	initialSent int     // initial requests sent so far
-	rampAt      []int64 // random ramp-up start times, sorted (RampUpRandom)
-	sent        int     // requests (sessions) sent so far
-	limit       int     // NumRequests, or -1 when bounded by endNS
-	endNS       int64   // closed-loop Duration, exclusive; math.MaxInt64 when none
+	initialLeft int          // requests still to send at time 0 (or over the ramp-up)
+	initialSent int          // initial requests sent so far
+	rampAt      []int64      // random ramp-up start times, sorted (RampUpRandom)
+	budget      closedBudget // num_requests, drawn from by initial requests and follow-ups
+	endNS       int64        // closed-loop Duration, exclusive; math.MaxInt64 when none
 
 	nextNS int64 // next known arrival, valid while the client is in the heap
 }
@@ -149,10 +148,9 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 				g.totalKnown = false
 			}
 		} else {
-			cg.limit, cg.endNS = -1, math.MaxInt64
+			cg.budget, cg.endNS = newClosedBudget(c), math.MaxInt64
+			cg.initialLeft = cg.budget.take(c.Concurrency)
 			if c.NumRequests > 0 {
-				cg.limit = c.NumRequests
-				cg.initialLeft = min(c.Concurrency, c.NumRequests)
 				if turnsKnown {
 					g.total += c.NumRequests * turnsPer
 				} else {
@@ -160,7 +158,6 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 				}
 			} else {
 				cg.endNS = c.Duration.NS()
-				cg.initialLeft = c.Concurrency
 				g.totalKnown = false
 			}
 			if ramp := c.RampUp.NS(); ramp > 0 && c.RampUpRandom {
@@ -226,12 +223,17 @@ func (g *Generator) advance(cg *clientGen) bool {
 		// The i-th initial request (i = 0, 1, ...) starts at i*RampUp/Concurrency.
 		i := int64(cg.initialSent)
 		cg.initialSent++
-		cg.sent++
 		cg.nextNS = 0
 		if cg.rampAt != nil {
 			cg.nextNS = cg.rampAt[i]
 		} else if ramp := cg.spec.RampUp.NS(); ramp > 0 {
 			cg.nextNS = int64(math.Round(float64(i) * float64(ramp) / float64(cg.spec.Concurrency)))
+		}
+		if cg.nextNS >= cg.endNS {
+			// A user whose ramp-up start falls past the client's duration never starts;
+			// the starts are nondecreasing, so neither do the users after it.
+			cg.initialLeft = 0
+			return false
 		}
 	}
 	if cg.nextNS >= g.cutoffNS {
@@ -307,10 +309,9 @@ func (g *Generator) onComplete(r Request, finishNS int64) (Request, bool) {
 		return Request{}, false
 	}
 	t := sat(finishNS, cg.spec.ThinkTime.NS())
-	if t >= g.cutoffNS || t >= cg.endNS || (cg.limit >= 0 && cg.sent >= cg.limit) {
+	if t >= g.cutoffNS || t >= cg.endNS || cg.budget.take(1) == 0 {
 		return Request{}, false
 	}
-	cg.sent++
 	return g.newRequest(cg, t), true
 }
 

@@ -70,7 +70,8 @@ type Client struct {
 	// Concurrency makes the client closed loop: the number of requests in flight.
 	Concurrency int `yaml:"concurrency,omitempty"`
 	// NumRequests (closed loop) is the total number of requests to send — of sessions
-	// when Session is set. Exactly one of NumRequests and Duration.
+	// when Session is set — shared by the Concurrency users: exactly this many are sent,
+	// whatever the ramp-up. Exactly one of NumRequests and Duration.
 	NumRequests int `yaml:"num_requests,omitempty"`
 	// Duration (closed loop): no request is sent at or after this simulated time.
 	Duration Duration `yaml:"duration,omitempty"`
