@@ -16,7 +16,8 @@ import (
 // every request whose arrival time is known in advance (open-loop arrivals, the first
 // Concurrency requests of closed-loop clients at time 0, first turns of sessions), and
 // OnComplete yields the follow-up of a finished or rejected request (closed-loop
-// successor, next session turn). A Generator is not safe for concurrent use.
+// successor, next session turn, or an arrival of a client with max_concurrency that
+// waited for the slot the request freed). A Generator is not safe for concurrent use.
 //
 // Memory is O(clients + active sessions); nothing is pre-generated.
 type Generator struct {
@@ -51,6 +52,9 @@ type clientGen struct {
 
 	// open loop
 	arrivals arrivalProcess
+	maxConc  int  // Arrival.MaxConcurrency; 0 = no cap
+	inFlight int  // requests sent and not yet completed (counted when maxConc > 0)
+	blocked  bool // the cap was reached: arrivals now leave through OnComplete
 	// closed loop
 	initialLeft int          // requests still to send at time 0 (or over the ramp-up)
 	initialSent int          // initial requests sent so far
@@ -142,6 +146,7 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 				return nil, fmt.Errorf("clients[%d].arrival: %w", i, err)
 			}
 			cg.arrivals = arr
+			cg.maxConc = c.Arrival.MaxConcurrency
 			if c.Arrival.NumRequests > 0 && turnsKnown {
 				g.total += c.Arrival.NumRequests * turnsPer
 			} else {
@@ -255,18 +260,46 @@ func (g *Generator) nextArrival() (Request, bool) {
 	if g.trace != nil {
 		return g.nextTraceArrival()
 	}
-	if g.heap.Len() == 0 {
+	for g.heap.Len() > 0 {
+		k, _ := g.heap.Peek()
+		cg := &g.clients[k.Minor]
+		if cg.maxConc > 0 && cg.inFlight >= cg.maxConc {
+			// Whether a slot frees before cg.nextNS depends on completions not yet
+			// known: from now on each completion releases the next arrival.
+			g.heap.Pop()
+			cg.blocked = true
+			continue
+		}
+		r := g.newRequest(cg, cg.nextNS)
+		cg.inFlight++
+		if g.advance(cg) {
+			g.heap.ReplaceTop(clientKey(cg), struct{}{})
+		} else {
+			g.heap.Pop()
+		}
+		return r, true
+	}
+	return Request{}, false
+}
+
+// releaseWaiting returns the first arrival waiting for a slot of the capped open-loop
+// client cg, whose request finished at finishNS and freed one: the arrival is sent at
+// its own time or at finishNS, whichever is later (a FIFO semaphore). The client stays
+// completion-driven while arrivals remain: it holds MaxConcurrency requests counting
+// the one released, so the next arrival needs the next completion. Cost O(1).
+func (g *Generator) releaseWaiting(cg *clientGen, finishNS int64) (Request, bool) {
+	cg.inFlight--
+	if !cg.blocked {
 		return Request{}, false
 	}
-	k, _ := g.heap.Peek()
-	cg := &g.clients[k.Minor]
-	t := cg.nextNS
-	r := g.newRequest(cg, t)
-	if g.advance(cg) {
-		g.heap.ReplaceTop(clientKey(cg), struct{}{})
-	} else {
-		g.heap.Pop()
+	t := max(cg.nextNS, finishNS)
+	if t >= g.cutoffNS {
+		cg.blocked = false
+		return Request{}, false
 	}
+	r := g.newRequest(cg, t)
+	cg.inFlight++
+	cg.blocked = g.advance(cg)
 	return r, true
 }
 
@@ -306,6 +339,9 @@ func (g *Generator) onComplete(r Request, finishNS int64) (Request, bool) {
 		}
 	}
 	if cg.spec.Arrival != nil {
+		if cg.maxConc > 0 {
+			return g.releaseWaiting(cg, finishNS)
+		}
 		return Request{}, false
 	}
 	t := sat(finishNS, cg.spec.ThinkTime.NS())
