@@ -47,6 +47,17 @@ func TestParseArch(t *testing.T) {
 			t.Errorf("ParseArch(%q): error %v, want an *ArchError listing the known ones", in, err)
 		}
 	}
+	// Every known arch round-trips through its parser and is listed in the
+	// unknown-value error.
+	_, unknown := ParseArch("sm91")
+	for _, a := range Archs() {
+		if got, err := ParseArch(string(a)); err != nil || got != a {
+			t.Errorf("ParseArch(%q) = %q, %v", a, got, err)
+		}
+		if !strings.Contains(unknown.Error(), string(a)) {
+			t.Errorf("%q missing from %v", a, unknown)
+		}
+	}
 }
 
 // TestUserGPUArch: a user file may name its architecture; without one the

@@ -163,7 +163,10 @@ func parseCatalog(data []byte, origin string, profiles fs.FS, dir string) ([]GPU
 			}
 		}
 		if g.Profile != nil {
-			fillProfileDefaults(g.Profile, keySet(keys["profile"]))
+			if err := completeProfile(g.Profile, keySet(keys["profile"])); err != nil {
+				err.Path = "profile." + err.Path
+				return nil, locate(origin, node, err)
+			}
 		}
 		if err := g.Validate(); err != nil {
 			return nil, locate(origin, node, err)

@@ -239,14 +239,15 @@ func TestLookupReturnsCopies(t *testing.T) {
 	g.PeakTFLOPS["bf16"] = 1
 	g.Aliases[0] = "changed"
 	g.Sources["memory_gib"] = "changed"
-	orig := g.EffectiveProfile().Source
+	orig := g.EffectiveProfile().Summary()
+	g.Profile.Provenance[0].Data[0].Path = "changed"
 	g.Profile = DefaultProfile()
-	g.Profile.Source = "changed"
+	g.Profile.Provenance = Provenance{{Stage: StageKernels, Note: "changed"}}
 	l := List()
 	l[4].PeakTFLOPS["fp8"] = 2
 	again, _ := Lookup("h100")
 	if again.PeakTFLOPS["bf16"] != 989.4 || again.PeakTFLOPS["fp8"] != 1978.9 || again.Aliases[0] != "h100-sxm" ||
-		again.Sources["memory_gib"] == "changed" || again.EffectiveProfile().Source != orig || orig == "changed" {
+		again.Sources["memory_gib"] == "changed" || again.EffectiveProfile().Summary() != orig || orig == "changed" {
 		t.Errorf("catalog changed through a returned copy: %+v", again)
 	}
 }

@@ -19,7 +19,7 @@ func requiredGPUKeys() []string {
 
 // profileSections are the profile keys that take DefaultProfile's value
 // when a YAML profile omits them. The metadata keys (calibrated, engine,
-// source) are not filled in: an omitted one stays empty.
+// provenance) are not filled in: an omitted one stays empty.
 func profileSections() []string {
 	return []string{
 		"gemm", "attention_prefill", "attention_decode", "elementwise", "moe",
@@ -63,6 +63,29 @@ func fillProfileDefaults(p *Profile, present map[string]bool) {
 	}
 }
 
+// completeProfile fills the sections present leaves out with the defaults
+// (fillProfileDefaults) and upgrades an older source key (upgradeSource).
+func completeProfile(p *Profile, present map[string]bool) *FieldError {
+	fillProfileDefaults(p, present)
+	return upgradeSource(p)
+}
+
+// upgradeSource moves a profile's one-sentence LegacySource (the key
+// source of profiles written before stages were recorded) into its
+// Provenance as one StageUnstructured stage. A profile giving both keys is
+// an error: which one is true cannot be told.
+func upgradeSource(p *Profile) *FieldError {
+	if p.LegacySource == "" {
+		return nil
+	}
+	if len(p.Provenance) > 0 {
+		return fieldErr("source", "give provenance or the older source, not both")
+	}
+	p.Provenance = Provenance{{Stage: StageUnstructured, Note: p.LegacySource}}
+	p.LegacySource = ""
+	return nil
+}
+
 // ParseGPU parses one GPU description in the schema of docs/gpu-schema.md.
 // Parsing is strict: unknown keys, wrong types, a missing required key
 // (name, peak_tflops, memory_bandwidth_gbps, memory_gib) or more than one
@@ -82,7 +105,10 @@ func ParseGPU(data []byte, origin string) (*GPU, error) {
 		}
 	}
 	if g.Profile != nil {
-		fillProfileDefaults(g.Profile, keySet(top["profile"]))
+		if err := completeProfile(g.Profile, keySet(top["profile"])); err != nil {
+			err.Path = "profile." + err.Path
+			return nil, locate(origin, root, err)
+		}
 	}
 	if err := g.Validate(); err != nil {
 		return nil, locate(origin, root, err)
@@ -109,7 +135,9 @@ func ParseProfile(data []byte, origin string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	fillProfileDefaults(&p, keySet(root))
+	if err := completeProfile(&p, keySet(root)); err != nil {
+		return nil, locate(origin, root, err)
+	}
 	if err := p.Validate(); err != nil {
 		return nil, locate(origin, root, err)
 	}

@@ -13,6 +13,8 @@ func FuzzLoadGPU(f *testing.F) {
 	f.Add([]byte(minimalGPU))
 	f.Add([]byte(minimalGPU + "profile:\n  gemm:\n    compute: {max: 0.9, half: 1e9}\n    memory: {max: 0.8}\n  allreduce:\n    latency_us: 5\n    bus_bandwidth_gbps: 0\n    by_gpus: {2: {latency_us: 1, bus_bandwidth_gbps: 9}}\n"))
 	f.Add([]byte("name: a\nmemory_bandwidth_gbps: .nan\nmemory_gib: 1\npeak_tflops: {fp4: 1}\n"))
+	f.Add([]byte(minimalGPU + "profile:\n  source: old sentence\n"))
+	f.Add([]byte(minimalGPU + "profile:\n  provenance:\n    - stage: kernels\n      command: sim calibrate\n      data: [{path: k/g.csv, sha256: " + sum64("0") + ", rows: 3}]\n      rows: 2\n"))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("profile:\n  <<: *nope\n"))
 	f.Add([]byte("---\n---\n"))

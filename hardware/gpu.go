@@ -2,8 +2,9 @@
 // roofline peaks into achievable rates.
 //
 // Reading order: gpu.go (the GPU type and its units), profile.go (efficiency
-// curves, default vs calibrated), validate.go (what a valid GPU and profile
-// are), decode.go (strict YAML parsing of GPU and profile files), catalog.go
+// curves, default vs calibrated), provenance.go (how a profile was made:
+// its calibration stages, their commands and data checksums), validate.go
+// (what a valid GPU and profile are), decode.go (strict YAML parsing of GPU and profile files), catalog.go
 // (the embedded catalog and per-GPU profile files, lookup by name or path).
 // The YAML schema is documented in docs/gpu-schema.md.
 package hardware

@@ -316,8 +316,15 @@ type Profile struct {
 	// from it, which release-dependent kernel paths follow when the
 	// deployment names none.
 	Engine string `yaml:"engine,omitempty" json:"engine,omitempty"`
-	// Source says how the profile was made: the command and the data files.
-	Source string `yaml:"source,omitempty" json:"source,omitempty"`
+	// Provenance says how the profile was made: each calibration stage
+	// applied, with its command and the checksums of the data it read.
+	// Summary renders it as a one-line label.
+	Provenance Provenance `yaml:"provenance,omitempty" json:"provenance,omitempty"`
+	// LegacySource is the one-sentence provenance of profiles written
+	// before stages were recorded (YAML key source). It is only read:
+	// ParseProfile and ParseGPU move it into Provenance as one
+	// StageUnstructured stage and clear it.
+	LegacySource string `yaml:"source,omitempty" json:"-"`
 
 	GEMM OpEfficiency `yaml:"gemm" json:"gemm"`
 	// GEMMByPrecision overrides GEMM for one compute precision ("bf16",
@@ -427,7 +434,6 @@ func DefaultProfile() *Profile {
 	return &Profile{
 		Calibrated:           false,
 		Engine:               "generic",
-		Source:               "built-in defaults (uncalibrated)",
 		GEMM:                 OpEfficiency{Compute: Curve{Max: 0.75, Half: 2e9}, Memory: Curve{Max: 0.85, Half: 4e6}, LaunchUS: 4},
 		AttentionPrefill:     OpEfficiency{Compute: Curve{Max: 0.6, Half: 1e9}, Memory: Curve{Max: 0.8, Half: 4e6}, LaunchUS: 4},
 		AttentionDecode:      OpEfficiency{Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.75, Half: 2e6}, LaunchUS: 4},
@@ -487,6 +493,7 @@ func (p *Profile) Clone() *Profile {
 		return nil
 	}
 	c := *p
+	c.Provenance = p.Provenance.Clone()
 	c.AllReduce.ByGPUs = maps.Clone(p.AllReduce.ByGPUs)
 	c.GEMMByPrecision = maps.Clone(p.GEMMByPrecision)
 	c.MoEByPrecision = maps.Clone(p.MoEByPrecision)

@@ -14,7 +14,8 @@ func sampleProfile() *Profile {
 	p := DefaultProfile()
 	p.Calibrated = true
 	p.Engine = "vllm-0.14"
-	p.Source = "sim calibrate --gpu h100 ../shared/data/kernels/h100_sxm"
+	p.Provenance = Provenance{{Stage: StageKernels, Command: "sim calibrate --gpu h100 --kernels ../shared/data/kernels/h100_sxm",
+		Data: []DataFile{{Path: "kernels/h100_sxm/gemm.csv", SHA256: strings.Repeat("0a", 32), Rows: 12}}, Rows: 10, Note: "a note"}}
 	p.GEMM = OpEfficiency{Compute: Curve{Max: 0.8312345678901234, Half: 1.234567e9}, Memory: Curve{Max: 1}, LaunchUS: 0}
 	p.AttentionDecode.Compute = Curve{Max: 1e-3, Half: 0}
 	p.AttentionDecode.PerSeqHeadUS = 0.0461

@@ -224,7 +224,54 @@ func (p *Profile) validate() *FieldError {
 	if !(p.GEMMInputFusedFraction >= 0 && p.GEMMInputFusedFraction <= 1) {
 		return fieldErr("gemm_input_fused_fraction", "must be in [0, 1]")
 	}
+	return p.Provenance.validate("provenance")
+}
+
+// validate checks each stage: a known kind, at most one stage of each
+// kind, non-negative row counts, and for each data file a path and, when
+// given, a SHA-256 of 64 lower-case hex digits.
+func (pv Provenance) validate(prefix string) *FieldError {
+	seen := map[StageKind]bool{}
+	for i, st := range pv {
+		at := fmt.Sprintf("%s[%d]", prefix, i)
+		if _, err := ParseStageKind(string(st.Stage)); err != nil {
+			return fieldErr(at+".stage", err.Error())
+		}
+		if seen[st.Stage] {
+			return fieldErr(at+".stage", fmt.Sprintf("a second %q stage (a later fit of a kind replaces the earlier one)", st.Stage))
+		}
+		seen[st.Stage] = true
+		if st.Rows < 0 {
+			return fieldErr(at+".rows", "must be >= 0")
+		}
+		for j, d := range st.Data {
+			dat := fmt.Sprintf("%s.data[%d]", at, j)
+			if strings.TrimSpace(d.Path) == "" {
+				return fieldErr(dat+".path", "must be non-empty")
+			}
+			if d.SHA256 != "" && !IsSHA256(d.SHA256) {
+				return fieldErr(dat+".sha256", "must be 64 lower-case hex digits (or left out)")
+			}
+			if d.Rows < 0 {
+				return fieldErr(dat+".rows", "must be >= 0")
+			}
+		}
+	}
 	return nil
+}
+
+// IsSHA256 reports whether s has the shape of a hex SHA-256: 64 lower-case
+// hex digits.
+func IsSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (o OpEfficiency) validate(prefix string) *FieldError {

@@ -48,7 +48,7 @@ func testCosts() mock.Config {
 }
 
 // startMock serves a mock on loopback; it is closed with the test.
-func startMock(t *testing.T, cfg mock.Config) (*mock.Server, string) {
+func startMock(t testing.TB, cfg mock.Config) (*mock.Server, string) {
 	t.Helper()
 	m, err := mock.New(cfg)
 	if err != nil {
@@ -59,7 +59,7 @@ func startMock(t *testing.T, cfg mock.Config) (*mock.Server, string) {
 	return m, ts.URL
 }
 
-func parseSpec(t *testing.T, y string) *workload.Spec {
+func parseSpec(t testing.TB, y string) *workload.Spec {
 	t.Helper()
 	sp, err := workload.Parse([]byte(y), "test.yaml")
 	if err != nil {
@@ -69,7 +69,7 @@ func parseSpec(t *testing.T, y string) *workload.Spec {
 }
 
 // run observes with a 20 s safety limit on the whole run.
-func run(t *testing.T, ctx context.Context, cfg observe.Config, sp *workload.Spec) (*observe.Result, *memSink) {
+func run(t testing.TB, ctx context.Context, cfg observe.Config, sp *workload.Spec) (*observe.Result, *memSink) {
 	t.Helper()
 	if cfg.MaxDuration == 0 {
 		cfg.MaxDuration = 20 * time.Second
@@ -114,7 +114,6 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 			}
 			ids := map[uint64]bool{}
 			var tpots []float64
-			step := float64(mc.StepTime(4, 4)) / 1e6 // a 4-request decode step, ms
 			for i, r := range sink.recs {
 				ids[r.ID] = true
 				d := sink.dets[i]
@@ -147,11 +146,12 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 					t.Errorf("row %d: queue time %g; a client cannot see it", r.ID, r.QueueMs)
 				}
 			}
-			// Decode steps hold 1 to 4 requests: 2.2 to 2.84 ms, plus
-			// scheduling noise on a busy machine.
+			// Decode steps hold 1 to 4 requests: at least 2.2 ms (minus
+			// catch-up). How close to the step model the wall clock keeps
+			// depends on the machine: BenchmarkObserveOpenLoop reports it.
 			slices.Sort(tpots)
-			if med := tpots[len(tpots)/2]; med < 2.1 || (quietMachine(t) && med > 3*step) {
-				t.Errorf("median TPOT %.2f ms outside [2.1, %.1f]", med, 3*step)
+			if med := tpots[len(tpots)/2]; med < 2.1 {
+				t.Errorf("median TPOT %.2f ms, below 2.1", med)
 			}
 			if len(ids) != 12 {
 				t.Errorf("%d distinct ids, want 12", len(ids))
@@ -178,13 +178,7 @@ func TestObserveRecordsWhatTheMockDid(t *testing.T) {
 
 func TestObserveKeepsOpenLoopSchedule(t *testing.T) {
 	_, url := startMock(t, testCosts())
-	sp := parseSpec(t, `
-seed: 3
-clients:
-  - arrival: {process: constant, rate: 100, num_requests: 40}
-    prompt_tokens: {dist: constant, value: 20}
-    output_tokens: {dist: constant, value: 4}
-`)
+	sp := parseSpec(t, openLoop)
 	res, sink := run(t, context.Background(), observe.NewConfig(url, "mock-model"), sp)
 	if res.Completed != 40 || res.TargetRate != 100 {
 		t.Fatalf("completed %d of 40, target rate %g", res.Completed, res.TargetRate)
@@ -197,36 +191,47 @@ clients:
 			t.Errorf("request %d left %.3f ms early", d.ID, -d.LatenessMs)
 		}
 	}
-	// How close to schedule a client keeps depends on the machine: the
-	// bounds are checked when it is not overloaded.
-	if !quietMachine(t) {
-		return
-	}
-	if math.Abs(res.AchievedRate-100)/100 > 0.1 {
-		t.Errorf("achieved rate %.1f req/s, target %.0f", res.AchievedRate, res.TargetRate)
-	}
-	if res.LatenessMs.P50 > 10 || res.MaxLatenessMs > 50 {
-		t.Errorf("lateness p50 %.2f ms, max %.1f ms", res.LatenessMs.P50, res.MaxLatenessMs)
-	}
+	// How close to schedule a client keeps depends on the machine, not on
+	// the code: BenchmarkObserveOpenLoop reports it.
 }
 
-// quietMachine reports whether this machine runs timers on time: the
-// median overshoot of 20 sleeps of 1 ms under 1 ms. Wall-clock bounds that
-// depend on it are skipped (and logged) on an overloaded machine.
-func quietMachine(t *testing.T) bool {
-	t.Helper()
-	var over []time.Duration
-	for range 20 {
-		t0 := time.Now()
-		time.Sleep(time.Millisecond)
-		over = append(over, time.Since(t0)-time.Millisecond)
+// openLoop is 40 requests at 100 req/s on a constant schedule.
+const openLoop = `
+seed: 3
+clients:
+  - arrival: {process: constant, rate: 100, num_requests: 40}
+    prompt_tokens: {dist: constant, value: 20}
+    output_tokens: {dist: constant, value: 4}
+`
+
+// BenchmarkObserveOpenLoop observes the open-loop schedule against the mock
+// and reports how closely this machine keeps it: the client's lateness (p50
+// and max, ms), the achieved rate's error against the target (%), and the
+// median TPOT over the mock's one-request decode step.
+func BenchmarkObserveOpenLoop(b *testing.B) {
+	mc := testCosts()
+	_, url := startMock(b, mc)
+	sp := parseSpec(b, openLoop)
+	step := float64(mc.StepTime(1, 1)) / 1e6 // a one-request decode step, ms
+	var p50, maxLate, rateErr, tpotRatio float64
+	for b.Loop() {
+		res, sink := run(b, context.Background(), observe.NewConfig(url, "mock-model"), sp)
+		var tpots []float64
+		for _, r := range sink.recs {
+			tpots = append(tpots, r.TPOTms)
+		}
+		slices.Sort(tpots)
+		p50 += res.LatenessMs.P50
+		maxLate = max(maxLate, res.MaxLatenessMs)
+		rateErr += 100 * math.Abs(res.AchievedRate-res.TargetRate) / res.TargetRate
+		tpotRatio += tpots[len(tpots)/2] / step
 	}
-	slices.Sort(over)
-	if over[10] > time.Millisecond {
-		t.Logf("machine overloaded (1 ms sleeps overshoot by %v at the median): wall-clock bounds not checked", over[10])
-		return false
-	}
-	return true
+	n := float64(b.N)
+	b.ReportMetric(p50/n, "lateness-p50-ms")
+	b.ReportMetric(maxLate, "lateness-max-ms")
+	b.ReportMetric(rateErr/n, "rate-err-%")
+	b.ReportMetric(tpotRatio/n, "tpot/step")
+
 }
 
 func TestObserveBoundsConcurrency(t *testing.T) {

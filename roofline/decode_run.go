@@ -71,6 +71,23 @@ func NewDecodeRunPricer(m Pricer) *DecodeRunPricer {
 	return &DecodeRunPricer{m: m, dc: dc}
 }
 
+// Step prices the step in, bit for bit as Cost does: a pure decode step
+// from its request count and KV-length sum (each length at least 1) where
+// DecodeCost applies, else with Cost. O(len(in.Decodes)) to sum the
+// lengths, then O(1) where DecodeCost applies.
+func (p *DecodeRunPricer) Step(in *StepInput) StepCost {
+	if p.dc != nil && len(in.Prefills) == 0 && len(in.Decodes) > 0 {
+		var sum int64
+		for _, l := range in.Decodes {
+			sum += int64(max(l, 1))
+		}
+		if c, ok := p.dc.DecodeCost(len(in.Decodes), sum); ok {
+			return c
+		}
+	}
+	return p.m.Cost(in)
+}
+
 // Pass prices pass j >= 1 of r, in which n requests are live with KV lengths
 // summing to keySum (the caller keeps both as the run advances; they must
 // be pass j's). O(1) when DecodeCost applies, else O(len(r.Lengths)) and no

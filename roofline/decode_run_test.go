@@ -15,8 +15,8 @@ func runPassSums(r DecodeRun, j int) (n int, sum int64) {
 	return n, sum
 }
 
-// DecodeRunPricer prices every pass of a decode run bit for bit as the
-// reference does (each pass on its own with Cost), whether it prices from
+// DecodeRunPricer prices every pass of a decode run (Pass, and Step on the
+// pass's lengths) bit for bit as the reference does (each pass on its own with Cost), whether it prices from
 // the count and KV sum (CachedStep, full-attention models) or from the
 // lengths (sliding-window models, or a plain StepModel), with the count and
 // sum kept incrementally as a simulator keeps them: requests leave after
@@ -42,6 +42,11 @@ func TestDecodeRunPricerMatchesReference(t *testing.T) {
 					base += int64(l)
 				}
 				want := ReferenceDecodeRun(ref, run, 12)
+				// A step with a prefill chunk is priced in full.
+				mixed := StepInput{Prefills: []Chunk{{Tokens: 1 + rng.IntN(500), Sampled: true}}, Decodes: run.Lengths}
+				if got, w := p.Step(&mixed), ref.Cost(&mixed); got != w {
+					t.Fatalf("%s on %s, run %d: mixed step %+v != %+v", su.model, su.gpu, i, got, w)
+				}
 				n := len(run.Lengths)
 				for j := 1; j <= 12; j++ {
 					for k, l := range run.Lengths {
@@ -55,6 +60,10 @@ func TestDecodeRunPricerMatchesReference(t *testing.T) {
 					}
 					if got := p.Pass(run, j, n, base+int64(n)*int64(j-1)); got != want[j-1] {
 						t.Fatalf("%s on %s, run %d pass %d: %+v != reference %+v", su.model, su.gpu, i, j, got, want[j-1])
+					}
+					in := StepInput{Decodes: run.PassDecodes(j, nil)}
+					if got := p.Step(&in); got != want[j-1] {
+						t.Fatalf("%s on %s, run %d pass %d: Step %+v != reference %+v", su.model, su.gpu, i, j, got, want[j-1])
 					}
 				}
 			}

@@ -82,6 +82,6 @@
 // (ok = false, as for sliding-window layers) and DecodeRunPricer then
 // prices each pass from its lengths. The simulator reaches all of these
 // through CachedStep (sim.Run wraps the step model), DecodeRunPricer for
-// decode runs, and DecodeSecondsBound / StepSecondsBound where only whole
-// nanoseconds matter.
+// pure decode steps and decode runs, and DecodeSecondsBound /
+// StepSecondsBound where only whole nanoseconds matter.
 package roofline

@@ -74,6 +74,8 @@ func TestPlanPrecisions(t *testing.T) {
 			})},
 		{"block-scaled fp8 model dtype: W8A8", dense(func(c *model.Config) { c.DType = "fp8_block" }), h100(), StepOptions{},
 			quant("fp8_block", "fp8")},
+		{"block-scaled fp8 without an fp8 peak: weight-only", dense(func(c *model.Config) { c.DType = "fp8_block" }), a100(), StepOptions{},
+			quant("fp8_block", "bf16")},
 		{"weight-only int4", dense(nil), h100(), StepOptions{WeightDType: "int4"}, quant("int4", "bf16")},
 		{"weight mix: blended, weight-only", dense(nil), h100(), StepOptions{WeightMix: "q4_k:0.86,q6_k:0.14"},
 			quant("mix(q4_k:0.86,q6_k:0.14)", "bf16")},

@@ -613,26 +613,43 @@ func TestDecodeCostIsExact(t *testing.T) {
 }
 
 // DecodeSecondsBound's bound holds: on the setups of TestDecodeCostIsExact,
-// over decode runs (the KV sum growing by the request count each pass, with
-// jumps between runs and request counts changing), the exact price lies within
-// err of s, err is DecodeBoundRel of it, and the bound applies to most passes
-// of memory-bound profiles (none where decode attention is compute-bound).
+// over decode runs of 60 passes (the KV sum growing by the request count each
+// pass, a tenth of the requests finishing on the way), the reference price
+// (ReferenceDecodeRun) lies within err of s, err is DecodeBoundRel of it, and
+// the bound applies to most passes of memory-bound profiles (none where
+// decode attention is compute-bound).
 func TestDecodeSecondsBound(t *testing.T) {
+	const runPasses = 60
 	for _, su := range decodeSetups(false) {
 		m := su.build(t)
 		c := NewCachedStep(m)
 		rng := rand.New(rand.NewPCG(7, 8))
 		passes, bounded := 0, 0
-		for run := 0; run < 400; run++ {
-			n := 1 + rng.IntN(300)
-			keySum := int64(n) * int64(1+rng.IntN([]int{20, 2000, 60000}[run%3]))
-			for pass := 0; pass < 60; pass++ {
-				if rng.IntN(20) == 0 && n > 1 { // a request finishes
-					n--
-					keySum -= keySum / int64(n+1)
+		for i := 0; i < 200; i++ {
+			var run DecodeRun
+			var base int64
+			for k := 1 + rng.IntN(300); k > 0; k-- {
+				l, last := 1+rng.IntN([]int{20, 2000, 60000}[i%3]), runPasses
+				if rng.IntN(10) == 0 {
+					last = 1 + rng.IntN(runPasses)
 				}
-				keySum += int64(n)
-				want, _ := c.DecodeCost(n, keySum)
+				run.Lengths, run.Passes = append(run.Lengths, l), append(run.Passes, last)
+				base += int64(l)
+			}
+			ref := ReferenceDecodeRun(m, run, runPasses)
+			n := len(run.Lengths)
+			for j := 1; j <= runPasses; j++ {
+				for k, l := range run.Lengths {
+					if run.Passes[k] == j-1 { // finished in the pass before
+						n--
+						base -= int64(l)
+					}
+				}
+				if n == 0 {
+					break
+				}
+				keySum := base + int64(n)*int64(j-1)
+				want := ref[j-1]
 				s, e, ok := c.DecodeSecondsBound(n, keySum)
 				passes++
 				if !ok {

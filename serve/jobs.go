@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/traces"
 )
 
@@ -36,7 +37,7 @@ type job struct {
 	result   *simResult
 	requests []traces.RequestRecord
 	steps    []traces.StepRecord
-	run      *runJSON
+	run      *pipeline.Record
 }
 
 // jobView is what GET /api/jobs/{id} answers.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 )
@@ -95,9 +96,9 @@ func makeCDF(vals []float64) cdf {
 	return c
 }
 
-func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan, run *runJSON) *simResult {
-	out := &simResult{Summary: run.Summary, Counters: run.Counters, Capped: p.capped, MaxRequests: p.total,
-		KVBlocks: p.prepared.Scheduler.NumGPUBlocks, Replicas: p.cfg.Replicas}
+func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan, run *pipeline.Record) *simResult {
+	out := &simResult{Summary: run.Summary, Counters: run.Counters.Counters, Capped: p.capped, MaxRequests: p.total,
+		KVBlocks: p.Prepared.Scheduler.NumGPUBlocks, Replicas: p.Config.Replicas}
 	var ttft, tpot, e2e []float64
 	for i := range reqs {
 		r := &reqs[i]
@@ -107,7 +108,7 @@ func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *si
 		ttft, tpot, e2e = append(ttft, r.TTFTms), append(tpot, r.TPOTms), append(e2e, r.E2Ems)
 	}
 	out.CDF = cdfs{TTFT: makeCDF(ttft), TPOT: makeCDF(tpot), E2E: makeCDF(e2e)}
-	out.Timeline, out.Split = shapeTimeline(reqs, steps, res.End.Seconds(), p.cfg.Replicas)
+	out.Timeline, out.Split = shapeTimeline(reqs, steps, res.End.Seconds(), p.Config.Replicas)
 	return out
 }
 

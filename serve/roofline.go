@@ -35,7 +35,7 @@ type gpuInfo struct {
 func describeGPU(g *hardware.GPU) gpuInfo {
 	p := g.EffectiveProfile()
 	return gpuInfo{Name: g.Name, Description: g.Description, Calibrated: p.Calibrated,
-		ProfileSource: p.Source, BandwidthBps: g.BandwidthBytesPerSec(), L2MiB: g.L2MiB}
+		ProfileSource: p.Summary(), BandwidthBps: g.BandwidthBytesPerSec(), L2MiB: g.L2MiB}
 }
 
 // ceiling is one precision's compute roof. The calibrated ("attainable")

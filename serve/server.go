@@ -51,6 +51,8 @@ type Options struct {
 	MaxJobs, KeepJobs int
 	// AgentTimeout bounds one measurement request to the agent.
 	AgentTimeout time.Duration
+	// Version is roofsim's version, as run.json downloads record it.
+	Version string
 }
 
 // DefaultOptions returns the defaults: 8 MiB uploads, 20,000 requests and

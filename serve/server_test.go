@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sweep"
 	"github.com/roofsim/roofsim/traces"
 )
@@ -519,7 +520,7 @@ func TestSimulateJobResultsAndDownloads(t *testing.T) {
 	if math.Abs(decoded-float64(decodes)) > 1e-6*float64(decodes) {
 		t.Errorf("timeline decode tokens %g, step trace %d", decoded, decodes)
 	}
-	var run runJSON
+	var run pipeline.Record
 	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &run); err != nil || run.Counters.Completed != c.Completed || run.Config.GPU != "h100" {
 		t.Errorf("run.json: %v %+v", err, run.Counters)
 	}
@@ -849,9 +850,9 @@ func TestSimulateUploadedGPUAndWorkload(t *testing.T) {
 	if c.Completed != 40 || j.Result.Capped {
 		t.Errorf("counters %+v capped %v: want all 40 completed", c, j.Result.Capped)
 	}
-	var run runJSON
-	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &run); err != nil || run.Config.GPU != "mygpu" || run.Config.Model != "qwen3-8b" || run.Seed != 7 {
-		t.Errorf("run.json config %+v seed %d (%v)", run.Config, run.Seed, err)
+	var run pipeline.Record
+	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &run); err != nil || run.Config.GPU != "mygpu" || run.Config.Model != "qwen3-8b" || run.Config.Seed != 7 {
+		t.Errorf("run.json config %+v seed %d (%v)", run.Config, run.Config.Seed, err)
 	}
 	// A constant-length, constant-rate stream: every TTFT is finite and the
 	// uploaded GPU's slower roofs give a longer TPOT than the H100's.

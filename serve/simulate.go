@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/roofsim/roofsim/examples"
-	"github.com/roofsim/roofsim/sim"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -127,28 +127,17 @@ func parseWorkload(req *simulateRequest) (*workload.Spec, string, error) {
 	return sp, name, nil
 }
 
-// plan is a resolved simulation.
+// plan is a resolved simulation: the pipeline's plan, its request source
+// (capped at total requests) and the run.json every download carries.
 type plan struct {
-	spec     *workload.Spec
-	prepared *sim.Prepared
-	cfg      sim.Config
-	gen      *workload.Generator
-	total    int
-	capped   bool
-	run      runJSON
-}
-
-// runJSON is run.json in a download: the resolved settings, the KV sizing,
-// the summary and the counters, as `sim run --out` records them.
-type runJSON struct {
-	Source   string              `json:"source"`
-	Config   workload.Deployment `json:"config"`
-	Seed     uint64              `json:"seed"`
-	Profile  string              `json:"gpu_profile"`
-	MaxReqs  int                 `json:"max_requests"`
-	KV       sim.Capacity        `json:"kv_capacity"`
-	Summary  *traces.Result      `json:"summary"` // as sim run --out writes it (vllm bench serve's keys)
-	Counters sim.Counters        `json:"counters"`
+	*pipeline.Plan
+	gen    *workload.Generator
+	total  int
+	capped bool
+	// source names the workload ("chat.yaml", "uploaded.yaml").
+	source string
+	// maxRequests is the request cap the job ran under.
+	maxRequests int
 }
 
 func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
@@ -158,12 +147,6 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	if req.MaxRequests == 0 {
 		req.MaxRequests = s.opts.MaxRequests
 	}
-	if req.TP < 0 || req.TP > 64 {
-		return nil, errorf(http.StatusBadRequest, "tp: must be in [1, 64], got %d", req.TP)
-	}
-	if req.Replicas < 0 || req.Replicas > 64 {
-		return nil, errorf(http.StatusBadRequest, "replicas: must be in [1, 64], got %d", req.Replicas)
-	}
 	if req.Rate < 0 || req.Rate != req.Rate {
 		return nil, errorf(http.StatusBadRequest, "rate: must be > 0, got %g", req.Rate)
 	}
@@ -171,78 +154,56 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	dep := sp.Deployment
+	if sp.Trace != "" {
+		return nil, errorf(http.StatusBadRequest, "workload: trace replay is not offered in the web view")
+	}
+	// Overrides of the workload's deployment: 0 (or "") keeps its value;
+	// ranges are the library's (Deployment.Validate, internal/limits).
 	if req.Model != "" {
-		dep.Model = req.Model
+		sp.Model = req.Model
 	}
-	if req.TP > 0 {
-		dep.TP = req.TP
+	if req.TP != 0 {
+		sp.TP = req.TP
 	}
-	if req.Replicas > 0 {
-		dep.Replicas = req.Replicas
+	if req.Replicas != 0 {
+		sp.Replicas = req.Replicas
+	}
+	if req.Seed != nil {
+		sp.Seed = *req.Seed
+	}
+	if err := sp.Deployment.Validate(); err != nil {
+		return nil, badRequest(err)
 	}
 	ref := req.gpuRef
 	if ref.GPU == "" && strings.TrimSpace(ref.GPUYAML) == "" {
-		ref.GPU = dep.GPU
+		ref.GPU = sp.GPU
 	}
 	g, err := ref.resolve()
 	if err != nil {
 		return nil, err
 	}
-	dep.GPU = g.Name
-	m, err := lookupModel(dep.Model)
+	m, err := lookupModel(sp.Model)
 	if err != nil {
 		return nil, err
 	}
-	dep.Model = m.Name
-	if err := dep.Validate(); err != nil {
-		return nil, badRequest(err)
+	opts := pipeline.Options{Model: m, GPU: g, Workload: src}
+	if req.Rate > 0 {
+		opts.Rate = &req.Rate
 	}
-	prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: g, Settings: dep})
+	pp, err := pipeline.Resolve(sp, opts)
 	if err != nil {
 		return nil, badRequest(err)
 	}
-	if req.Seed != nil {
-		sp.Seed = *req.Seed
-	}
-	if sp.Trace != "" {
-		return nil, errorf(http.StatusBadRequest, "workload: trace replay is not offered in the web view")
-	}
-	if req.Rate > 0 {
-		sp = sp.WithRate(req.Rate)
-	}
-	sp.ApplyDefaults()
-	if err := sp.Validate(); err != nil {
-		return nil, badRequest(err)
-	}
-	gen, err := workload.NewGenerator(sp, sp.Seed)
+	gen, err := pp.Source()
 	if err != nil {
 		return nil, badRequest(err)
 	}
 	total, known := gen.Totals()
-	p := &plan{spec: sp, prepared: prep, gen: gen}
+	p := &plan{Plan: pp, gen: gen, source: src, maxRequests: req.MaxRequests}
 	if !known || total > req.MaxRequests {
 		total, p.capped = req.MaxRequests, true
 	}
 	p.total = total
-	p.cfg = sim.Config{
-		Scheduler:     prep.Scheduler,
-		StepModel:     prep.Step,
-		Replicas:      dep.Replicas,
-		Router:        dep.Router,
-		Clients:       gen.ClientNames(),
-		Horizon:       sim.FromSeconds(sp.Duration.Seconds()),
-		StepTrace:     true,
-		FrontendDelay: prep.FrontendDelay,
-	}
-	if err := p.cfg.Validate(); err != nil {
-		return nil, badRequest(err)
-	}
-	opts := prep.Step.Options()
-	dep.Weights, dep.KVCacheDType, dep.ActDType = opts.WeightDType, opts.KVDType, opts.ActDType
-	dep.Serving.Config = prep.Scheduler
-	p.run = runJSON{Source: src, Config: dep, Seed: sp.Seed, Profile: g.EffectiveProfile().Source,
-		MaxReqs: req.MaxRequests, KV: prep.Capacity}
 	return p, nil
 }
 
@@ -262,8 +223,8 @@ func (s *Server) handleSimulate(r *http.Request) (any, error) {
 	}
 	label := req.Label
 	if label == "" {
-		label = fmt.Sprintf("%s · %s · %s tp%d×%d", strings.TrimSuffix(p.run.Source, ".yaml"), p.run.Config.Model,
-			p.run.Config.GPU, p.run.Config.TP, p.run.Config.Replicas)
+		c := &p.Settings
+		label = fmt.Sprintf("%s · %s · %s tp%d×%d", strings.TrimSuffix(p.source, ".yaml"), c.Model, c.GPU, c.TP, c.Replicas)
 		if req.Rate > 0 {
 			label += fmt.Sprintf(" · %g req/s", req.Rate)
 		}
@@ -283,9 +244,11 @@ func (s *Server) handleSimulate(r *http.Request) (any, error) {
 // cappedSource stops generating after max requests (arrivals and
 // closed-loop follow-ups together).
 type cappedSource struct {
-	src  sim.Source
+	src  pipeline.Source
 	left int
 }
+
+func (c *cappedSource) ClientNames() []string { return c.src.ClientNames() }
 
 func (c *cappedSource) NextArrival() (workload.Request, bool) {
 	if c.left <= 0 {
@@ -307,9 +270,8 @@ func (c *cappedSource) OnComplete(r workload.Request, finishNS int64) (workload.
 	return nr, true
 }
 
-// memSink keeps the records and stops the run when ctx ends.
+// memSink keeps the records, at most maxSteps steps.
 type memSink struct {
-	ctx      context.Context
 	requests []traces.RequestRecord
 	steps    []traces.StepRecord
 	maxSteps int
@@ -323,19 +285,11 @@ func (m *memSink) tooManySteps() error {
 }
 
 func (m *memSink) Request(r *traces.RequestRecord) error {
-	if err := m.ctx.Err(); err != nil {
-		return err
-	}
 	m.requests = append(m.requests, *r)
 	return nil
 }
 
 func (m *memSink) Step(r *traces.StepRecord) error {
-	if len(m.steps)&1023 == 0 {
-		if err := m.ctx.Err(); err != nil {
-			return err
-		}
-	}
 	if len(m.steps) >= m.maxSteps {
 		return m.tooManySteps()
 	}
@@ -344,27 +298,19 @@ func (m *memSink) Step(r *traces.StepRecord) error {
 }
 
 func (s *Server) runPlan(ctx context.Context, j *job, p *plan) error {
-	sink := &memSink{ctx: ctx, maxSteps: s.maxSteps}
-	cfg := p.cfg
-	cfg.OnProgress = func(done int64) { j.done.Store(done) }
-	res, err := sim.Run(cfg, &cappedSource{src: p.gen, left: p.total}, sink)
+	sink := &memSink{maxSteps: s.maxSteps}
+	out, err := p.Run(ctx, &cappedSource{src: p.gen, left: p.total}, sink,
+		pipeline.RunOptions{StepTrace: true, OnProgress: func(done int64) { j.done.Store(done) }})
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return err
 	}
-	run := p.run
-	run.Summary = traces.NewResult(traces.RunInfo{Model: run.Config.Model, GPU: run.Config.GPU, TP: run.Config.TP,
-		Replicas: run.Config.Replicas, Profile: run.Profile}, res.Summary, nil)
-	run.Summary.MaxConcurrentRequests = res.PeakInSystem
-	run.Summary.MaxOutputTokensPerS = res.MaxOutputTokensPerS
-	run.Counters = res.Counters()
-	result := shapeResult(sink.requests, sink.steps, res, p, &run)
+	run := p.Record(out, s.opts.Version)
+	run.MaxRequests = p.maxRequests
+	result := shapeResult(sink.requests, sink.steps, out.Sim, p, &run)
 	j.mu.Lock()
 	j.requests, j.steps, j.run, j.result = sink.requests, sink.steps, &run, result
 	j.mu.Unlock()
-	j.done.Store(res.Completed + res.Rejected)
+	j.done.Store(out.Sim.Completed + out.Sim.Rejected)
 	return nil
 }
 
@@ -428,7 +374,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
-func writeRunJSON(w *bytes.Buffer, run *runJSON) error {
+func writeRunJSON(w *bytes.Buffer, run *pipeline.Record) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(run)
@@ -464,7 +410,7 @@ func writeAll[R any](tw interface {
 	return tw.Close()
 }
 
-func writeZip(w *bytes.Buffer, f traces.Format, reqs []traces.RequestRecord, steps []traces.StepRecord, run *runJSON) error {
+func writeZip(w *bytes.Buffer, f traces.Format, reqs []traces.RequestRecord, steps []traces.StepRecord, run *pipeline.Record) error {
 	zw := zip.NewWriter(w)
 	parts := []struct {
 		name  string

@@ -94,6 +94,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 		if errors.As(err, &ke) && !autoKernel {
 			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: ke.Reason}
 		}
+		var oe *roofline.OptionError
+		if errors.As(err, &oe) {
+			if key, ok := optionSetting(oe.Field); ok {
+				return nil, &workload.FieldError{Key: key, Reason: fmt.Sprintf("%v (model %s)", oe.Err, d.Model.Name)}
+			}
+		}
 		return nil, err
 	}
 	var kernelNote string
@@ -144,6 +150,9 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
+		if err := checkMaxModelLen(m, d.GPU, st, sc, c); err != nil {
+			return nil, err
+		}
 		if c.Blocks > limits.MaxKVBlocks {
 			return nil, &workload.FieldError{Key: "serving.block_size", Reason: fmt.Sprintf(
 				"%s on %s derives %d KV blocks of %d tokens, above the simulator's %d per instance; use a larger block size or pin serving.num_gpu_blocks",
@@ -161,6 +170,21 @@ func Prepare(d Deployment) (*Prepared, error) {
 	return p, nil
 }
 
+// optionSetting maps a step-model option field (roofline.OptionError) to
+// the deployment setting that sets it, so an error names the setting the
+// user wrote; ok is false for a field no setting sets.
+func optionSetting(field string) (key string, ok bool) {
+	switch field {
+	case "tp", "ep", "dp", "act_dtype":
+		return field, true
+	case "weight_mix":
+		return "weights", true
+	case "graph_capture_max_tokens":
+		return "serving.max_cudagraph_capture_size", true
+	}
+	return "", false
+}
+
 // layoutString names a deployment's parallel layout for messages: "tp 4",
 // or "tp 4, dp 4, ep 16" when data or expert parallelism is on.
 func layoutString(st workload.Deployment) string {
@@ -172,4 +196,22 @@ func layoutString(st workload.Deployment) string {
 		s += fmt.Sprintf(", ep %d", st.EP)
 	}
 	return s
+}
+
+// checkMaxModelLen refuses a deployment whose derived KV cache cannot hold
+// one request of max_model_len tokens, as vLLM refuses to start
+// (check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py): such a
+// server never comes up, so there is nothing to simulate. The estimated
+// maximum length is what the cache holds, blocks x block size, the length
+// vLLM's estimate_max_model_len finds for full-attention layers. A pinned
+// serving.num_gpu_blocks is not checked: it is what a running server
+// reported.
+func checkMaxModelLen(m *model.Config, g *hardware.GPU, st workload.Deployment, sc scheduler.Config, c Capacity) error {
+	need := (sc.MaxModelLen + sc.BlockSize - 1) / sc.BlockSize
+	if c.Blocks >= need {
+		return nil
+	}
+	return &workload.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf(
+		"to serve one request of %d tokens, %.2f GiB of KV cache is needed per GPU, more than the %.2f GiB left (%s on %s with %s); the estimated maximum model length is %d: lower serving.max_model_len, raise serving.gpu_memory_utilization or use more GPUs",
+		sc.MaxModelLen, float64(need)*c.BytesPerBlock/GiB, c.KVBytes/GiB, m.Name, g.Name, layoutString(st), c.Blocks*sc.BlockSize)}
 }

@@ -114,3 +114,21 @@ func TestPrepareNamesPrecisionKeys(t *testing.T) {
 		}
 	}
 }
+
+// A step-model option the settings set is reported under the setting's key
+// (found with errors.As), so sim run can name --tp or SIM_TP.
+func TestPrepareNamesStepOptionSettings(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		mut func(s *workload.Deployment)
+	}{
+		{"tp", func(s *workload.Deployment) { s.TP = 3 }},
+		{"weights", func(s *workload.Deployment) { s.Weights = "q4_k:0.5,bf16:0.4" }},
+	} {
+		_, err := Prepare(deployment(t, tc.mut))
+		var fe *workload.FieldError
+		if !errors.As(err, &fe) || fe.Key != tc.key {
+			t.Errorf("%s: got %v, want a FieldError for %s", tc.key, err, tc.key)
+		}
+	}
+}

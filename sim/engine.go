@@ -53,7 +53,9 @@ type Config struct {
 	// Router picks a replica per request: "round-robin" (default; also ""),
 	// "least-outstanding" or "prefix-affinity" (RouterNames lists them).
 	Router string
-	// Clients names the workload's clients, indexed by Request.Client.
+	// Clients names the workload's clients, indexed by Request.Client; a
+	// request of an index it does not name is an error. Empty: every
+	// request is client 0, named "client-0".
 	Clients []string
 	// Horizon stops the run at this simulated time; 0 runs until every
 	// request is done. Requests still in flight then are counted, not
@@ -177,10 +179,8 @@ type engine struct {
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
 	followUps bool
-	// dc prices pure decode steps from their count and KV sum; nil when the
-	// step model cannot.
-	dc decodeCoster
-	// runs prices the passes of decode runs exactly (planDecodeRun).
+	// runs prices pure decode steps and the passes of decode runs exactly,
+	// from their count and KV sum where the step model allows it.
 	runs *roofline.DecodeRunPricer
 	// bounds prices decode-run passes to within a bound; nil when the step
 	// model cannot (boundedDuration).
@@ -217,8 +217,11 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Clients) == 0 {
+		// Unnamed requests all belong to client 0.
+		cfg.Clients = []string{"client-0"}
+	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
-	e.dc, _ = cfg.StepModel.(decodeCoster)
 	e.bounds, _ = cfg.StepModel.(decodeBounder)
 	e.runs = roofline.NewDecodeRunPricer(cfg.StepModel)
 	e.col = traces.NewCollector(cfg.Clients)
@@ -226,7 +229,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	if f, ok := src.(interface{ HasFollowUps() bool }); ok {
 		e.followUps = f.HasFollowUps()
 	}
-	e.itlCounts = make([]int, max(len(cfg.Clients), 1))
+	e.itlCounts = make([]int, len(cfg.Clients))
 	for i := 0; i < cfg.Replicas*ranks; i++ {
 		s, err := scheduler.New(cfg.Scheduler)
 		if err != nil {
@@ -302,6 +305,9 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 	at := Time(w.ArrivalNS)
 	if at+e.cfg.FrontendDelay < e.now {
 		return fmt.Errorf("request %d: arrival %v s is before the current time %v s", w.ID, at.Seconds(), e.now.Seconds())
+	}
+	if w.Client < 0 || w.Client >= len(e.cfg.Clients) {
+		return fmt.Errorf("request %d: client index %d, but Config.Clients names %d clients", w.ID, w.Client, len(e.cfg.Clients))
 	}
 	i, r := e.alloc()
 	segs := r.segs[:0]

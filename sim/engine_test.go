@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -552,4 +553,35 @@ clients:
 		t.Fatalf("in-system integral %g, sum of E2E %g", r1.InSystemSeconds, sum)
 	}
 	_ = r0
+}
+
+// A request whose client index Config.Clients does not name is an error
+// from Run, not a panic deep in the collector; without names every request
+// is client 0 (TestStepTimeBound and TestRunContext run so).
+func TestRunRejectsUnnamedClient(t *testing.T) {
+	y := `
+seed: 1
+clients:
+  - name: one
+    concurrency: 1
+    num_requests: 2
+    prompt_tokens: {dist: constant, value: 10}
+    output_tokens: {dist: constant, value: 3}
+  - name: two
+    concurrency: 1
+    num_requests: 2
+    prompt_tokens: {dist: constant, value: 10}
+    output_tokens: {dist: constant, value: 3}
+`
+	cfg := Config{Scheduler: schedCfg(1000), StepModel: linearStep{base: 1e-3}, Replicas: 1, Clients: []string{"one"}}
+	_, err := Run(cfg, mustGen(t, mustSpec(t, y)), newMemSink(t))
+	if err == nil || !strings.Contains(err.Error(), "client index 1, but Config.Clients names 1 clients") {
+		t.Fatalf("want an error naming the client index, got %v", err)
+	}
+	one := "clients:\n  - concurrency: 1\n    num_requests: 2\n    prompt_tokens: {dist: constant, value: 10}\n    output_tokens: {dist: constant, value: 3}\n"
+	cfg.Clients = nil
+	res, err := Run(cfg, mustGen(t, mustSpec(t, one)), nil)
+	if err != nil || res.Completed != 2 {
+		t.Fatalf("unnamed clients: %v, %+v", err, res)
+	}
 }

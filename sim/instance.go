@@ -119,18 +119,9 @@ func (e *engine) startStep(in *instance) error {
 
 // stepCost prices the forward pass in: a pure decode step from its count
 // and KV sum when the step model can (the same price, in O(1) once the
-// lengths are summed), else in full.
+// lengths are summed), else in full (roofline.DecodeRunPricer.Step).
 func (e *engine) stepCost(in *roofline.StepInput) roofline.StepCost {
-	if e.dc != nil && len(in.Prefills) == 0 && len(in.Decodes) > 0 {
-		var sum int64
-		for _, l := range in.Decodes {
-			sum += int64(max(l, 1))
-		}
-		if c, ok := e.dc.DecodeCost(len(in.Decodes), sum); ok {
-			return c
-		}
-	}
-	return e.cfg.StepModel.Cost(in)
+	return e.runs.Step(in)
 }
 
 // MaxStepSeconds bounds the price of one forward pass: a longer step is an
@@ -510,12 +501,3 @@ type decodeBounder interface {
 }
 
 var _ decodeBounder = (*roofline.CachedStep)(nil)
-
-// decodeCoster prices a pure decode step from its request count and the
-// sum of their KV lengths (roofline.CachedStep does, exactly, for models
-// without sliding-window layers).
-type decodeCoster interface {
-	DecodeCost(n int, keySum int64) (roofline.StepCost, bool)
-}
-
-var _ decodeCoster = (*roofline.CachedStep)(nil)

@@ -222,8 +222,7 @@ func searchInt(start, capC, budget int, pass func(x int) (bool, error)) (intOutc
 // the saturation batch. Every reported verdict comes from a full probe.
 func (o *Options) searchConcurrency(ctx context.Context, cw *concWork, c Config, prep *sim.Prepared, row Row) (Row, error) {
 	pr := &prober{seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop}
-	base := sim.Config{Scheduler: prep.Scheduler, StepModel: probeStep(prep), Replicas: 1,
-		Router: sim.RouterRoundRobin, FrontendDelay: prep.FrontendDelay}
+	base := probeConfig(prep)
 	probe := func(conc, requests int, noEarly bool) (probeResult, error) {
 		w, names, err := cw.at(conc, requests)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -223,21 +224,6 @@ type probeResult struct {
 	good int64
 }
 
-// goodSink counts the requests that traces.Goodput calls good, passing
-// every record on.
-type goodSink struct {
-	sim.Sink
-	g traces.Goodput
-	n int64
-}
-
-func (s *goodSink) Request(rec *traces.RequestRecord) error {
-	if s.g.Good(rec) {
-		s.n++
-	}
-	return s.Sink.Request(rec)
-}
-
 // run simulates the workload rescaled to rate (same seed every time).
 func (p *prober) run(ctx context.Context, rate float64) (probeResult, error) {
 	return p.runWith(ctx, rate, p.noEarly)
@@ -268,7 +254,7 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	if noEarly {
 		inner = ctxSink{ctx}
 	}
-	good := &goodSink{Sink: inner, g: p.slo.Goodput()}
+	good := &pipeline.GoodputSink{Sink: inner, SLO: p.slo.Goodput()}
 	res, err := sim.Run(cfg, gen, good)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
@@ -280,7 +266,7 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	}
 	st := res.Summary.Stats
 	r.stats = &st
-	r.good = good.n
+	r.good = good.Good
 	r.TTFTP99Ms, r.TPOTP99Ms = st.TTFTms.P99, st.TPOTms.P99
 	r.Pass = res.Rejected == 0 && res.InFlight == 0 && p.slo.Met(&st)
 	if !r.Pass {

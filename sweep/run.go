@@ -10,6 +10,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
@@ -269,11 +270,9 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	if p.conc != nil {
 		return o.searchConcurrency(ctx, p.conc, c, prep, row)
 	}
-	pr := &prober{
-		base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop,
-		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: probeStep(prep), Replicas: 1,
-			Router: sim.RouterRoundRobin, Clients: p.clients, FrontendDelay: prep.FrontendDelay},
-	}
+	cfg := probeConfig(prep)
+	cfg.Clients = p.clients
+	pr := &prober{base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop, cfg: cfg}
 	start := estimateRate(p.work, o.Seed, prep)
 	if !(start > 0) {
 		start = p.work.TotalRate()
@@ -428,6 +427,15 @@ func (o *Options) onProbe(c Config, p Probe) {
 	if o.OnProbe != nil {
 		o.OnProbe(c, p)
 	}
+}
+
+// probeConfig is the engine configuration of every probe of a prepared
+// configuration: one instance (pipeline.Engine) whose step model the
+// probes share (probeStep).
+func probeConfig(prep *sim.Prepared) sim.Config {
+	cfg := pipeline.Engine(prep, 1, sim.RouterRoundRobin)
+	cfg.StepModel = probeStep(prep)
+	return cfg
 }
 
 // probeStep is the step model every probe of a configuration shares: the

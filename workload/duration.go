@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -54,3 +55,18 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
 // MarshalJSON writes the Go duration string ("1m0s"), as YAML does.
 func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// UnmarshalJSON reads the Go duration string MarshalJSON writes, so a
+// run.json that records a duration reads back.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"600s\"")
+	}
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -176,11 +177,16 @@ func ReadKernels(dir string) (*kernels.Tables, error) {
 			return fmt.Errorf("table %s: %w", path, err)
 		}
 		defer f.Close()
-		n, err := parse(f, path)
+		d := hardware.NewDigest(f)
+		n, err := parse(d, path)
 		if err != nil {
 			return err
 		}
-		k.Files = append(k.Files, kernels.FileCount{File: file, Rows: n})
+		sum, err := d.Sum()
+		if err != nil {
+			return fmt.Errorf("table %s: %w", path, err)
+		}
+		k.Files = append(k.Files, kernels.FileCount{File: file, Rows: n, SHA256: sum})
 		return nil
 	}
 	steps := []struct {

@@ -149,14 +149,20 @@ func TestReadKernelsMissing(t *testing.T) {
 func TestCalibrateFixtureRoundTripsYAML(t *testing.T) {
 	o := kernels.DefaultOptions()
 	o.GPU, o.Restarts, o.Command = fixtureGPU(), 2, "sim calibrate --test"
-	res, err := kernels.Calibrate(Dir(fixture(t)), o)
+	dir := fixture(t)
+	res, err := kernels.Calibrate(Dir(dir), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Profile.Calibrated || !strings.Contains(res.Profile.Source, "sim calibrate --test") ||
-		!strings.Contains(res.Profile.Source, "gemm.csv (2 rows)") || !strings.Contains(res.Profile.Source, Provenance) ||
-		res.Profile.Engine != Engine {
-		t.Errorf("profile metadata: calibrated %v engine %q source %q", res.Profile.Calibrated, res.Profile.Engine, res.Profile.Source)
+	gemmSum, err := hardware.FileSHA256(filepath.Join(dir, FileGEMM))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := res.Profile.Provenance
+	if !res.Profile.Calibrated || res.Profile.Engine != Engine || len(pv) != 1 || pv[0].Stage != hardware.StageKernels ||
+		pv[0].Command != "sim calibrate --test" || pv[0].Note != Provenance || len(pv[0].Data) == 0 ||
+		pv[0].Data[0] != (hardware.DataFile{Path: filepath.Join(dir, FileGEMM), SHA256: gemmSum, Rows: 2}) {
+		t.Errorf("profile metadata: calibrated %v engine %q provenance %+v", res.Profile.Calibrated, res.Profile.Engine, pv)
 	}
 	var few bool
 	for _, w := range res.Warnings {
@@ -174,7 +180,7 @@ func TestCalibrateFixtureRoundTripsYAML(t *testing.T) {
 		t.Fatalf("%v\n%s", err, data)
 	}
 	if back.GEMMFor("bf16") != res.Profile.GEMMFor("bf16") || back.AttentionDecode != res.Profile.AttentionDecode ||
-		back.AllReduce.ByGPUs[2] != res.Profile.AllReduce.ByGPUs[2] || back.Source != res.Profile.Source {
+		back.AllReduce.ByGPUs[2] != res.Profile.AllReduce.ByGPUs[2] || !reflect.DeepEqual(back.Provenance, res.Profile.Provenance) {
 		t.Errorf("profile YAML round trip differs:\n%s", data)
 	}
 	gdata, err := calibrate.MarshalGPU(res.GPU)

@@ -36,7 +36,7 @@ func TestShippedProfileOnSharedData(t *testing.T) {
 	}
 	p := g.EffectiveProfile()
 	if !p.Calibrated {
-		t.Fatalf("the shipped h100 profile is not calibrated (source %q): hardware/profiles/h100.yaml must ship a fitted profile", p.Source)
+		t.Fatalf("the shipped h100 profile is not calibrated (provenance %q): hardware/profiles/h100.yaml must ship a fitted profile", p.Summary())
 	}
 	var sub []kernels.GenerationAttentionRow
 	for i := 0; i < len(rows); i += 10 {

@@ -27,9 +27,9 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -49,8 +49,12 @@ type Options struct {
 	// Restarts is the number of Nelder-Mead starts per family (>= 1;
 	// 0 means 8).
 	Restarts int
-	// Command is the command line recorded in the profile's Source.
+	// Command is the command line recorded in the profile's kernels stage.
 	Command string
+	// DataDir is the shared data directory: the stage records the tables'
+	// paths relative to it when they lie inside it ("" keeps them as
+	// read).
+	DataDir string
 	// Workers is the number of families fitted at once (0 = GOMAXPROCS).
 	// Families are independent and their results are collected in a
 	// fixed order, so the outcome does not depend on it.
@@ -262,7 +266,7 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Warnings = append(res.Warnings, "elementwise: no kernel table; keeping the default curve")
-	prof.Source = sourceLine(opts, k)
+	prof.Provenance = hardware.Provenance{kernelsStage(opts, k)}
 	if err := prof.Validate(); err != nil {
 		return nil, fmt.Errorf("fitted profile is invalid (a bug): %w", err)
 	}
@@ -430,14 +434,16 @@ func calibrateAllReduce(k *Tables, opts Options, prof *hardware.Profile, res *Re
 	return nil
 }
 
-func sourceLine(opts Options, k *Tables) string {
-	var files []string
-	for _, c := range k.Files {
-		files = append(files, fmt.Sprintf("%s (%d rows)", c.File, c.Rows))
-	}
+// kernelsStage is the provenance stage of a fit to k: the command, each
+// table with its rows and checksum, and the data set's licence as note.
+func kernelsStage(opts Options, k *Tables) hardware.Stage {
 	cmd := opts.Command
 	if cmd == "" {
 		cmd = fmt.Sprintf("kernels.Calibrate(seed=%d, holdout=%g)", opts.Seed, opts.HoldoutFraction)
 	}
-	return fmt.Sprintf("%s; data %s: %s; %s", cmd, k.Dir, strings.Join(files, ", "), k.Provenance)
+	st := hardware.Stage{Stage: hardware.StageKernels, Command: cmd, Note: k.Provenance}
+	for _, c := range k.Files {
+		st.Data = append(st.Data, hardware.DataFile{Path: hardware.DataPath(filepath.Join(k.Dir, c.File), opts.DataDir), SHA256: c.SHA256, Rows: c.Rows})
+	}
+	return st
 }

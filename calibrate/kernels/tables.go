@@ -67,8 +67,8 @@ type Tables struct {
 	// Engine is the serving engine whose kernels were measured, recorded as
 	// the profile's engine (e.g. "vllm-0.19.0 kernels").
 	Engine string
-	// Provenance names the data set and its licence, appended to the
-	// profile's source line.
+	// Provenance names the data set and its licence, recorded as the note
+	// of the profile's kernels stage.
 	Provenance string
 	// Files are the table files read and their row counts, in read order.
 	Files               []FileCount
@@ -84,6 +84,9 @@ type Tables struct {
 type FileCount struct {
 	File string `json:"file"`
 	Rows int    `json:"rows"`
+	// SHA256 is the hex SHA-256 of the file's bytes as read; "" when the
+	// tables did not come from a file.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Source is where Calibrate and Validate get their tables: a dataset

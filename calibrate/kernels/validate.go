@@ -42,7 +42,7 @@ func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
 		return nil, err
 	}
 	p := gpu.EffectiveProfile()
-	rep := &Report{GPU: gpu.Name, Calibrated: p.Calibrated, ProfileSource: p.Source, Dir: k.Dir}
+	rep := &Report{GPU: gpu.Name, Calibrated: p.Calibrated, ProfileSource: p.Summary(), Dir: k.Dir}
 	fams, warns := families(k, gpu)
 	rep.Warnings = append(rep.Warnings, warns...)
 	for _, f := range fams {

@@ -3,6 +3,7 @@ package llamacpp
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/throughput"
@@ -23,7 +24,10 @@ const (
 type Bench struct {
 	// File names the data file in profiles and reports.
 	File string
-	Rows []Row
+	// SHA256 is the hex SHA-256 of the file as read ("" when the rows did
+	// not come from a file).
+	SHA256 string
+	Rows   []Row
 	// MinBuild and MaxBuild bound the llama.cpp build numbers fitted
 	// together (inclusive); 0 means DefaultMinBuild and DefaultMaxBuild.
 	MinBuild, MaxBuild int
@@ -33,11 +37,21 @@ var _ throughput.Source = (*Bench)(nil)
 
 // Load reads path into a Bench of the default builds.
 func Load(path string) (*Bench, error) {
-	rows, err := ReadRows(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading throughput rows: %w", err)
+	}
+	defer f.Close()
+	d := hardware.NewDigest(f)
+	rows, err := ParseRows(d, path)
 	if err != nil {
 		return nil, err
 	}
-	return &Bench{File: path, Rows: rows}, nil
+	sum, err := d.Sum()
+	if err != nil {
+		return nil, fmt.Errorf("reading throughput rows: %w", err)
+	}
+	return &Bench{File: path, SHA256: sum, Rows: rows}, nil
 }
 
 func (b *Bench) builds() (int, int) {
@@ -60,7 +74,7 @@ func (b *Bench) Points() ([]throughput.Point, []throughput.Excluded) {
 // Provenance implements throughput.Source.
 func (b *Bench) Provenance() throughput.Provenance {
 	lo, hi := b.builds()
-	return throughput.Provenance{File: b.File, Rows: len(b.Rows),
+	return throughput.Provenance{File: b.File, SHA256: b.SHA256, Rows: len(b.Rows),
 		Engine:    fmt.Sprintf("llama.cpp b%d-b%d (CUDA, flash attention)", lo, hi),
 		Selection: fmt.Sprintf("llama.cpp prefill/decode rows of builds b%d..b%d", lo, hi)}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -405,17 +406,11 @@ func (p *problem) simulate(prof *hardware.Profile, pr *prepared) ([]pred, error)
 	g := p.gpu.Clone()
 	g.Profile = prof
 	run := pr.run
-	prep, err := sim.Prepare(sim.Deployment{Model: pr.model, GPU: g, Settings: run.Deployment})
+	_, cfg, err := pipeline.Prepare(sim.Deployment{Model: pr.model, GPU: g, Settings: run.Deployment})
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Name, err)
 	}
-	replicas := max(run.Deployment.Replicas, 1)
-	router := run.Deployment.Router
-	if router == "" {
-		router = sim.RouterRoundRobin
-	}
-	cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: replicas, Router: router,
-		Clients: []string{"observed"}, FrontendDelay: prep.FrontendDelay}
+	cfg.Clients = []string{"observed"}
 	src := &source{reqs: run.Requests}
 	sink := &predSink{out: make([]pred, len(run.Requests))}
 	for i := range sink.out {

@@ -42,6 +42,9 @@ type Request struct {
 type Run struct {
 	// Name identifies the run in reports (its directory).
 	Name string
+	// File is the requests file the run was read from ("" when it was
+	// built from records in memory).
+	File string
 	// Deployment is the served configuration the run was made against
 	// (run.json's "config", over workload.DefaultDeployment).
 	Deployment workload.Deployment
@@ -108,6 +111,7 @@ func LoadRun(dir string) (*Run, error) {
 	if len(r.Requests) == 0 {
 		return nil, wrap(fmt.Errorf("%s: no completed requests", filepath.Base(found)))
 	}
+	r.File = found
 	return r, nil
 }
 

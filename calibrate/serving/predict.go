@@ -21,6 +21,7 @@ import (
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
@@ -220,10 +221,12 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	if err := rowEngine(&d, row); err != nil {
 		return Prediction{}, err
 	}
-	prep, err := sim.Prepare(d)
+	// One instance, as the benchmark's server.
+	prep, cfg, err := pipeline.Prepare(d)
 	if err != nil {
 		return Prediction{}, err
 	}
+	cfg.Replicas, cfg.Clients = 1, []string{"bench"}
 	run := func(ramp time.Duration, perClient int) (ttft, tpot float64, err error) {
 		spec := &workload.Spec{Seed: opts.Seed, Clients: []workload.Client{{
 			Name:         "bench",
@@ -237,8 +240,7 @@ func Predict(row Row, opts Options) (Prediction, error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Clients: []string{"bench"},
-			FrontendDelay: prep.FrontendDelay}, gen, nil)
+		res, err := sim.Run(cfg, gen, nil)
 		if err != nil {
 			return 0, 0, err
 		}

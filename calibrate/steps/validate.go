@@ -98,7 +98,7 @@ func Predict(t *Table, m *roofline.StepModel) (*Report, error) {
 	rep.File = t.Name
 	cfg, o := m.Model(), m.Options()
 	rep.Model, rep.GPU, rep.TP = cfg.Name, m.GPU().Name, o.TP
-	rep.Profile = m.GPU().EffectiveProfile().Source
+	rep.Profile = m.GPU().EffectiveProfile().Summary()
 	return rep, nil
 }
 

@@ -39,6 +39,12 @@ type Options struct {
 	Start []float64
 	// Seed is recorded for reproducibility; the search is deterministic.
 	Seed uint64
+	// Command is the command line recorded in the profile's throughput
+	// stage ("" records a summary of the call).
+	Command string
+	// DataDir is the shared data directory: the stage records the data
+	// file's path relative to it when it lies inside it ("" keeps it).
+	DataDir string
 }
 
 // Validate reports the first invalid field.
@@ -259,8 +265,13 @@ func Calibrate(opts Options) (*Result, error) {
 	out := &Result{GPU: opts.GPU.Name, Profile: prof, Params: best, Used: used, Excluded: excluded, Evals: total, Warnings: pr.Notes}
 	pv := opts.Source.Provenance()
 	prof.Engine = pv.Engine
-	prof.Source = fmt.Sprintf("sim calibrate --gpu %s --throughput %s: %d %s fitted, %d rows excluded (%d total); models %s",
-		opts.GPU.Name, pv.File, len(used), pv.Selection, len(excluded), pv.Rows, strings.Join(fs.keys, ", "))
+	cmd := opts.Command
+	if cmd == "" {
+		cmd = fmt.Sprintf("sim calibrate --gpu %s --throughput %s", opts.GPU.Name, pv.File)
+	}
+	prof.Provenance = hardware.Provenance{{Stage: hardware.StageThroughput, Command: cmd,
+		Data: []hardware.DataFile{{Path: hardware.DataPath(pv.File, opts.DataDir), SHA256: pv.SHA256, Rows: pv.Rows}},
+		Rows: len(used), Note: fmt.Sprintf("%s; %d rows excluded; models %s", pv.Selection, len(excluded), strings.Join(fs.keys, ", "))}}
 	// Exact (Phases) training error.
 	g := opts.GPU.Clone()
 	g.Profile = prof

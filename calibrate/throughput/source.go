@@ -51,6 +51,8 @@ type Prior struct {
 type Provenance struct {
 	// File is the data file as given.
 	File string
+	// SHA256 is the hex SHA-256 of the file as read ("" when unknown).
+	SHA256 string
 	// Rows is the number of rows in the file.
 	Rows int
 	// Engine is the measured engine, recorded as the profile's engine

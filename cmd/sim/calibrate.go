@@ -86,10 +86,10 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	if opts.Throughput != "" {
-		return runCalibrateThroughput(s, opts, g)
+		return runCalibrateThroughput(s, opts, g, command)
 	}
 	co := kernels.DefaultOptions()
-	co.GPU, co.Seed, co.HoldoutFraction, co.Command = g, opts.Seed, opts.Holdout, command
+	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, opts.Seed, opts.Holdout, command, dataDir()
 	bar := newMeter(s.errOut, 0, opts.Quiet, "calibrating", "families")
 	co.Progress = func(done, total int, family string) {
 		if family != "" {
@@ -128,12 +128,12 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 }
 
 // runCalibrateThroughput fits a profile to model-level throughput rows.
-func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU) error {
+func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU, command string) error {
 	bench, err := llamacpp.Load(opts.Throughput)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	res, err := throughput.Calibrate(throughput.Options{GPU: g, Source: bench, Seed: opts.Seed})
+	res, err := throughput.Calibrate(throughput.Options{GPU: g, Source: bench, Seed: opts.Seed, Command: command, DataDir: dataDir()})
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
@@ -21,10 +20,6 @@ type calibrateMoEOptions struct {
 	Shapes  []string
 	JSON    bool
 }
-
-// moeNote starts the part of a profile's source that records its fused-MoE
-// fit; a new fit replaces it.
-const moeNote = "; fused MoE kernels (fused_moe)"
 
 func newCalibrateMoECmd(s streams) *cobra.Command {
 	o := &calibrateMoEOptions{}
@@ -91,14 +86,18 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 		return usageError{fmt.Errorf("--holdout-shape: a fit without some shapes is a check, not a profile to ship; drop --update and --carry")}
 	}
 	co := kernels.DefaultOptions()
-	co.GPU, co.Seed, co.HoldoutFraction, co.Command = g, o.Seed, o.Holdout, command
+	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, o.Seed, o.Holdout, command, dataDir()
 	res, err := kernels.CalibrateMoE(aiconfigurator.Dir(o.Kernels), co, shapes...)
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
 	}
-	write := func(flag, path string, p *hardware.Profile, how string) error {
+	// The fit's own stage names the moe table read; a new MoE fit replaces
+	// an earlier one.
+	fitted, _ := res.Profile.Provenance.Stage(hardware.StageKernels)
+	write := func(flag, path string, p *hardware.Profile, note string) error {
 		p.FusedMoE = res.Profile.FusedMoE
-		p.Source = withMoENote(p.Source, how+"`"+command+"`")
+		p.Provenance = p.Provenance.With(hardware.Stage{Stage: hardware.StageMoE, Command: command,
+			Data: fitted.Data, Rows: familyRows(res.Families), Note: note})
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
@@ -109,12 +108,12 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 		return nil
 	}
 	for i, path := range o.Update {
-		if err := write("--update", path, updates[i], " fitted by "); err != nil {
+		if err := write("--update", path, updates[i], "fused_moe fitted"); err != nil {
 			return err
 		}
 	}
 	for i, path := range o.Carry {
-		if err := write("--carry", path, carries[i], fmt.Sprintf(" carried from %s's fit (no moe table for this GPU): ", g.Name)); err != nil {
+		if err := write("--carry", path, carries[i], fmt.Sprintf("fused_moe carried from %s's fit (no moe table for this GPU)", g.Name)); err != nil {
 			return err
 		}
 	}
@@ -136,19 +135,12 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	return nil
 }
 
-// withMoENote replaces the fused-MoE sentence of a profile source (or adds
-// one before the engine-term sentences that later fits append and strip).
-func withMoENote(src, note string) string {
-	if i := strings.Index(src, moeNote); i >= 0 {
-		// The sentence ends at the closing backquote of its command.
-		end := len(src)
-		if a := strings.Index(src[i:], "`"); a >= 0 {
-			if b := strings.Index(src[i+a+1:], "`"); b >= 0 {
-				end = i + a + 1 + b + 1
-			}
-		}
-		src = src[:i] + src[end:]
+// familyRows is the number of table rows the fits of fams used (training
+// and held out).
+func familyRows(fams []kernels.FamilyError) int {
+	n := 0
+	for _, f := range fams {
+		n += f.Train.N + f.Holdout.N
 	}
-	head, tail := cutSource(src, stepsNote, servingNote)
-	return head + moeNote + note + tail
+	return n
 }

@@ -40,7 +40,7 @@ token counts the server reported, its shared prefixes) on its recorded
 deployment, and the terms that move its TTFT and TPOT are fitted; the
 kernel efficiencies stay as they are. With two or more runs, each is also
 predicted by a fit to the others (leave one run out). --out writes the GPU
-with the fitted profile, whose source names the command and the runs.`
+with the fitted profile, whose provenance names the command and the runs.`
 	serving.Example += `
   sim calibrate serving --observed obs/rate5,obs/rate20,obs/rate40 --gpu h100 --out h100-mine.yaml`
 	// --observed DIR DIR ...: the directories after the first may also
@@ -107,20 +107,25 @@ func runCalibrateObserved(s streams, dirs []string, gpuArg, out string, terms []
 			fitted = append(fitted, t.Key)
 		}
 	}
-	var srcRuns []string
+	var srcRuns, files []string
+	var rows []int
+	total := 0
 	for _, r := range runs {
 		srcRuns = append(srcRuns, fmt.Sprintf("%s (%d requests, %s, tp %d)", r.Name, len(r.Requests), r.Deployment.Model, r.Deployment.TP))
+		files, rows = append(files, r.File), append(rows, len(r.Requests))
+		total += len(r.Requests)
+	}
+	read, err := dataFiles(files, rows)
+	if err != nil {
+		return err
+	}
+	note := fmt.Sprintf("engine terms (%s) fitted to observed runs %s; kernel efficiencies unchanged",
+		strings.Join(fitted, ", "), strings.Join(srcRuns, ", "))
+	if fit.HeldOut != nil {
+		note += fmt.Sprintf("; leave-one-run-out median |error| TTFT %.1f%%, TPOT %.1f%%", medianAbs(fit.HeldOut, true), medianAbs(fit.HeldOut, false))
 	}
 	p := fit.Profile
-	base := strings.TrimSpace(p.Source)
-	if base == "" {
-		base = "profile of " + g.Name
-	}
-	p.Source = fmt.Sprintf("%s; engine terms (%s) fitted by `%s` to observed runs %s; kernel efficiencies unchanged",
-		base, strings.Join(fitted, ", "), s.commandLine(), strings.Join(srcRuns, ", "))
-	if fit.HeldOut != nil {
-		p.Source += fmt.Sprintf("; leave-one-run-out median |error| TTFT %.1f%%, TPOT %.1f%%", medianAbs(fit.HeldOut, true), medianAbs(fit.HeldOut, false))
-	}
+	p.Provenance = p.Provenance.With(hardware.Stage{Stage: hardware.StageObserved, Command: s.commandLine(), Data: read, Rows: total, Note: note})
 	outGPU := g.Clone()
 	outGPU.Profile = p
 	data, err := calibrate.MarshalGPU(outGPU)

@@ -63,23 +63,6 @@ on two free cores; progress on stderr.`,
 	return cmd
 }
 
-// cutSource splits a profile's source at the earliest of notes (the
-// sentences fits append): head is the text before it, trimmed and without a
-// trailing ";", ready for a new sentence; tail is the rest, from that note
-// on ("" when none occurs).
-func cutSource(src string, notes ...string) (head, tail string) {
-	cut := len(src)
-	for _, n := range notes {
-		if j := strings.Index(src, n); j >= 0 && j < cut {
-			cut = j
-		}
-	}
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(src[:cut]), ";")), src[cut:]
-}
-
-// servingNote starts the sentence a serving fit appends to a profile's source.
-const servingNote = "; overhead"
-
 func runCalibrateServing(s streams, o *calibrateServingOptions, command string) error {
 	if o.File == "" {
 		return usageError{fmt.Errorf("--file: required")}
@@ -113,10 +96,20 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if err != nil {
 		return err
 	}
+	var stage hardware.Stage
+	if len(o.Update) > 0 {
+		data, err := dataFiles([]string{o.File}, []int{len(rows)})
+		if err != nil {
+			return err
+		}
+		stage = hardware.Stage{Stage: hardware.StageServing, Command: command, Data: data}
+		if fit.Train != nil {
+			stage.Rows = len(fit.Train.Rows)
+		}
+	}
 	for i, path := range o.Update {
 		p := fit.Overheads.Apply(profiles[i])
-		// Replace the note of an earlier serving fit rather than stacking them.
-		src, _ := cutSource(p.Source, servingNote)
+		// A new serving fit replaces an earlier one.
 		fields := "step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us, gemm_input_fused_fraction"
 		if o.KeepStepTerms {
 			fields = "frontend_latency_us, gemm_input_fused_fraction"
@@ -125,8 +118,9 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		if len(o.TrainModels) > 0 {
 			which += " " + strings.Join(o.TrainModels, ",")
 		}
-		p.Source = src + servingNote + "s (" + fields + ") fitted by `" +
-			command + "` to the " + which + " rows of " + o.File + ", other rows held out"
+		st := stage
+		st.Note = fields + " fitted to the " + which + " rows, other rows held out"
+		p.Provenance = p.Provenance.With(st)
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err

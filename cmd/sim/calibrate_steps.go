@@ -25,10 +25,6 @@ type calibrateStepsOptions struct {
 	Plot       string
 }
 
-// stepsNote starts the part of a profile's source that records a per-step
-// engine fit.
-const stepsNote = "; engine step terms"
-
 func newCalibrateStepsCmd(s streams) *cobra.Command {
 	o := &calibrateStepsOptions{}
 	cmd := &cobra.Command{
@@ -126,11 +122,25 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		}
 		out.Holdout = append(out.Holdout, rep)
 	}
+	var stage hardware.Stage
+	if len(o.Update)+len(o.Carry) > 0 {
+		rows := make([]int, len(train))
+		for i, d := range train {
+			rows[i] = len(d.Table.Rows)
+			stage.Rows += rows[i]
+		}
+		data, err := dataFiles(o.Files, rows)
+		if err != nil {
+			return err
+		}
+		stage = hardware.Stage{Stage: hardware.StageSteps, Command: command, Data: data, Rows: stage.Rows}
+	}
 	write := func(flag, path string, p *hardware.Profile, note string) error {
 		// A new step fit replaces an earlier one and voids a serving fit made
 		// on top of it (rerun sim calibrate serving --keep-step-terms).
-		src, _ := cutSource(p.Source, stepsNote, servingNote)
-		p.Source = src + stepsNote + note + "`" + command + "`"
+		st := stage
+		st.Note = note
+		p.Provenance = p.Provenance.Without(hardware.StageServing).With(st)
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
@@ -142,13 +152,13 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	}
 	for i, path := range o.Update {
 		if err := write("--update", path, fit.Terms.Apply(profiles[i]),
-			" (step_overhead_us, graph_launch_factor, per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency) fitted by "); err != nil {
+			"step_overhead_us, graph_launch_factor, per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency fitted"); err != nil {
 			return err
 		}
 	}
 	for i, path := range o.Carry {
 		if err := write("--carry", path, fit.Terms.ApplyCarried(carried[i]),
-			" (step_overhead_us, graph_launch_factor, per_request_kv_head_us; per_request_overhead_us 0) carried from another GPU's per-step fit: "); err != nil {
+			"carried from "+o.GPU+"'s fit: step_overhead_us, graph_launch_factor, per_request_kv_head_us; per_request_overhead_us 0"); err != nil {
 			return err
 		}
 	}

@@ -9,11 +9,12 @@ import (
 
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/calibrate/serving"
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
 )
 
 // Calibration tells the truth: a family whose table has no usable rows is not
-// fitted and keeps its default, and the profile's source line and the warnings
+// fitted and keeps its default, and the profile's provenance and the warnings
 // say so; a run that fits nothing is an error and writes nothing.
 
 // kernelTableFamilies maps each kernel table to the family prefix it fits.
@@ -29,11 +30,12 @@ func kernelTableFamilies() []struct{ family, files string } {
 
 // kernelFitTruth checks a kernel calibration: at least one family fitted,
 // and for every family a table covers, whether it was fitted and from how
-// many rows. It appends to the profile's source line which families were
-// fitted and which kept their defaults, and returns a warning for each of
-// the latter.
+// many rows. It adds to the note of the profile's kernels stage which
+// families were fitted and which kept their defaults, records the rows
+// fitted, and returns a warning for each family that kept its default.
 func kernelFitTruth(res *kernels.Result, dir string) (warnings []string, err error) {
 	var fitted, kept []string
+	total := 0
 	for _, t := range kernelTableFamilies() {
 		rows := 0
 		for _, f := range res.Families {
@@ -41,6 +43,7 @@ func kernelFitTruth(res *kernels.Result, dir string) (warnings []string, err err
 				rows += f.Train.N + f.Holdout.N
 			}
 		}
+		total += rows
 		if rows > 0 {
 			fitted = append(fitted, fmt.Sprintf("%s (%d rows)", t.family, rows))
 			continue
@@ -51,17 +54,39 @@ func kernelFitTruth(res *kernels.Result, dir string) (warnings []string, err err
 	if len(fitted) == 0 {
 		return nil, fmt.Errorf("calibrate: no usable rows in any kernel table under %s; nothing fitted, nothing written", dir)
 	}
-	note := "; fitted: " + strings.Join(fitted, ", ")
+	note := "fitted: " + strings.Join(fitted, ", ")
 	if len(kept) > 0 {
 		note += "; not fitted, defaults kept: " + strings.Join(kept, ", ")
 	}
-	if res.Profile != nil {
-		res.Profile.Source += note
-	}
-	if res.GPU != nil && res.GPU.Profile != nil && res.GPU.Profile != res.Profile {
-		res.GPU.Profile.Source += note
+	for _, p := range []*hardware.Profile{res.Profile, gpuProfile(res)} {
+		if p != nil {
+			p.Provenance = withKernelsNote(p.Provenance, note, total)
+		}
 	}
 	return warnings, nil
+}
+
+// gpuProfile is res.GPU's profile when it is not res.Profile itself (nil
+// otherwise), so that a note goes into each profile once.
+func gpuProfile(res *kernels.Result) *hardware.Profile {
+	if res.GPU == nil || res.GPU.Profile == res.Profile {
+		return nil
+	}
+	return res.GPU.Profile
+}
+
+// withKernelsNote adds note to the kernels stage of pv and records rows as
+// the rows it used; pv is returned unchanged when it has no kernels stage.
+func withKernelsNote(pv hardware.Provenance, note string, rows int) hardware.Provenance {
+	st, ok := pv.Stage(hardware.StageKernels)
+	if !ok {
+		return pv
+	}
+	if st.Note != "" {
+		note = st.Note + "; " + note
+	}
+	st.Note, st.Rows = note, rows
+	return pv.With(st)
 }
 
 // checkWritable fails early (before minutes of fitting or simulating) when

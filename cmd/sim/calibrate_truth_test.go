@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/shareddata"
 )
 
@@ -41,7 +42,7 @@ func kernelTables(t *testing.T, rows map[string]int) string {
 
 // Calibration tells the truth: header-only tables are an error that writes
 // nothing; a table without rows leaves its family at the default, which the
-// warnings and the profile's source line say; an output that cannot be
+// warnings and the profile's kernels stage say; an output that cannot be
 // written is refused before any fitting.
 func TestCalibrateTellsTheTruth(t *testing.T) {
 	empty := kernelTables(t, nil)
@@ -62,12 +63,13 @@ func TestCalibrateTellsTheTruth(t *testing.T) {
 	if !strings.Contains(stdout, "warning: gemm: no usable rows in gemm.csv; not fitted, default kept") {
 		t.Errorf("no warning for the unfitted GEMM family:\n%s", stdout)
 	}
-	data, err := os.ReadFile(out)
+	p, err := hardware.LoadProfile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "fitted: attention_prefill (299 rows); not fitted, defaults kept: gemm, attention_decode, moe, allreduce") {
-		t.Errorf("source line does not say what was fitted:\n%s", data)
+	st, ok := p.Provenance.Stage(hardware.StageKernels)
+	if !ok || st.Rows != 299 || !strings.HasSuffix(st.Note, "; fitted: attention_prefill (299 rows); not fitted, defaults kept: gemm, attention_decode, moe, allreduce") {
+		t.Errorf("the kernels stage does not say what was fitted: %+v", st)
 	}
 
 	// An unwritable --out is refused before fitting, indeed before the

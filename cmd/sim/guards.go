@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
 )
@@ -25,13 +26,13 @@ func addMaxRequestsFlag(cmd *cobra.Command, dst *int) {
 // workloads whose size is random (bursty arrivals, duration-bounded closed
 // loops): they stop there with exceededError. It also refuses clients none
 // of whose requests fits the model length.
-func guardRequests(cmd *cobra.Command, p *runPlan, rate *float64, g *workload.Generator, max int) error {
+func guardRequests(cmd *cobra.Command, p *pipeline.Plan, rate *float64, g *workload.Generator, max int) error {
 	if err := limits.IntIn(max, 1, limits.MaxRequests); err != nil {
 		return usageError{fmt.Errorf("%s: %w", flagOrigin(cmd, "max-requests", "--max-requests"), err)}
 	}
-	if rate != nil && (p.Resolved.Trace != "" || p.Spec.TotalRate() == 0) {
+	if rate != nil && (p.Settings.Trace != "" || p.Spec.TotalRate() == 0) {
 		what := "the workload has no open-loop client (closed-loop clients send as fast as they are served)"
-		if p.Resolved.Trace != "" {
+		if p.Settings.Trace != "" {
 			what = "a replayed trace keeps its own arrival times"
 		}
 		return usageError{fmt.Errorf("%s: not used: %s", flagOrigin(cmd, "rate", "--rate"), what)}
@@ -39,18 +40,14 @@ func guardRequests(cmd *cobra.Command, p *runPlan, rate *float64, g *workload.Ge
 	est := 0.0
 	if n, known := g.Totals(); known {
 		est = float64(n)
-	} else if p.Resolved.Trace == "" {
-		sp := p.Spec
-		if rate != nil {
-			sp = sp.WithRate(*rate)
-		}
-		est = sp.EstimateRequests()
+	} else if p.Settings.Trace == "" {
+		est = p.Requests().EstimateRequests()
 	}
 	if est > float64(max) {
 		return fmt.Errorf("this workload generates %s requests, above --max-requests %d; pass --max-requests %d to allow it",
 			humanCount(est), max, roundUp2(est*1.1))
 	}
-	if p.Resolved.Trace == "" {
+	if p.Settings.Trace == "" {
 		if err := p.Spec.CheckContext(p.Prepared.Scheduler.MaxModelLen); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/roofsim/roofsim/observe"
 	"github.com/roofsim/roofsim/observe/mock"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
@@ -106,33 +107,8 @@ names the simulated model.`,
 	return cmd
 }
 
-// observeRecord is run.json of an observed run. Config has the keys of
-// 'sim run's run.json "config" and Summary is the same result (vllm bench
-// serve's keys), so calibration and comparison read both.
-type observeRecord struct {
-	Kind     string              `json:"kind"`
-	RunID    string              `json:"run_id"`
-	Version  string              `json:"version"`
-	Command  string              `json:"command"`
-	Started  string              `json:"started"`
-	Config   observeConfig       `json:"config"`
-	Endpoint observe.ServerFacts `json:"endpoint"`
-	Client   observeClient       `json:"client"`
-	Result   *observe.Result     `json:"result"`
-	Workload *workload.Spec      `json:"workload"`
-	Files    map[string]string   `json:"files"`
-	Notes    []string            `json:"notes,omitempty"`
-	Summary  *traces.Result      `json:"summary"`
-	Counters map[string]int64    `json:"counters"`
-}
-
-type observeConfig struct {
-	workload.Deployment
-	Seed     uint64            `json:"seed"`
-	Duration workload.Duration `json:"duration"`
-	Workload string            `json:"workload"`
-}
-
+// observeClient is an observed run's client settings (run.json's
+// "client").
 type observeClient struct {
 	API             observe.API `json:"api"`
 	MaxConcurrency  int         `json:"max_concurrency"`
@@ -219,14 +195,16 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	if err != nil {
 		return err
 	}
-	rec := observeRecord{
-		Kind: "observed", Version: version, Command: s.commandLine(), Started: started.Format(time.RFC3339),
-		Config:   observeConfig{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration, Workload: opts.Workload},
+	rec := pipeline.Record{
+		SchemaVersion: pipeline.RecordSchemaVersion, Kind: pipeline.KindObserved, Version: version,
+		Command: s.commandLine(), Started: started.Format(time.RFC3339),
+		Config: pipeline.Settings{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration,
+			NumGPUBlocksPinned: sp.Serving.NumGPUBlocks > 0, Workload: opts.Workload},
 		Endpoint: res.Server,
 		Client: observeClient{API: cfg.API, MaxConcurrency: cfg.MaxConcurrency, RequestTimeoutS: cfg.RequestTimeout.Seconds(),
 			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: res.WordsPerToken, Metrics: cfg.MetricsURL},
 		Result: res, Workload: sp, Notes: notes, Summary: observeResult(sp, res, percentiles, out),
-		Counters: map[string]int64{"arrived": res.Sent, "completed": res.Completed, "rejected": res.Failed, "unsent": res.Unsent},
+		Counters: observeCounters(res),
 		Files:    out.files(),
 	}
 	rec.RunID = uuid.NewSHA1(uuid.NameSpaceOID, []byte(rec.Command+"|"+rec.Started)).String()
@@ -251,14 +229,20 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 // most requests sent and not yet finished.
 func observeResult(sp *workload.Spec, res *observe.Result, ps []float64, out *observeDir) *traces.Result {
 	d := sp.Deployment
-	r := traces.NewResult(traces.RunInfo{Model: sp.Model, GPU: d.GPU, TP: d.TP, Replicas: d.Replicas,
-		Profile: "measured (observed server)"}, res.Summary, ps)
-	r.MaxConcurrentRequests = res.MaxInFlight
-	r.MaxOutputTokensPerS = res.MaxOutputTokensPerS
-	if out.slo.Enabled() {
-		r.Goodput, r.GoodRequests = out.slo, out.good
-	}
-	return r
+	return pipeline.NewResult(traces.RunInfo{Model: sp.Model, GPU: d.GPU, TP: d.TP, Replicas: d.Replicas,
+		Profile: "measured (observed server)"}, res.Summary, pipeline.Measures{Percentiles: ps,
+		MaxConcurrentRequests: res.MaxInFlight, MaxOutputTokensPerS: res.MaxOutputTokensPerS,
+		Goodput: out.slo, GoodRequests: out.good})
+}
+
+// observeCounters are an observed run's totals in run.json: the requests
+// sent (arrived), completed, failed (rejected) and not sent. The engine's
+// counts (tokens, steps, the simulated span) stay zero: a client does not
+// see them (the summary has the completed requests' tokens).
+func observeCounters(res *observe.Result) pipeline.Counters {
+	c := pipeline.Counters{Unsent: res.Unsent}
+	c.Arrived, c.Completed, c.Rejected = res.Sent, res.Completed, res.Failed
+	return c
 }
 
 // writeObserveText prints the observed run's summary: the client's counts,
@@ -383,7 +367,7 @@ func (o *observeDir) Metrics(m *observe.MetricsSample) error {
 }
 
 // commit closes the files, writes run.json and publishes the directory.
-func (o *observeDir) commit(rec observeRecord) error {
+func (o *observeDir) commit(rec pipeline.Record) error {
 	if err := o.reqW.Close(); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roofsim/roofsim/observe/mock"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/traces"
 )
 
@@ -95,6 +96,16 @@ func TestObserveCommandWritesRunDirectory(t *testing.T) {
 	}
 	if int64(len(recs)) != rj.Result.Sent || rj.Result.Failed != rj.Result.Sent/10 {
 		t.Errorf("%d rows, run.json sent %d failed %d", len(recs), rj.Result.Sent, rj.Result.Failed)
+	}
+	// It is the run pipeline's record, as sim run writes it: versioned, and
+	// its counters conserve the requests sent.
+	var rec pipeline.Record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.Counters; rec.SchemaVersion != pipeline.RecordSchemaVersion || rec.Kind != pipeline.KindObserved ||
+		c.Arrived != rj.Result.Sent || c.Arrived != c.Completed+c.Rejected {
+		t.Errorf("run.json record: version %d kind %q counters %+v", rec.SchemaVersion, rec.Kind, c)
 	}
 	// The summary is sim run's result: flat, versioned, vllm bench
 	// serve's keys, and the counts agree with the rows.

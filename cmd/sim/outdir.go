@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
 
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 )
@@ -83,7 +83,7 @@ func (o *outputDir) Step(r *traces.StepRecord) error {
 }
 
 // commit finishes the traces, writes run.json and publishes the directory.
-func (o *outputDir) commit(rec runRecord) error {
+func (o *outputDir) commit(rec pipeline.Record) error {
 	if err := o.reqW.Close(); err != nil {
 		return err
 	}
@@ -115,25 +115,4 @@ func (o *outputDir) abort() {
 		}
 	}
 	o.stage.abort()
-}
-
-// cancelSink stops a run when ctx is cancelled (a signal): the engine
-// returns the sink's error at the next finished request or step.
-type cancelSink struct {
-	sim.Sink
-	ctx context.Context
-}
-
-func (c cancelSink) Request(r *traces.RequestRecord) error {
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
-	return c.Sink.Request(r)
-}
-
-func (c cancelSink) Step(r *traces.StepRecord) error {
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
-	return c.Sink.Step(r)
 }

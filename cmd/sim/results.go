@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/spf13/cobra"
 )
@@ -36,55 +35,6 @@ func (o *resultOptions) parsed(cmd *cobra.Command) ([]float64, traces.Goodput, e
 		return nil, traces.Goodput{}, fmt.Errorf("%s: %w", flagOrigin(cmd, "goodput", "--goodput"), err)
 	}
 	return ps, g, nil
-}
-
-// goodputSink counts the request records that meet the SLOs on their way
-// to the inner sink.
-type goodputSink struct {
-	sim.Sink
-	slo  traces.Goodput
-	good int64
-}
-
-func (g *goodputSink) Request(r *traces.RequestRecord) error {
-	if g.slo.Good(r) {
-		g.good++
-	}
-	return g.Sink.Request(r)
-}
-
-// weightsNote says when an explicit weight precision replaces the one a
-// quantised checkpoint declares ("" otherwise).
-func weightsNote(p *runPlan) string {
-	q := p.Model.Quant
-	w := p.Spec.Weights
-	if q == nil || w == "" {
-		return ""
-	}
-	origin := p.WeightsOrigin
-	if origin == "weights" && p.Resolved.Workload != "" {
-		origin = "weights in " + p.Resolved.Workload
-	}
-	return fmt.Sprintf("%s = %s overrides the checkpoint's quantisation (%s) for every module", origin, w, q)
-}
-
-// newRunResult assembles the vllm-compatible result of a run.
-func newRunResult(p *runPlan, res *sim.Result, ps []float64, gs *goodputSink) *traces.Result {
-	r := p.Resolved
-	out := traces.NewResult(traces.RunInfo{Model: r.Model, GPU: r.GPU, TP: r.TP, Replicas: r.Replicas,
-		Profile: profileLabel(p.GPU.EffectiveProfile())}, res.Summary, ps)
-	out.MaxConcurrentRequests = res.PeakInSystem
-	out.MaxOutputTokensPerS = res.MaxOutputTokensPerS
-	if n := weightsNote(p); n != "" {
-		out.Info.Notes = append(out.Info.Notes, n)
-	}
-	if n := p.Prepared.MoEKernelNote; n != "" {
-		out.Info.Notes = append(out.Info.Notes, n)
-	}
-	if gs != nil {
-		out.Goodput, out.GoodRequests = gs.slo, gs.good
-	}
-	return out
 }
 
 // writeResultText prints the result for people, with vllm bench serve's

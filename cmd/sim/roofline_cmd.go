@@ -8,6 +8,7 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
 	"github.com/spf13/cobra"
@@ -446,9 +447,14 @@ func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 	}
 	opts := step.Options()
 	fmt.Fprintf(s.out, "%s on %s, tp %d, weights %s, kv %s, batch %d, depth %d, GPU profile %s\n", m.Name, g.Name, sp.TP,
-		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, profileLabel(g.EffectiveProfile()))
+		opts.WeightDType, opts.KVDType, o.Batch, o.Depth, pipeline.ProfileLabel(g.EffectiveProfile()))
 	if o.Verbose {
-		fmt.Fprintf(s.out, "profile source: %s\n", g.EffectiveProfile().Source)
+		fmt.Fprintf(s.out, "profile source: %s\n", g.EffectiveProfile().Summary())
+		for _, st := range g.EffectiveProfile().Provenance {
+			if st.Command != "" {
+				fmt.Fprintf(s.out, "  %s: %s\n", st.Stage, st.Command)
+			}
+		}
 	}
 	tw := newTable(s.out)
 	fmt.Fprintln(tw, "PHASE\tTOKENS\tSTEPS\tFLOPS\tBYTES\tAI\tBOUND\tTIME\tROOFLINE TIME\tTOKENS/S\tMEASURED\tERROR %")

@@ -1,11 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-	"github.com/roofsim/roofsim/hardware"
-	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -74,56 +73,10 @@ near 30 MB however long the run. Progress goes to stderr (--quiet).`,
 	return cmd
 }
 
-// runPlan is a fully resolved simulation.
-type runPlan struct {
-	Spec     *workload.Spec
-	Model    *model.Config
-	GPU      *hardware.GPU
-	Prepared *sim.Prepared
-	Config   sim.Config
-	Seed     uint64
-	Resolved runConfig
-	// WeightsOrigin names where the weights setting came from (--weights,
-	// SIM_WEIGHTS or the workload key weights).
-	WeightsOrigin string
-}
-
-// runConfig is what run.json records as "config": the settings struct after
-// precedence (workload.Deployment, with the model, GPU and precisions as
-// resolved and the KV capacity and model length as derived), the seed and
-// cut-off, and where the requests and the GPU profile came from.
-type runConfig struct {
-	workload.Deployment
-	Seed               uint64            `json:"seed"`
-	Duration           workload.Duration `json:"duration"`
-	NumGPUBlocksPinned bool              `json:"num_gpu_blocks_pinned"`
-	Profile            string            `json:"gpu_profile"`
-	Workload           string            `json:"workload,omitempty"`
-	Trace              string            `json:"trace,omitempty"`
-}
-
-// prepareDeployment resolves the spec's model and GPU in their catalogs and
-// prices and sizes the deployment (sim.Prepare). Errors name the setting.
-func prepareDeployment(cmd *cobra.Command, sp *workload.Spec) (sim.Deployment, *sim.Prepared, error) {
-	m, err := model.Resolve(sp.Model)
-	if err != nil {
-		return sim.Deployment{}, nil, fmt.Errorf("%s: %w", settingOrigin(cmd, "model"), err)
-	}
-	g, err := hardware.Resolve(sp.GPU)
-	if err != nil {
-		return sim.Deployment{}, nil, fmt.Errorf("%s: %w", settingOrigin(cmd, "gpu"), err)
-	}
-	d := sim.Deployment{Model: m, GPU: g, Settings: sp.Deployment}
-	prep, err := sim.Prepare(d)
-	if err != nil {
-		return sim.Deployment{}, nil, settingError(cmd, err)
-	}
-	return d, prep, nil
-}
-
-// resolvePlan applies precedence (loadSpec), resolves model and GPU, sizes
-// the KV cache and builds the engine configuration. Nothing is written.
-func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, error) {
+// resolvePlan applies precedence (loadSpec) and resolves the spec into a
+// plan (pipeline.Resolve). Nothing is written. Errors name where the bad
+// setting came from (--tp, SIM_TP, or the file key tp).
+func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string, rate *float64) (*pipeline.Plan, error) {
 	if workloadPath == "" && tracePath == "" && !cmd.Flags().Changed("bench-args") {
 		return nil, usageError{fmt.Errorf("--workload: required (or --trace FILE to replay a trace)")}
 	}
@@ -131,73 +84,16 @@ func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string) (*runPlan, 
 	if err != nil {
 		return nil, err
 	}
-	d, prep, err := prepareDeployment(cmd, sp)
+	plan, err := pipeline.Resolve(sp, pipeline.Options{Workload: workloadPath, Trace: tracePath, Rate: rate,
+		WeightsOrigin: settingOrigin(cmd, "weights")})
+	var ce *pipeline.CatalogError
+	if errors.As(err, &ce) {
+		return nil, fmt.Errorf("%s: %w", settingOrigin(cmd, ce.Key), ce.Err)
+	}
 	if err != nil {
-		return nil, err
-	}
-	r := runConfig{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration,
-		NumGPUBlocksPinned: prep.Pinned, Profile: d.GPU.EffectiveProfile().Source,
-		Workload: workloadPath, Trace: tracePath}
-	opts := prep.Step.Options()
-	r.Model, r.GPU = d.Model.Name, d.GPU.Name
-	r.Weights, r.KVCacheDType, r.ActDType = opts.WeightDType, opts.KVDType, opts.ActDType
-	r.Serving.Config = prep.Scheduler
-	// Clients is filled from the request source (runPlan.source's generator
-	// knows the client names of a workload or a replayed trace).
-	cfg := sim.Config{
-		Scheduler:     prep.Scheduler,
-		StepModel:     prep.Step,
-		Replicas:      sp.Replicas,
-		Router:        sp.Router,
-		Horizon:       sim.FromSeconds(sp.Duration.Seconds()),
-		FrontendDelay: prep.FrontendDelay,
-	}
-	if err := cfg.Validate(); err != nil {
 		return nil, settingError(cmd, err)
 	}
-	return &runPlan{Spec: sp, Model: d.Model, GPU: d.GPU, Prepared: prep, Config: cfg, Seed: sp.Seed, Resolved: r,
-		WeightsOrigin: settingOrigin(cmd, "weights")}, nil
-}
-
-// source builds the request source: the trace when given, else the spec's
-// clients, rescaled to a total open-loop rate when rate is not nil.
-func (p *runPlan) source(rate *float64) (*workload.Generator, int, error) {
-	if p.Resolved.Trace != "" {
-		tr, err := workload.LoadTrace(p.Resolved.Trace)
-		if err != nil {
-			return nil, 0, err
-		}
-		g := workload.NewTraceGenerator(tr, p.Seed)
-		n, _ := g.Totals()
-		return g, n, nil
-	}
-	sp := p.Spec
-	if rate != nil {
-		sp = sp.WithRate(*rate)
-	}
-	sp.ApplyDefaults()
-	if err := sp.Validate(); err != nil {
-		return nil, 0, err
-	}
-	g, err := workload.NewGenerator(sp, p.Seed)
-	if err != nil {
-		return nil, 0, err
-	}
-	n, known := g.Totals()
-	if !known {
-		n = 0
-	}
-	return g, n, nil
-}
-
-// runRecord is run.json.
-type runRecord struct {
-	RunID   string         `json:"run_id"`
-	Version string         `json:"version"`
-	Config  runConfig      `json:"config"`
-	KV      sim.Capacity   `json:"kv_capacity"`
-	Summary *traces.Result `json:"summary"`
-	Result  sim.Counters   `json:"counters"`
+	return plan, nil
 }
 
 func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
@@ -212,21 +108,24 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := resolvePlan(cmd, opts.Workload, opts.Trace)
+	plan, err := resolvePlan(cmd, opts.Workload, opts.Trace, rate)
 	if err != nil {
 		return err
 	}
-	if n := weightsNote(plan); n != "" {
+	if n := plan.WeightsNote; n != "" {
 		fmt.Fprintln(s.errOut, "sim: note: "+n)
 	}
-	src, total, err := plan.source(rate)
+	src, err := plan.Source()
 	if err != nil {
 		return err
+	}
+	total, known := src.Totals()
+	if !known && opts.Trace == "" {
+		total = 0
 	}
 	if err := guardRequests(cmd, plan, rate, src, opts.MaxRequests); err != nil { // guards.go
 		return err
 	}
-	plan.Config.Clients = src.ClientNames()
 	format, err := traces.ParseFormat(opts.TraceFormat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", flagOrigin(cmd, "trace-format", "--trace-format"), err)
@@ -240,42 +139,24 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		defer out.abort() // removes temporary files unless committed
 		sink = out
 	}
-	sink = cancelSink{Sink: sink, ctx: cmd.Context()} // outdir.go
-	plan.Config.Context = cmd.Context()
-	var good *goodputSink
-	if slo.Enabled() {
-		good = &goodputSink{Sink: sink, slo: slo}
-		sink = good
-	}
 	var plotter *plotSink
 	plotter, sink = startRunPlot(opts.Plot, sink) // plot_run.go
-	plan.Config.StepTrace = (opts.StepTrace && out != nil) || plotter != nil
 	bar := newProgress(s.errOut, total, opts.Quiet, "simulating")
-	plan.Config.OnProgress = bar.set
-	res, err := sim.Run(plan.Config, src, sink)
+	run, err := plan.Run(cmd.Context(), src, sink, pipeline.RunOptions{Percentiles: percentiles, Goodput: slo,
+		StepTrace: (opts.StepTrace && out != nil) || plotter != nil, OnProgress: bar.set})
 	bar.finish()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Context().Err(); err != nil {
-		return fmt.Errorf("interrupted: %w", err)
-	}
 	if src.Exceeded() {
 		return exceededError(opts.MaxRequests)
 	}
+	res, result := run.Sim, run.Result
 	if res.Arrived == 0 {
 		return fmt.Errorf("no request arrived: the workload's arrivals fall after its cut-off (duration) or its rate is too low for its window; nothing written")
 	}
-	result := newRunResult(plan, res, percentiles, good)
-	rec := runRecord{
-		RunID:   runID(plan).String(),
-		Version: version,
-		Config:  plan.Resolved,
-		KV:      plan.Prepared.Capacity,
-		Summary: result,
-		Result:  res.Counters(),
-	}
-	plots, err := finishRunPlot(opts.Plot, plotter, res, plan.Resolved.Model)
+	rec := plan.Record(run, version)
+	plots, err := finishRunPlot(opts.Plot, plotter, res, plan.Settings.Model)
 	if err != nil {
 		return err
 	}
@@ -291,10 +172,4 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		return writeJSON(s.out, result)
 	}
 	return writeSummaryText(s.out, plan, res, result, out)
-}
-
-// runID is a UUID derived from the resolved configuration, so identical
-// runs carry identical ids (outputs stay byte-for-byte reproducible).
-func runID(p *runPlan) uuid.UUID {
-	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("%+v|%s", p.Resolved, version)))
 }

@@ -75,7 +75,7 @@ func runServe(ctx context.Context, s streams, o *serveOptions) error {
 		return fmt.Errorf("--sim-timeout: must be > 0, got %s", o.SimTimeout)
 	}
 	srv, err := serve.New(serve.Options{MeasureURL: o.MeasureURL, DataDir: o.Data, MaxRequests: o.MaxRequests,
-		SimTimeout: o.SimTimeout, MaxUploadBytes: int64(o.MaxUploadMiB) << 20})
+		SimTimeout: o.SimTimeout, MaxUploadBytes: int64(o.MaxUploadMiB) << 20, Version: version})
 	if err != nil {
 		return err
 	}

@@ -7,15 +7,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/pipeline"
 
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 )
 
 // writeSummaryText prints a run's summary for people.
-func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, result *traces.Result, out *outputDir) error {
-	r := p.Resolved
+func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *traces.Result, out *outputDir) error {
+	r := p.Settings
 	s := res.Summary
 	layout := fmt.Sprintf("tp %d", r.TP)
 	if r.DP > 1 {
@@ -36,7 +36,7 @@ func writeSummaryText(w io.Writer, p *runPlan, res *sim.Result, result *traces.R
 	if n := p.Prepared.MoEKernelNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
-	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLabel(p.GPU.EffectiveProfile()))
+	fmt.Fprintf(w, "GPU profile: %s\n\n", pipeline.ProfileLabel(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
 	if res.InFlight > 0 {
@@ -79,17 +79,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// profileLabel is a one-line description of a profile; `sim gpus --json`
-// shows its full source.
-func profileLabel(p *hardware.Profile) string {
-	if !p.Calibrated {
-		return "built-in defaults (uncalibrated)"
-	}
-	l := "calibrated"
-	if p.Engine != "" {
-		l += " for " + p.Engine
-	}
-	return l + " (source: sim gpus --json)"
 }
