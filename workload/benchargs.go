@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -227,12 +228,7 @@ func parseBenchWords(words []string) (*BenchArgs, error) {
 
 // benchFlagNames lists the accepted argument names, sorted.
 func benchFlagNames(flags map[string]benchFlag) string {
-	names := make([]string, 0, len(flags))
-	for n := range flags {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(flags)), ", ")
 }
 
 // LengthRange returns the integer interval [lo, hi] that vLLM's random dataset draws a
@@ -449,16 +445,4 @@ func (s *Spec) ApplyBenchArgs(line string) error {
 	}
 	s.ApplyDefaults()
 	return s.Validate()
-}
-
-// BenchArgsHelp lists the accepted vllm bench serve arguments, sorted, each with what
-// it does in roofsim.
-func BenchArgsHelp() [][2]string {
-	flags := benchFlags()
-	out := make([][2]string, 0, len(flags))
-	for n, f := range flags {
-		out = append(out, [2]string{n, f.help})
-	}
-	slices.SortFunc(out, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
-	return out
 }

@@ -8,9 +8,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -236,8 +238,9 @@ func schemaDoc(t *testing.T) string {
 	}
 	b.WriteString(benchDoc)
 	b.WriteString("| argument | in roofsim |\n|---|---|\n")
-	for _, a := range BenchArgsHelp() {
-		fmt.Fprintf(&b, "| `%s` | %s |\n", a[0], a[1])
+	flags := benchFlags()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", name, flags[name].help)
 	}
 	return b.String()
 }
