@@ -48,3 +48,21 @@ clients:
 		}
 	}
 }
+
+// TestObserveArrivalMaxConcurrency: an open-loop client's arrival.max_concurrency
+// holds against the mock server: arrivals due while two requests are in flight wait
+// for one to finish, and all are sent.
+func TestObserveArrivalMaxConcurrency(t *testing.T) {
+	_, url := startMock(t, testCosts())
+	sp := parseSpec(t, `
+seed: 3
+clients:
+  - arrival: {process: constant, rate: 1000, num_requests: 12, max_concurrency: 2}
+    prompt_tokens: {dist: constant, value: 20}
+    output_tokens: {dist: constant, value: 10}
+`)
+	res, sink := run(t, context.Background(), observe.NewConfig(url, "mock-model"), sp)
+	if res.Sent != 12 || len(sink.recs) != 12 || res.MaxInFlight != 2 {
+		t.Fatalf("sent %d, recorded %d, max in flight %d; want 12, 12, 2", res.Sent, len(sink.recs), res.MaxInFlight)
+	}
+}
