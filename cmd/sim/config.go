@@ -243,6 +243,11 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 			return nil, err
 		}
 	}
+	if f := cmd.Flags().Lookup("bench-args"); f != nil && f.Changed {
+		if err := sp.ApplyBenchArgs(f.Value.String()); err != nil {
+			return nil, fmt.Errorf("--bench-args: %w", err)
+		}
+	}
 	v := viper.New()
 	file := reflect.ValueOf(sp).Elem()
 	for _, s := range settings() {
