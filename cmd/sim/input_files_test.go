@@ -27,6 +27,9 @@ func TestInputFileKinds(t *testing.T) {
 	const lens = "    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant, value: 10}\n"
 	const wl = "clients:\n  - arrival: {rate: 10, num_requests: 3}\n" + lens
 	const empirical = "clients:\n  - arrival: {rate: 10, num_requests: 3}\n    prompt_tokens: {dist: empirical, file: lens.txt}\n    output_tokens: {dist: constant, value: 10}\n"
+	const hfConfig = `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+		"max_position_embeddings": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+		"torch_dtype": "float16", "vocab_size": 32000}`
 	for _, tc := range []struct {
 		name  string
 		files map[string]string // written into the test's directory first
@@ -42,6 +45,10 @@ func TestInputFileKinds(t *testing.T) {
 			args: []string{"run", "-w", "w.yaml", "--gpu", "g.yaml", "--quiet"}},
 		{name: "run --model", files: map[string]string{"w.yaml": wl}, bad: "config.json", kind: safefile.Config,
 			args: []string{"run", "-w", "w.yaml", "--model", "config.json", "--quiet"}, skip: []string{"directory"}}, // a directory is a model directory
+		{name: "run --model hf_quant_config.json", files: map[string]string{"w.yaml": wl, "m/config.json": hfConfig}, bad: "m/hf_quant_config.json", kind: safefile.Config,
+			args: []string{"run", "-w", "w.yaml", "--model", "m/config.json", "--quiet"}},
+		{name: "validate steps engine config", files: map[string]string{"fpm.csv": ""}, bad: "effective_vllm_config.json", kind: safefile.Config,
+			args: []string{"validate", "steps", "--file", "fpm.csv", "--gpu", "b300", "--model", "qwen3-32b", "--tp", "1"}},
 		{name: "run --trace", bad: "t.csv", kind: safefile.Trace, args: []string{"run", "--trace", "t.csv", "--quiet"}},
 		{name: "sweep --workload", bad: "w.yaml", kind: safefile.Workload,
 			args: []string{"sweep", "-w", "w.yaml", "--slo", "ttft_p99=1s", "--quiet"}},
@@ -61,6 +68,8 @@ func TestInputFileKinds(t *testing.T) {
 			args: []string{"calibrate", "serving", "--observed", "r", "--out", "g.yaml"}},
 		{name: "compare --real", files: map[string]string{"s/requests.csv": ""}, bad: "real.json", kind: safefile.Result,
 			args: []string{"compare", "--real", "real.json", "--sim", "s"}, skip: []string{"directory"}}, // a directory is a report directory
+		{name: "compare --real inference-perf directory", files: map[string]string{"s/requests.csv": ""}, bad: "ip/summary_lifecycle_metrics.json", kind: safefile.Result,
+			args: []string{"compare", "--real", "ip", "--sim", "s"}},
 		{name: "compare --sim run.json", files: map[string]string{"real.json": "{}"}, bad: "s/run.json", kind: safefile.Result,
 			args: []string{"compare", "--real", "s", "--sim", "s"}, skip: []string{"directory"}}, // a directory run.json is no run directory
 		{name: "sweep merge", bad: "a.parquet", kind: safefile.Result, args: []string{"sweep", "merge", "a.parquet", "--out", "m.parquet"}},
