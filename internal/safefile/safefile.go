@@ -6,7 +6,7 @@
 //
 // Open checks the path with os.Stat, opens it without blocking (a FIFO whose writer
 // never comes cannot hold the open), and checks the opened file again with f.Stat,
-// so a file swapped between the two is caught. Reads go through a counting limit:
+// so a file swapped between the two is caught. Reads go through an io.LimitedReader:
 // a file that grows past its cap after the check fails at the cap.
 //
 // Errors are *NotRegularError and *TooLargeError, found with errors.As; a missing or
@@ -140,8 +140,8 @@ type File struct {
 	path string
 	what string
 	max  int64
-	left int64 // bytes Read may still return before the cap
-	size int64 // size when opened, <= max
+	rest io.LimitedReader // f up to the cap; rest.N is what Read may still return
+	size int64            // size when opened, <= max
 }
 
 // Open opens path for reading if it is a regular file no larger than k's cap.
@@ -178,7 +178,7 @@ func openWith(path, what string, max int64, stat func(string) (fs.FileInfo, erro
 		f.Close()
 		return nil, err
 	}
-	return &File{f: f, path: path, what: what, max: max, left: max, size: st.Size()}, nil
+	return &File{f: f, path: path, what: what, max: max, rest: io.LimitedReader{R: f, N: max}, size: st.Size()}, nil
 }
 
 func check(path string, st fs.FileInfo, what string, max int64) error {
@@ -202,7 +202,7 @@ func (f *File) Close() error { return f.f.Close() }
 
 // Read reads the next bytes; past the cap it returns a *TooLargeError.
 func (f *File) Read(p []byte) (int, error) {
-	if f.left <= 0 {
+	if f.rest.N <= 0 {
 		var probe [1]byte
 		if n, err := f.f.Read(probe[:]); n > 0 {
 			return 0, &TooLargeError{Path: f.path, What: f.what, MaxBytes: f.max}
@@ -211,9 +211,7 @@ func (f *File) Read(p []byte) (int, error) {
 		}
 		return 0, io.EOF
 	}
-	n, err := io.LimitReader(f.f, f.left).Read(p)
-	f.left -= int64(n)
-	return n, err
+	return f.rest.Read(p)
 }
 
 // ReadAt reads within the first Size() bytes (io.EOF past them), so a file that
