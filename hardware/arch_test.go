@@ -6,29 +6,30 @@ import (
 	"testing"
 )
 
-// TestCatalogArch: every catalog GPU names its architecture, the one its
-// product line has (compute capability from NVIDIA's CUDA GPU list).
+// TestCatalogArch: every catalog GPU names a known architecture, and the
+// tensor-core precisions its entry lists are the ones that architecture's
+// generation has: bf16 from sm80 (Ampere), fp8 from sm89 (Ada), fp4 from
+// sm100 (Blackwell). A property of every entry, so a new GPU needs no row
+// here; an entry whose arch contradicts its own peaks fails.
 func TestCatalogArch(t *testing.T) {
-	want := map[string]Arch{
-		"t4": ArchSM75, "v100": ArchSM70, "a100-40gb": ArchSM80, "a100-80gb": ArchSM80,
-		"h100": ArchSM90, "h100-pcie": ArchSM90, "h200": ArchSM90, "l4": ArchSM89, "l40s": ArchSM89,
-		"b200": ArchSM100, "b300": ArchSM103, "gb10": ArchSM121,
+	rank := map[Arch]int{}
+	for i, a := range Archs() {
+		rank[a] = i
 	}
+	from := []struct {
+		precision string
+		arch      Arch
+	}{{"bf16", ArchSM80}, {"fp8", ArchSM89}, {"fp4", ArchSM100}}
 	for _, g := range List() {
-		if g.Arch == "" {
-			t.Errorf("%s: no arch", g.Name)
+		if err := g.Arch.Validate(); err != nil || g.Arch == "" {
+			t.Errorf("%s: arch %q: %v", g.Name, g.Arch, err)
 			continue
 		}
-		if err := g.Arch.Validate(); err != nil {
-			t.Errorf("%s: %v", g.Name, err)
-		}
-		w, ok := want[g.Name]
-		if !ok {
-			t.Errorf("%s: no expected arch in this test; add it", g.Name)
-			continue
-		}
-		if g.Arch != w {
-			t.Errorf("%s: arch %s, want %s", g.Name, g.Arch, w)
+		for _, f := range from {
+			_, has := g.PeakTFLOPS[f.precision]
+			if want := rank[g.Arch] >= rank[f.arch]; has != want {
+				t.Errorf("%s (%s): lists %s = %v, but %s tensor cores start at %s", g.Name, g.Arch, f.precision, has, f.precision, f.arch)
+			}
 		}
 	}
 }

@@ -72,9 +72,21 @@ func Names() []string {
 	return out
 }
 
+// UnknownGPUError is a GPU name the catalog does not have; Known lists the
+// catalog's canonical names in catalog order.
+type UnknownGPUError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownGPUError) Error() string {
+	return fmt.Sprintf("unknown GPU %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
+}
+
 // Lookup returns a copy of the catalog GPU whose name or alias equals name,
-// ignoring case and surrounding spaces. An unknown name is an error listing
-// the canonical names: `unknown GPU "x100" (known: t4, v100, ...)`.
+// ignoring case and surrounding spaces. An unknown name is an
+// *UnknownGPUError listing the canonical names: `unknown GPU "x100" (known:
+// t4, v100, ...)`.
 func Lookup(name string) (*GPU, error) {
 	gpus, err := catalog()
 	if err != nil {
@@ -87,7 +99,7 @@ func Lookup(name string) (*GPU, error) {
 	for i, g := range gpus {
 		names[i] = g.Name
 	}
-	return nil, fmt.Errorf("unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
+	return nil, &UnknownGPUError{Name: name, Known: names}
 }
 
 // find returns the GPU in gpus named name (or aliased), or nil.

@@ -1,6 +1,7 @@
 package hardware_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -18,8 +19,11 @@ func ExampleLookup() {
 	fmt.Printf("%s: %.1f TFLOPS bf16, %.0f GB/s, ridge %.0f FLOP/byte\n",
 		g.Name, bf16/1e12, g.MemoryBandwidthGBps, bf16/g.BandwidthBytesPerSec())
 	_, err = hardware.Lookup("x100")
-	fmt.Println(err)
+	var unknown *hardware.UnknownGPUError
+	if errors.As(err, &unknown) {
+		fmt.Printf("%q is not in the catalog; known GPUs start with %s\n", unknown.Name, unknown.Known[0])
+	}
 	// Output:
 	// h100: 989.4 TFLOPS bf16, 3350 GB/s, ridge 295 FLOP/byte
-	// unknown GPU "x100" (known: t4, v100, a100-40gb, a100-80gb, h100, h100-pcie, h200, l4, l40s, b200, b300, gb10)
+	// "x100" is not in the catalog; known GPUs start with t4
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/roofsim/roofsim/workload"
 )
 
 const hoverJS = `(() => { const u = state.charts["rf-chart"]; const p = state.spot.find(s => s.status === "ok" && s.precision === "int8");
@@ -50,6 +51,7 @@ func TestBrowser(t *testing.T) {
 	}
 	data := t.TempDir()
 	writeSweepFiles(t, data)
+	writeGridSweepFile(t, data)
 	report := `{"bench_requests_per_client": 8, "rows": [` +
 		`{"model": "llama-3.1-70b", "gpu": "h100_sxm", "tp": 2, "measured_ttft_ms": 120, "predicted_ttft_ms": 131, "measured_tpot_ms": 20, "predicted_tpot_ms": 19},` +
 		`{"model": "llama-3.1-70b", "gpu": "h200_sxm", "tp": 4, "measured_ttft_ms": 80, "predicted_ttft_ms": 75, "measured_tpot_ms": 12, "predicted_tpot_ms": 13}],` +
@@ -178,13 +180,18 @@ func TestBrowser(t *testing.T) {
 	if n := eval(`+document.getElementById("rf-chart").dataset.spotPoints`); n != 10 {
 		t.Errorf("one example shape drew %d points, want 5 predicted + 5 measured", n)
 	}
-	// A small simulation.
+	// A small simulation, with two fields of the form generated from
+	// GET /api/settings set: tp and replicas.
 	step("simulation",
 		chromedp.Navigate(ts.URL+"/#simulate"),
-		wait(`document.querySelectorAll("#sim-example option").length > 0`),
+		wait(`document.querySelectorAll("#sim-example option").length > 0 && document.getElementById("sim-set-tp") !== null`),
 		chromedp.SetValue(chromedp.CSS(`#sim-max`), "300"),
+		chromedp.SetValue(chromedp.CSS(`#sim-set-tp`), "2"),
+		chromedp.SetValue(chromedp.CSS(`#sim-set-replicas`), "2"),
 		chromedp.Click(chromedp.CSS(`#sim-run`)),
 		wait(`state.charts["sim-cdf-ttft"] !== undefined && state.runs.length > 0 && state.runs[0].state === "done"`))
+	generated := eval(`document.querySelectorAll("#sim-settings [data-key]").length`)
+	genApplied := eval(`state.runs[0].label.includes("tp2×2") && state.runs[0].result.replicas === 2 ? 1 : 0`)
 	cdfPoints := eval(`state.charts["sim-cdf-ttft"].data[1].filter(v => v !== null).length`)
 	// Every summary figure is a number: a key the page reads that the
 	// result lacks shows as "–".
@@ -201,6 +208,18 @@ func TestBrowser(t *testing.T) {
 	sweepRows := eval(`document.querySelectorAll("#sw-table tbody tr").length`)
 	recRows := eval(`document.querySelectorAll("#sw-table tbody tr.rec").length`)
 	shot("web-sweep.png")
+	// A sweep over dp, ep and a --grid key: a column for each; the grid
+	// builder turns a setting picked from the generated list into --grid.
+	step("grid sweep",
+		chromedp.SetValue(chromedp.CSS(`#sw-data`), "grid.csv"),
+		chromedp.Click(chromedp.CSS(`#sw-load`)),
+		wait(`state.sweep.res.source === "grid.csv" && document.querySelectorAll("#sw-table tbody tr").length === 2`),
+		chromedp.SetValue(chromedp.CSS(`#sw-key`), "serving.max_num_seqs"),
+		chromedp.SetValue(chromedp.CSS(`#sw-values`), "64, 256"),
+		chromedp.Click(chromedp.CSS(`#sw-add`)),
+		wait(`document.getElementById("sw-cmd").textContent.includes("--grid serving.max_num_seqs=64,256")`))
+	gridHeads := eval(`["dp", "ep", "weights"].filter(k => document.querySelector('#sw-table th[data-k="' + k + '"]')).length`)
+	shot("web-sweep-grid.png")
 	step("validation",
 		chromedp.Navigate(ts.URL+"/#validation"),
 		wait(`document.querySelectorAll("#va-data option").length > 1`),
@@ -219,6 +238,12 @@ func TestBrowser(t *testing.T) {
 	}
 	if cdfPoints < 10 {
 		t.Errorf("TTFT CDF has %d points", cdfPoints)
+	}
+	if generated < len(workload.DeploymentSettings()) || genApplied != 1 {
+		t.Errorf("simulate form: %d generated fields (want one per setting), tp and replicas applied: %v", generated, genApplied == 1)
+	}
+	if gridHeads != 3 {
+		t.Errorf("grid sweep table shows %d of the columns dp, ep, weights", gridHeads)
 	}
 	if sweepRows != 3 || recRows != 1 {
 		t.Errorf("sweep table: %d rows, %d recommended; want 3 and 1", sweepRows, recRows)

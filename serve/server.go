@@ -180,6 +180,7 @@ func (s *Server) routes() {
 		"GET /api/gpus":             s.handleGPUs,
 		"GET /api/models":           s.handleModels,
 		"GET /api/examples":         s.handleExamples,
+		"GET /api/settings":         s.handleSettings,
 		"POST /api/roofline":        s.handleRoofline,
 		"POST /api/spotcheck":       s.handleSpotCheck,
 		"GET /api/measured-example": s.handleMeasuredExample,

@@ -643,6 +643,24 @@ func writeSweepFiles(t *testing.T, dir string) {
 	os.WriteFile(filepath.Join(dir, "sweep.csv"), cs.Bytes(), 0o644)
 }
 
+// writeGridSweepFile writes grid.csv: a sweep over dp and ep (both 2) and
+// the --grid key weights (bf16, fp8).
+func writeGridSweepFile(t *testing.T, dir string) {
+	t.Helper()
+	res := &sweep.Result{Fingerprint: "g", GridSize: 2, Recommended: -1, Axes: []sweep.Axis{{Key: "weights", Values: []string{"bf16", "fp8"}}}}
+	for i, w := range []string{"bf16", "fp8"} {
+		res.Rows = append(res.Rows, sweep.Row{Config: sweep.Config{Index: i, GPU: "h100", TP: 1, DP: 2, EP: 2, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192,
+			Settings: []sweep.SettingValue{{Key: "weights", Value: w}}}, Fingerprint: "g", GridSize: 2, Status: sweep.StatusSkipped, Reason: "test"})
+	}
+	var cs bytes.Buffer
+	if err := sweep.WriteCSV(&cs, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "grid.csv"), cs.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSweepParquetCSVAndUpload(t *testing.T) {
 	dir := t.TempDir()
 	writeSweepFiles(t, dir)

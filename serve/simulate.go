@@ -35,6 +35,9 @@ type simulateRequest struct {
 	MaxRequests int     `json:"max_requests"`
 	Seed        *uint64 `json:"seed"`
 	Label       string  `json:"label"`
+	// Settings override deployment settings by key, in text form
+	// (GET /api/settings lists them); model, tp and replicas above win.
+	Settings map[string]string `json:"settings"`
 }
 
 type exampleEntry struct {
@@ -156,6 +159,9 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	}
 	if sp.Trace != "" {
 		return nil, errorf(http.StatusBadRequest, "workload: trace replay is not offered in the web view")
+	}
+	if err := applySettings(&sp.Deployment, req.Settings); err != nil {
+		return nil, err
 	}
 	// Overrides of the workload's deployment: 0 (or "") keeps its value;
 	// ranges are the library's (Deployment.Validate, internal/limits).

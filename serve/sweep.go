@@ -15,8 +15,9 @@ import (
 // maxDataFileBytes caps a file read from --data.
 const maxDataFileBytes = 256 << 20
 
-// sweepResponse is a `sim sweep` result table: its fixed columns (see
-// docs/sweep.md) and one object per row, with null where a value does not
+// sweepResponse is a `sim sweep` result table: its columns (the fixed ones
+// of docs/sweep.md, with a column per setting its grid swept beyond the
+// typed lists) and one object per row, with null where a value does not
 // apply. The Pareto and recommended flags come from the file.
 type sweepResponse struct {
 	Source  string            `json:"source"`
@@ -35,18 +36,19 @@ func (s *Server) handleSweep(r *http.Request) (any, error) {
 		return nil, errorf(http.StatusBadRequest, "sweep: empty file; give a `sim sweep --out` Parquet or `--csv` file")
 	}
 	var rows []json.RawMessage
+	var cols []string
 	if bytes.HasPrefix(data, []byte("PAR1")) {
-		if rows, err = parquetSweepRows(data); err != nil {
+		if rows, cols, err = parquetSweepRows(data); err != nil {
 			return nil, errorf(http.StatusBadRequest, "sweep %s: %v", name, err)
 		}
-	} else if rows, err = csvSweepRows(data, name); err != nil {
+	} else if rows, cols, err = csvSweepRows(data, name); err != nil {
 		// CSV errors begin with name:line.
 		return nil, errorf(http.StatusBadRequest, "sweep %v", err)
 	}
-	return sweepResponse{Source: name, Columns: sweep.Columns(), Rows: rows}, nil
+	return sweepResponse{Source: name, Columns: cols, Rows: rows}, nil
 }
 
-func parquetSweepRows(data []byte) (rows []json.RawMessage, err error) {
+func parquetSweepRows(data []byte) (rows []json.RawMessage, cols []string, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a malformed file must not take the server down
 			err = fmt.Errorf("reading Parquet: %v", p)
@@ -54,23 +56,33 @@ func parquetSweepRows(data []byte) (rows []json.RawMessage, err error) {
 	}()
 	res, err := sweep.ReadParquet(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return sweep.JSONRows(res)
+	rows, err = sweep.JSONRows(res)
+	return rows, res.Columns(), err
 }
 
 // csvSweepRows reads a `sim sweep --csv` table: its header must be
-// sweep.Columns(). Cells become numbers, booleans or strings; empty cells
-// null; probe_log stays the JSON array it holds.
-func csvSweepRows(data []byte, name string) ([]json.RawMessage, error) {
-	cols := sweep.Columns()
-	t, err := table.Open(bytes.NewReader(data), name, table.Options{Required: cols, Known: []string{}})
+// sweep.Columns(), with a column per swept setting after
+// max_num_batched_tokens (sweep.HeaderKeys). Cells become numbers, booleans
+// or strings; empty cells null; probe_log stays the JSON array it holds.
+func csvSweepRows(data []byte, name string) ([]json.RawMessage, []string, error) {
+	fixed := sweep.Columns()
+	t, err := table.Open(bytes.NewReader(data), name, table.Options{Required: fixed})
 	if err != nil {
-		return nil, fmt.Errorf("%w (the header of a sim sweep table: %s, ...)", err, strings.Join(cols[:4], ", "))
+		return nil, nil, fmt.Errorf("%w (the header of a sim sweep table: %s, ...)", err, strings.Join(fixed[:4], ", "))
 	}
-	for i, h := range t.Header() {
-		if h != cols[i] {
-			return nil, fmt.Errorf("%s:1: header: column %d is %q, want %q (the columns of a sim sweep table, in order)", name, i+1, h, cols[i])
+	keys, ok := sweep.HeaderKeys(t.Header())
+	cols := sweep.ColumnsWith(keys)
+	if !ok {
+		for i, h := range t.Header() {
+			if i >= len(fixed) || h != fixed[i] {
+				want := "nothing"
+				if i < len(fixed) {
+					want = fmt.Sprintf("%q", fixed[i])
+				}
+				return nil, nil, fmt.Errorf("%s:1: header: column %d is %q, want %s (the columns of a sim sweep table, in order, with one per swept setting after max_num_batched_tokens)", name, i+1, h, want)
+			}
 		}
 	}
 	var rows []json.RawMessage
@@ -88,10 +100,10 @@ func csvSweepRows(data []byte, name string) ([]json.RawMessage, error) {
 		obj = append(obj, '}')
 		rows = append(rows, obj)
 		if len(rows) > 1_000_000 {
-			return nil, fmt.Errorf("%s: more than 1,000,000 rows", name)
+			return nil, nil, fmt.Errorf("%s: more than 1,000,000 rows", name)
 		}
 	}
-	return rows, t.Err()
+	return rows, cols, t.Err()
 }
 
 func csvCell(col, v string) []byte {

@@ -61,6 +61,9 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		if row.EP > 1 {
 			label += fmt.Sprintf(" ep%d", row.EP)
 		}
+		if t := row.SettingsText(); t != "" {
+			label += " " + t
+		}
 		if row.Recommended {
 			label += " (recommended)"
 			rec.X, rec.Y = append(rec.X, row.TokensPerSPerUser), append(rec.Y, row.OutputTokensPerSPerGPU)

@@ -6,12 +6,13 @@ import (
 	"strings"
 
 	"github.com/roofsim/roofsim/hardware"
-	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/sim"
 )
 
 // Grid is the set of configurations a sweep explores: the cross product of
 // its lists. Other settings (dtypes, block size, prefix caching, ...) come
-// from Options.Base and are shared by every configuration.
+// from Options.Base and are shared by every configuration, unless Settings
+// sweeps them too.
 type Grid struct {
 	// GPUs are catalog names or aliases (or GPU YAML paths, as hardware.Resolve).
 	GPUs []string
@@ -26,11 +27,41 @@ type Grid struct {
 	MaxNumSeqs []int
 	// MaxNumBatchedTokens are vLLM max_num_batched_tokens values (tokens per step).
 	MaxNumBatchedTokens []int
+	// Settings sweeps any other setting of workload.Deployment by its key
+	// (see Grid.Set), each axis varying faster than the lists above and than
+	// the axes before it.
+	Settings []Axis `json:",omitempty"`
+}
+
+// Axis is one swept setting: a workload.Deployment key and its values in
+// canonical text form (as workload.ParseValue reads them and Axis.Values
+// formats them back: "2", "0.85", "true", "fp8").
+type Axis struct {
+	Key    string
+	Values []string
+}
+
+// SettingValue is a configuration's value of one swept setting of Grid.Settings.
+type SettingValue struct {
+	Key, Value string
 }
 
 // Size is the number of configurations, the product of the list lengths.
 func (g Grid) Size() int {
-	return len(g.GPUs) * len(g.TP) * len(g.dp()) * len(g.ep()) * len(g.MaxNumSeqs) * len(g.MaxNumBatchedTokens)
+	n := 1
+	for _, d := range g.dims() {
+		n *= d
+	}
+	return n
+}
+
+// dims are the list lengths in index order (Configs).
+func (g Grid) dims() []int {
+	out := []int{len(g.GPUs), len(g.TP), len(g.dp()), len(g.ep()), len(g.MaxNumSeqs), len(g.MaxNumBatchedTokens)}
+	for _, a := range g.Settings {
+		out = append(out, len(a.Values))
+	}
+	return out
 }
 
 func orOne(l []int) []int {
@@ -52,25 +83,31 @@ type Config struct {
 	DP, EP              int
 	MaxNumSeqs          int
 	MaxNumBatchedTokens int
+	// Settings are the values of Grid.Settings' axes, in their order.
+	Settings []SettingValue `json:",omitempty"`
 }
 
 // Configs lists the grid in index order: row-major over (GPUs, TP, DP, EP,
-// MaxNumSeqs, MaxNumBatchedTokens) in the order given, the last list varying
-// fastest; with DP and EP {1}, index = ((g*len(TP)+t)*len(MaxNumSeqs)+s)*len(MaxNumBatchedTokens)+b.
+// MaxNumSeqs, MaxNumBatchedTokens, then each of Settings) in the order
+// given, the last list varying fastest; with DP and EP {1} and no Settings,
+// index = ((g*len(TP)+t)*len(MaxNumSeqs)+s)*len(MaxNumBatchedTokens)+b.
+// O(Size x number of lists).
 func (g Grid) Configs() []Config {
-	out := make([]Config, 0, g.Size())
-	for _, gpu := range g.GPUs {
-		for _, tp := range g.TP {
-			for _, dp := range g.dp() {
-				for _, ep := range g.ep() {
-					for _, s := range g.MaxNumSeqs {
-						for _, b := range g.MaxNumBatchedTokens {
-							out = append(out, Config{Index: len(out), GPU: gpu, TP: tp, DP: dp, EP: ep, MaxNumSeqs: s, MaxNumBatchedTokens: b})
-						}
-					}
-				}
-			}
+	dims := g.dims()
+	n := g.Size()
+	out := make([]Config, 0, n)
+	digit := make([]int, len(dims))
+	for i := range n {
+		rem := i
+		for k := len(dims) - 1; k >= 0; k-- {
+			digit[k], rem = rem%dims[k], rem/dims[k]
 		}
+		c := Config{Index: i, GPU: g.GPUs[digit[0]], TP: g.TP[digit[1]], DP: g.dp()[digit[2]], EP: g.ep()[digit[3]],
+			MaxNumSeqs: g.MaxNumSeqs[digit[4]], MaxNumBatchedTokens: g.MaxNumBatchedTokens[digit[5]]}
+		for k, a := range g.Settings {
+			c.Settings = append(c.Settings, SettingValue{Key: a.Key, Value: a.Values[digit[6+k]]})
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -79,8 +116,9 @@ func (g Grid) Configs() []Config {
 func (c Config) GPUsPerInstance() int { return c.TP * max(c.DP, 1) }
 
 // GridError is a grid value that cannot be used. Field is the list's name
-// (gpus, tp, max_num_seqs, max_num_batched_tokens), so a command line can
-// name its flag.
+// (gpus, tp, dp, ep, max_num_seqs, max_num_batched_tokens) or, for an axis
+// of Grid.Settings and for Grid.Set, the setting's key, so a command line
+// can name its flag.
 type GridError struct {
 	Field  string
 	Reason string
@@ -88,11 +126,14 @@ type GridError struct {
 
 func (e *GridError) Error() string { return e.Field + ": " + e.Reason }
 
-// resolve validates the grid against m and returns the GPUs by name: every
-// list non-empty without duplicates, every GPU known, every TP accepted by
-// the model's heads (TP divides num_heads, and divides num_kv_heads or is a
-// multiple of it, as vLLM requires), positive engine settings.
-func (g Grid) resolve(m *model.Config) (map[string]*hardware.GPU, error) {
+// resolve validates the grid against the base deployment and returns the
+// GPUs by name: every list non-empty without duplicates, every GPU known,
+// every TP accepted by the model's heads (TP divides num_heads, and divides
+// num_kv_heads or is a multiple of it, as vLLM requires; with the model
+// swept, configurations whose TP a model refuses are skipped instead),
+// positive engine settings, every value of a swept setting valid on its own
+// (workload.Deployment.Validate with the base's other settings).
+func (g Grid) resolve(base *sim.Deployment) (map[string]*hardware.GPU, error) {
 	if len(g.GPUs) == 0 {
 		return nil, &GridError{"gpus", "empty list"}
 	}
@@ -126,6 +167,13 @@ func (g Grid) resolve(m *model.Config) (map[string]*hardware.GPU, error) {
 			seen[v] = true
 		}
 	}
+	if err := g.checkSettings(base.Settings); err != nil {
+		return nil, err
+	}
+	if g.sweeps(keyModel) {
+		return gpus, nil
+	}
+	m := base.Model
 	for _, tp := range g.TP {
 		if m.NumHeads%tp != 0 {
 			return nil, &GridError{"tp", fmt.Sprintf("%d does not divide num_heads %d of %s", tp, m.NumHeads, m.Name)}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func TestGridConfigsOrder(t *testing.T) {
 				for bi, b := range g.MaxNumBatchedTokens {
 					idx := ((gi*3+ti)*2+si)*2 + bi
 					want := Config{Index: idx, GPU: gpu, TP: tp, DP: 1, EP: 1, MaxNumSeqs: s, MaxNumBatchedTokens: b}
-					if cs[idx] != want {
+					if !reflect.DeepEqual(cs[idx], want) {
 						t.Errorf("config %d = %+v, want %+v", idx, cs[idx], want)
 					}
 				}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/roofsim/roofsim/model"
@@ -61,4 +62,19 @@ func smallOptions(t testing.TB) Options {
 		Seed:           7,
 		GPUCostPerHour: DefaultGPUCostsPerHour(),
 	}
+}
+
+// parquetRoundTrip writes r as Parquet and reads it back, as the CLI's
+// shards and merge do.
+func parquetRoundTrip(t testing.TB, r *Result) *Result {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteParquet(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

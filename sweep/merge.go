@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Merge joins the results of shards of one sweep: rows sorted by index,
@@ -24,8 +25,8 @@ func Merge(parts ...*Result) (*Result, error) {
 		}
 		if ref < 0 {
 			ref = k
-			out.Fingerprint, out.GridSize = p.Fingerprint, p.GridSize
-		} else if p.Fingerprint != out.Fingerprint || p.GridSize != out.GridSize {
+			out.Fingerprint, out.GridSize, out.Axes = p.Fingerprint, p.GridSize, p.Axes
+		} else if p.Fingerprint != out.Fingerprint || p.GridSize != out.GridSize || !sameAxes(p.Axes, out.Axes) {
 			return nil, fmt.Errorf("merge: input %d is from another sweep (fingerprint %s, %d configurations) than input %d (%s, %d)",
 				k, p.Fingerprint, p.GridSize, ref, out.Fingerprint, out.GridSize)
 		}
@@ -49,4 +50,9 @@ func Merge(parts ...*Result) (*Result, error) {
 	out.finalize()
 	out.Partial = len(out.Missing()) > 0
 	return out, nil
+}
+
+// sameAxes reports whether a and b sweep the same settings over the same values.
+func sameAxes(a, b []Axis) bool {
+	return slices.EqualFunc(a, b, func(x, y Axis) bool { return x.Key == y.Key && slices.Equal(x.Values, y.Values) })
 }

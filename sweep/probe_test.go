@@ -59,7 +59,7 @@ func TestEarlyStopVerdictsExact(t *testing.T) {
 	stopped, probes := 0, 0
 	for _, gpu := range []string{"h100", "l40s"} {
 		dep := o.Base
-		g, err := Grid{GPUs: []string{gpu}, TP: []int{1}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192}}.resolve(o.Base.Model)
+		g, err := Grid{GPUs: []string{gpu}, TP: []int{1}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192}}.resolve(&o.Base)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,6 +89,10 @@ type Result struct {
 	// SLO is the sweep's SLO as ParseSLO reads it ("" when unknown); the
 	// Parquet file keeps it, so a merge can draw the SLO lines again.
 	SLO string
+	// Axes are the grid's swept settings beyond its typed lists
+	// (Grid.Settings): every row's Config.Settings holds its values, and
+	// the tables have a column per key (Result.Columns).
+	Axes []Axis
 }
 
 // Missing returns the configuration indices of the grid absent from Rows.

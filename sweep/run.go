@@ -104,7 +104,7 @@ func (o *Options) plan() (*plan, error) {
 	if o.Base.Model == nil {
 		return nil, errors.New("base.model: must be set")
 	}
-	gpus, err := o.Grid.resolve(o.Base.Model)
+	gpus, err := o.Grid.resolve(&o.Base)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ feed:
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	res := &Result{Fingerprint: p.fingerprint, GridSize: opts.Grid.Size()}
+	res := &Result{Fingerprint: p.fingerprint, GridSize: opts.Grid.Size(), Axes: opts.Grid.Settings}
 	for _, r := range rows {
 		if r != nil {
 			res.Rows = append(res.Rows, *r)
@@ -261,7 +261,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	dep.GPU, dep.Settings.TP = gpu, c.TP
 	dep.Settings.DP, dep.Settings.EP = max(c.DP, 1), max(c.EP, 1)
 	dep.Settings.Serving.MaxNumSeqs, dep.Settings.Serving.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
-	prep, err := sim.Prepare(dep)
+	prep, err := c.prepare(dep)
 	if err != nil {
 		row.Status, row.Reason = StatusSkipped, err.Error()
 		return row, nil

@@ -113,15 +113,7 @@ func TestShardMergeEqualsUnsharded(t *testing.T) {
 			}
 		}
 		// Through Parquet, as the CLI does.
-		var buf bytes.Buffer
-		if err := WriteParquet(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		back, err := ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, back)
+		parts = append(parts, parquetRoundTrip(t, r))
 	}
 	merged, err := Merge(parts[2], parts[0], parts[1])
 	if err != nil {

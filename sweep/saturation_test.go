@@ -20,7 +20,7 @@ func TestSaturationThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	dep := o.Base
-	g, err := Grid{GPUs: []string{"h100"}, TP: []int{1}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192}}.resolve(o.Base.Model)
+	g, err := Grid{GPUs: []string{"h100"}, TP: []int{1}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192}}.resolve(&o.Base)
 	if err != nil {
 		t.Fatal(err)
 	}

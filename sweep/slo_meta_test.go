@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"testing"
 )
 
@@ -11,14 +10,7 @@ func TestSLOSurvivesParquetAndMerge(t *testing.T) {
 	row := newRow(Config{Index: 0, GPU: "h100", TP: 1})
 	row.Fingerprint, row.GridSize, row.Status = "fp", 2, StatusSkipped
 	res := &Result{Fingerprint: "fp", GridSize: 2, Rows: []Row{row}, SLO: "ttft_p99=500ms"}
-	var buf bytes.Buffer
-	if err := WriteParquet(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := parquetRoundTrip(t, res)
 	if back.SLO != res.SLO {
 		t.Fatalf("SLO read back as %q, want %q", back.SLO, res.SLO)
 	}

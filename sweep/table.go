@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/roofsim/roofsim/workload"
 )
 
 // tableRow is the Parquet schema of a Row, and through Columns the CSV one:
@@ -58,12 +60,86 @@ type tableRow struct {
 	ProbeLog               string   `parquet:"probe_log"`
 }
 
-// Columns returns the fixed column names of the result table, in order.
+// Columns returns the fixed column names of the result table, in order:
+// those of a sweep whose grid sweeps no setting beyond its typed lists.
 func Columns() []string {
 	s := parquet.SchemaOf(tableRow{})
 	out := make([]string, 0, len(s.Fields()))
 	for _, f := range s.Fields() {
 		out = append(out, f.Name())
+	}
+	return out
+}
+
+// settingsAt is the position of the swept settings' columns in a table:
+// after the typed lists' (max_num_batched_tokens).
+func settingsAt() int { return slices.Index(Columns(), "max_num_batched_tokens") + 1 }
+
+// ColumnsWith returns the columns of a table whose grid sweeps the settings
+// keys beyond its typed lists: Columns with a column per key, named by it,
+// after max_num_batched_tokens.
+func ColumnsWith(keys []string) []string {
+	cols := Columns()
+	at := settingsAt()
+	return slices.Concat(cols[:at], keys, cols[at:])
+}
+
+// HeaderKeys returns the swept settings' keys of a table header written by
+// WriteCSV (or the columns of JSONRows), and false when header is not one.
+func HeaderKeys(header []string) ([]string, bool) {
+	n := len(header) - len(Columns())
+	if n < 0 {
+		return nil, false
+	}
+	at := settingsAt()
+	keys := header[at : at+n]
+	for _, k := range keys {
+		if _, err := workload.LookupSetting(k); err != nil {
+			return nil, false
+		}
+	}
+	return keys, slices.Equal(header, ColumnsWith(keys))
+}
+
+// Columns returns the columns of res's tables (ColumnsWith its Axes' keys).
+func (r *Result) Columns() []string { return ColumnsWith(r.keys()) }
+
+func (r *Result) keys() []string { return Grid{Settings: r.Axes}.Keys() }
+
+// cells formats row i of r in the order of r.Columns.
+func (r *Result) cells(i int) ([]string, error) {
+	t, err := toTable(&r.Rows[i])
+	if err != nil {
+		return nil, err
+	}
+	c := t.cells()
+	if len(r.Axes) == 0 {
+		return c, nil
+	}
+	vals := make([]string, len(r.Axes))
+	for k, a := range r.Axes {
+		for _, sv := range r.Rows[i].Settings {
+			if sv.Key == a.Key {
+				vals[k] = sv.Value
+			}
+		}
+	}
+	at := settingsAt()
+	return slices.Concat(c[:at], vals, c[at:]), nil
+}
+
+// settingsFromIndex recovers the swept settings of configuration index from
+// the axes alone: they vary fastest (Grid.Configs), so they are the low
+// digits of the index.
+func settingsFromIndex(axes []Axis, index int) []SettingValue {
+	if len(axes) == 0 {
+		return nil
+	}
+	out := make([]SettingValue, len(axes))
+	for k := len(axes) - 1; k >= 0; k-- {
+		n := len(axes[k].Values)
+		out[k] = SettingValue{Key: axes[k].Key, Value: axes[k].Values[index%n]}
+		index /= n
 	}
 	return out
 }
@@ -203,6 +279,10 @@ const (
 	// metaInterrupted is "true" in the file of a sweep stopped before its
 	// end (a signal): the rows it holds are valid, the others were not run.
 	metaInterrupted = "roofsim.sweep.interrupted"
+	// metaAxes is the grid's swept settings beyond its typed lists
+	// (Result.Axes, JSON), absent when there are none: each row's values
+	// follow from its index.
+	metaAxes = "roofsim.sweep.axes"
 )
 
 // WriteParquet writes res as Parquet (snappy), one row per configuration in
@@ -225,6 +305,13 @@ func WriteParquet(w io.Writer, res *Result) error {
 	}
 	if res.Partial && res.Interrupted {
 		opts = append(opts, parquet.KeyValueMetadata(metaInterrupted, "true"))
+	}
+	if len(res.Axes) > 0 {
+		js, err := json.Marshal(res.Axes)
+		if err != nil {
+			return fmt.Errorf("parquet: axes: %w", err)
+		}
+		opts = append(opts, parquet.KeyValueMetadata(metaAxes, string(js)))
 	}
 	pw := parquet.NewGenericWriter[tableRow](w, opts...)
 	if _, err := pw.Write(rows); err != nil {
@@ -268,6 +355,16 @@ func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
 	if v, ok := f.Lookup(metaInterrupted); ok && v == "true" {
 		res.Interrupted = true
 	}
+	if js, ok := f.Lookup(metaAxes); ok {
+		if err := json.Unmarshal([]byte(js), &res.Axes); err != nil {
+			return nil, fmt.Errorf("parquet: metadata %s: %w", metaAxes, err)
+		}
+		for _, a := range res.Axes {
+			if len(a.Values) == 0 {
+				return nil, fmt.Errorf("parquet: metadata %s: setting %q has no values", metaAxes, a.Key)
+			}
+		}
+	}
 	if g, ok := f.Lookup(metaGridSize); ok {
 		if res.GridSize, err = strconv.Atoi(g); err != nil {
 			return nil, fmt.Errorf("parquet: metadata %s: %q is not an integer", metaGridSize, g)
@@ -279,6 +376,9 @@ func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
 			row, err := fromTable(&buf[i])
 			if err != nil {
 				return nil, err
+			}
+			if row.Index >= 0 {
+				row.Settings = settingsFromIndex(res.Axes, row.Index)
 			}
 			res.Rows = append(res.Rows, row)
 		}
@@ -305,15 +405,15 @@ func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
 // decimal form, so equal results give identical bytes.
 func WriteCSV(w io.Writer, res *Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns()); err != nil {
+	if err := cw.Write(res.Columns()); err != nil {
 		return err
 	}
 	for i := range res.Rows {
-		t, err := toTable(&res.Rows[i])
+		cells, err := res.cells(i)
 		if err != nil {
 			return err
 		}
-		if err := cw.Write(t.cells()); err != nil {
+		if err := cw.Write(cells); err != nil {
 			return err
 		}
 	}
@@ -358,13 +458,13 @@ func (t *tableRow) cells() []string {
 // (null where not applicable, probe_log as an array).
 func JSONRows(res *Result) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(res.Rows))
-	cols := Columns()
+	cols := res.Columns()
+	keys := res.keys()
 	for k := range res.Rows {
-		t, err := toTable(&res.Rows[k])
+		cells, err := res.cells(k)
 		if err != nil {
 			return nil, err
 		}
-		cells := t.cells()
 		var buf []byte
 		buf = append(buf, '{')
 		for j, c := range cols {
@@ -373,7 +473,11 @@ func JSONRows(res *Result) ([]json.RawMessage, error) {
 			}
 			buf = strconv.AppendQuote(buf, c)
 			buf = append(buf, ':')
-			buf = append(buf, jsonCell(c, cells[j])...)
+			if slices.Contains(keys, c) {
+				buf = append(buf, settingJSON(c, cells[j])...)
+			} else {
+				buf = append(buf, jsonCell(c, cells[j])...)
+			}
 		}
 		buf = append(buf, '}')
 		out = append(out, buf)
@@ -395,6 +499,15 @@ func jsonCell(col, cell string) []byte {
 		return []byte("null")
 	}
 	return []byte(cell)
+}
+
+// settingJSON is a swept setting's value in JSON: a string setting's
+// quoted, a number's or a boolean's as its canonical text.
+func settingJSON(key, cell string) []byte {
+	if s, err := workload.LookupSetting(key); err == nil && s.TypeName() != "string" && cell != "" {
+		return []byte(cell)
+	}
+	return strconv.AppendQuote(nil, cell)
 }
 
 // optLayout is a DP or EP degree as an optional column: null when off (1).

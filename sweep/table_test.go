@@ -24,14 +24,7 @@ func sampleResult() *Result {
 
 func TestParquetRoundTrip(t *testing.T) {
 	r := sampleResult()
-	var buf bytes.Buffer
-	if err := WriteParquet(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := parquetRoundTrip(t, r)
 	var c1, c2 bytes.Buffer
 	if err := WriteCSV(&c1, r); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ type arrivalProcess struct {
 	k         int     // arrivals so far in the current stage (constant)
 	tNS       float64 // time of the last arrival, or the stage start (poisson, gamma)
 	remaining int     // arrivals left; -1 = bounded by time only
+	scale     float64 // factor from the drawn times to the returned ones (SpanExact; else 1)
 	rng       *rand.Rand
 	gamma     distuv.Gamma
 }
@@ -104,7 +105,35 @@ func newArrivalProcess(a *Arrival, src *rand.PCG) (arrivalProcess, error) {
 	if k.setup != nil {
 		k.setup(&p, a, src)
 	}
+	p.scale = 1
+	if a.SpanExact {
+		if err := p.spanExact(src, float64(a.NumRequests)/a.Rate*1e9); err != nil {
+			return arrivalProcess{}, err
+		}
+	}
 	return p, nil
+}
+
+// spanExact sets p.scale so that the last of p's arrivals falls at spanNS: it draws
+// them all once (O(num_requests) time, O(1) memory), then rewinds src so that next
+// draws the same times again.
+func (p *arrivalProcess) spanExact(src *rand.PCG, spanNS float64) error {
+	state, err := src.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	probe := *p
+	last := 0.0
+	for t, ok := probe.next(); ok; t, ok = probe.next() {
+		last = t
+	}
+	if err := src.UnmarshalBinary(state); err != nil {
+		return err
+	}
+	if last > 0 {
+		p.scale = spanNS / last
+	}
+	return nil
 }
 
 // next returns the next arrival time in nanoseconds, or false when the process is over.
@@ -119,7 +148,7 @@ func (p *arrivalProcess) next() (float64, bool) {
 			if p.remaining > 0 {
 				p.remaining--
 			}
-			return t, true
+			return t * p.scale, true
 		}
 		p.stage++
 		p.k = 0

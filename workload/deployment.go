@@ -123,6 +123,39 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
 
+// Keys of settings that Validate and the settings metadata (SettingRange,
+// SettingValues) both name.
+const (
+	keyGPUMemoryUtilization = "serving.gpu_memory_utilization"
+	keyMoEKernel            = "serving.moe_kernel"
+)
+
+// intBound is an integer setting's allowed interval [lo, hi] (internal/limits).
+type intBound struct {
+	key    string
+	v      *int
+	lo, hi int
+}
+
+// intBounds lists the ranges Validate checks on d's integer settings; 0 is "derive"
+// for num_gpu_blocks and max_model_len, "no cap" for long_prefill_token_threshold and
+// "the profile's" for max_cudagraph_capture_size.
+func (d *Deployment) intBounds() []intBound {
+	sc := &d.Serving.Config
+	return []intBound{
+		{"tp", &d.TP, 1, limits.MaxTP},
+		{"ep", &d.EP, 1, limits.MaxTP},
+		{"dp", &d.DP, 1, limits.MaxTP},
+		{"replicas", &d.Replicas, 1, limits.MaxReplicas},
+		{"serving.max_num_seqs", &sc.MaxNumSeqs, 1, limits.MaxNumSeqs},
+		{"serving.max_num_batched_tokens", &sc.MaxNumBatchedTokens, 1, limits.MaxBatchedTokens},
+		{"serving.num_gpu_blocks", &sc.NumGPUBlocks, 0, limits.MaxKVBlocks},
+		{"serving.max_model_len", &sc.MaxModelLen, 0, limits.MaxTokens},
+		{"serving.long_prefill_token_threshold", &sc.LongPrefillTokenThreshold, 0, limits.MaxTokens},
+		{"serving.max_cudagraph_capture_size", &d.Serving.MaxCUDAGraphCaptureSize, 0, limits.MaxGraphCaptureTokens},
+	}
+}
+
 // Validate checks every setting that can be checked without the catalogs and returns
 // the first problem as a *FieldError.
 func (d *Deployment) Validate() error {
@@ -135,36 +168,19 @@ func (d *Deployment) Validate() error {
 		}
 	}
 	sc := &d.Serving.Config
-	// Ranges (internal/limits); 0 is "derive" for num_gpu_blocks and
-	// max_model_len, "no cap" for long_prefill_token_threshold and "the
-	// profile's" for max_cudagraph_capture_size.
-	for _, f := range []struct {
-		key       string
-		v, lo, hi int
-	}{
-		{"tp", d.TP, 1, limits.MaxTP},
-		{"ep", d.EP, 1, limits.MaxTP},
-		{"dp", d.DP, 1, limits.MaxTP},
-		{"replicas", d.Replicas, 1, limits.MaxReplicas},
-		{"serving.max_num_seqs", sc.MaxNumSeqs, 1, limits.MaxNumSeqs},
-		{"serving.max_num_batched_tokens", sc.MaxNumBatchedTokens, 1, limits.MaxBatchedTokens},
-		{"serving.num_gpu_blocks", sc.NumGPUBlocks, 0, limits.MaxKVBlocks},
-		{"serving.max_model_len", sc.MaxModelLen, 0, limits.MaxTokens},
-		{"serving.long_prefill_token_threshold", sc.LongPrefillTokenThreshold, 0, limits.MaxTokens},
-		{"serving.max_cudagraph_capture_size", d.Serving.MaxCUDAGraphCaptureSize, 0, limits.MaxGraphCaptureTokens},
-	} {
-		if err := limits.IntIn(f.v, f.lo, f.hi); err != nil {
-			return bad(f.key, "%s", err)
+	for _, b := range d.intBounds() {
+		if err := limits.IntIn(*b.v, b.lo, b.hi); err != nil {
+			return bad(b.key, "%s", err)
 		}
 	}
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
-		return bad("serving.gpu_memory_utilization", "must be in (0, 1], got %g", u)
+		return bad(keyGPUMemoryUtilization, "must be in (0, 1], got %g", u)
 	}
 	if err := d.Engine.Validate(); err != nil {
 		return bad("engine", "%s", err)
 	}
 	if ks := MoEKernels(); d.Serving.MoEKernel != "" && !slices.Contains(ks, d.Serving.MoEKernel) {
-		return bad("serving.moe_kernel", "must be one of %s, got %q", strings.Join(ks, ", "), d.Serving.MoEKernel)
+		return bad(keyMoEKernel, "must be one of %s, got %q", strings.Join(ks, ", "), d.Serving.MoEKernel)
 	}
 	// Every replica runs dp ranks, each an instance with its own KV cache.
 	if total := d.Replicas * max(d.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {

@@ -16,7 +16,8 @@ import (
 // every request whose arrival time is known in advance (open-loop arrivals, the first
 // Concurrency requests of closed-loop clients at time 0, first turns of sessions), and
 // OnComplete yields the follow-up of a finished or rejected request (closed-loop
-// successor, next session turn). A Generator is not safe for concurrent use.
+// successor, next session turn, or an arrival of a client with max_concurrency that
+// waited for the slot the request freed). A Generator is not safe for concurrent use.
 //
 // Memory is O(clients + active sessions); nothing is pre-generated.
 type Generator struct {
@@ -51,13 +52,15 @@ type clientGen struct {
 
 	// open loop
 	arrivals arrivalProcess
+	maxConc  int  // Arrival.MaxConcurrency; 0 = no cap
+	inFlight int  // requests sent and not yet completed (counted when maxConc > 0)
+	blocked  bool // the cap was reached: arrivals now leave through OnComplete
 	// closed loop
-	initialLeft int     // requests still to send at time 0 (or over the ramp-up)
-	initialSent int     // initial requests sent so far
-	rampAt      []int64 // random ramp-up start times, sorted (RampUpRandom)
-	sent        int     // requests (sessions) sent so far
-	limit       int     // NumRequests, or -1 when bounded by endNS
-	endNS       int64   // closed-loop Duration, exclusive; math.MaxInt64 when none
+	initialLeft int          // requests still to send at time 0 (or over the ramp-up)
+	initialSent int          // initial requests sent so far
+	rampAt      []int64      // random ramp-up start times, sorted (RampUpRandom)
+	budget      closedBudget // num_requests, drawn from by initial requests and follow-ups
+	endNS       int64        // closed-loop Duration, exclusive; math.MaxInt64 when none
 
 	nextNS int64 // next known arrival, valid while the client is in the heap
 }
@@ -143,16 +146,16 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 				return nil, fmt.Errorf("clients[%d].arrival: %w", i, err)
 			}
 			cg.arrivals = arr
+			cg.maxConc = c.Arrival.MaxConcurrency
 			if c.Arrival.NumRequests > 0 && turnsKnown {
 				g.total += c.Arrival.NumRequests * turnsPer
 			} else {
 				g.totalKnown = false
 			}
 		} else {
-			cg.limit, cg.endNS = -1, math.MaxInt64
+			cg.budget, cg.endNS = newClosedBudget(c), math.MaxInt64
+			cg.initialLeft = cg.budget.take(c.Concurrency)
 			if c.NumRequests > 0 {
-				cg.limit = c.NumRequests
-				cg.initialLeft = min(c.Concurrency, c.NumRequests)
 				if turnsKnown {
 					g.total += c.NumRequests * turnsPer
 				} else {
@@ -160,7 +163,6 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 				}
 			} else {
 				cg.endNS = c.Duration.NS()
-				cg.initialLeft = c.Concurrency
 				g.totalKnown = false
 			}
 			if ramp := c.RampUp.NS(); ramp > 0 && c.RampUpRandom {
@@ -226,12 +228,17 @@ func (g *Generator) advance(cg *clientGen) bool {
 		// The i-th initial request (i = 0, 1, ...) starts at i*RampUp/Concurrency.
 		i := int64(cg.initialSent)
 		cg.initialSent++
-		cg.sent++
 		cg.nextNS = 0
 		if cg.rampAt != nil {
 			cg.nextNS = cg.rampAt[i]
 		} else if ramp := cg.spec.RampUp.NS(); ramp > 0 {
 			cg.nextNS = int64(math.Round(float64(i) * float64(ramp) / float64(cg.spec.Concurrency)))
+		}
+		if cg.nextNS >= cg.endNS {
+			// A user whose ramp-up start falls past the client's duration never starts;
+			// the starts are nondecreasing, so neither do the users after it.
+			cg.initialLeft = 0
+			return false
 		}
 	}
 	if cg.nextNS >= g.cutoffNS {
@@ -253,18 +260,46 @@ func (g *Generator) nextArrival() (Request, bool) {
 	if g.trace != nil {
 		return g.nextTraceArrival()
 	}
-	if g.heap.Len() == 0 {
+	for g.heap.Len() > 0 {
+		k, _ := g.heap.Peek()
+		cg := &g.clients[k.Minor]
+		if cg.maxConc > 0 && cg.inFlight >= cg.maxConc {
+			// Whether a slot frees before cg.nextNS depends on completions not yet
+			// known: from now on each completion releases the next arrival.
+			g.heap.Pop()
+			cg.blocked = true
+			continue
+		}
+		r := g.newRequest(cg, cg.nextNS)
+		cg.inFlight++
+		if g.advance(cg) {
+			g.heap.ReplaceTop(clientKey(cg), struct{}{})
+		} else {
+			g.heap.Pop()
+		}
+		return r, true
+	}
+	return Request{}, false
+}
+
+// releaseWaiting returns the first arrival waiting for a slot of the capped open-loop
+// client cg, whose request finished at finishNS and freed one: the arrival is sent at
+// its own time or at finishNS, whichever is later (a FIFO semaphore). The client stays
+// completion-driven while arrivals remain: it holds MaxConcurrency requests counting
+// the one released, so the next arrival needs the next completion. Cost O(1).
+func (g *Generator) releaseWaiting(cg *clientGen, finishNS int64) (Request, bool) {
+	cg.inFlight--
+	if !cg.blocked {
 		return Request{}, false
 	}
-	k, _ := g.heap.Peek()
-	cg := &g.clients[k.Minor]
-	t := cg.nextNS
-	r := g.newRequest(cg, t)
-	if g.advance(cg) {
-		g.heap.ReplaceTop(clientKey(cg), struct{}{})
-	} else {
-		g.heap.Pop()
+	t := max(cg.nextNS, finishNS)
+	if t >= g.cutoffNS {
+		cg.blocked = false
+		return Request{}, false
 	}
+	r := g.newRequest(cg, t)
+	cg.inFlight++
+	cg.blocked = g.advance(cg)
 	return r, true
 }
 
@@ -304,13 +339,15 @@ func (g *Generator) onComplete(r Request, finishNS int64) (Request, bool) {
 		}
 	}
 	if cg.spec.Arrival != nil {
+		if cg.maxConc > 0 {
+			return g.releaseWaiting(cg, finishNS)
+		}
 		return Request{}, false
 	}
 	t := sat(finishNS, cg.spec.ThinkTime.NS())
-	if t >= g.cutoffNS || t >= cg.endNS || (cg.limit >= 0 && cg.sent >= cg.limit) {
+	if t >= g.cutoffNS || t >= cg.endNS || cg.budget.take(1) == 0 {
 		return Request{}, false
 	}
-	cg.sent++
 	return g.newRequest(cg, t), true
 }
 

@@ -18,16 +18,17 @@ func (g *Generator) ClientNames() []string {
 }
 
 // HasFollowUps reports whether OnComplete can ever return a request (or
-// change the generator's state): true when any client is closed-loop or
-// runs multi-turn sessions; false for open-loop clients only and for trace
-// replay. The engine uses it to fast-forward through completions.
+// change the generator's state): true when any client is closed-loop, runs
+// multi-turn sessions or caps its requests in flight (arrival.max_concurrency);
+// false for other open-loop clients only and for trace replay. The engine uses
+// it to fast-forward through completions.
 func (g *Generator) HasFollowUps() bool {
 	if g.trace != nil {
 		return false
 	}
 	for i := range g.clients {
 		c := g.clients[i].spec
-		if c.Arrival == nil || c.Session != nil {
+		if c.Arrival == nil || c.Session != nil || c.Arrival.MaxConcurrency > 0 {
 			return true
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -234,8 +236,28 @@ func schemaDoc(t *testing.T) string {
 		rows(ds.st.Fields.List, sec.pkg)
 		b.WriteString("\n")
 	}
+	b.WriteString(benchDoc)
+	b.WriteString("| argument | in roofsim |\n|---|---|\n")
+	flags := benchFlags()
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", name, flags[name].help)
+	}
 	return b.String()
 }
+
+// benchDoc introduces the table of vllm bench serve arguments.
+const benchDoc = `## vllm bench serve arguments (` + "`bench`, `sim run --bench-args`" + `)
+
+A benchmark run with ` + "`vllm bench serve`" + ` and the random dataset can be re-run in
+simulation unchanged: pass its arguments to ` + "`sim run --bench-args \"...\"`" + ` (a leading
+` + "`vllm bench serve`" + ` is allowed; words are split as a shell splits them), or write them under
+` + "`bench:`" + ` in a workload file, as one string or as a map
+(` + "`bench: {request-rate: 10, num-prompts: 200}`" + `). They replace the clients with one client,
+` + "`bench`" + `, with vLLM's defaults for what is left out. Any other argument is an error that names
+it. The run's arrivals and lengths follow vLLM's definitions but draw from roofsim's
+random streams, so a seed reproduces a simulation, not vLLM's exact prompts.
+
+`
 
 // typeName returns a field type's base name and package (pointer and slice
 // removed; "scheduler.Config" gives ("Config", "scheduler")).
@@ -280,6 +302,8 @@ func friendlyType(goType string) string {
 		return "string"
 	case "bool":
 		return "true/false"
+	case "BenchBlock":
+		return "string or map of vllm bench serve arguments"
 	case "Duration":
 		return `duration ("30s", "500ms")`
 	case "engine.Engine":

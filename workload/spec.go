@@ -53,6 +53,12 @@ type Spec struct {
 	// Trace is a request trace to replay (CSV, JSON Lines or Parquet; see LoadTrace),
 	// relative to the workload file's directory.
 	Trace string `yaml:"trace,omitempty" mapstructure:"-"`
+	// Bench replaces Clients with the one client of a `vllm bench serve` run with the
+	// random dataset, given by its arguments (see BenchArgs for those accepted and
+	// their meaning): bench: "--request-rate 10 --num-prompts 200 --random-input-len
+	// 512", or the same as a map, {request-rate: 10, num-prompts: 200}. Its --seed
+	// and --model, when given, set seed and model. Not with clients or trace.
+	Bench BenchBlock `yaml:"bench,omitempty" mapstructure:"-"`
 
 	// BaseDir is the directory relative paths (empirical length files, traces) are
 	// resolved against; Parse sets it to the workload file's directory.
@@ -70,7 +76,8 @@ type Client struct {
 	// Concurrency makes the client closed loop: the number of requests in flight.
 	Concurrency int `yaml:"concurrency,omitempty"`
 	// NumRequests (closed loop) is the total number of requests to send — of sessions
-	// when Session is set. Exactly one of NumRequests and Duration.
+	// when Session is set — shared by the Concurrency users: exactly this many are sent,
+	// whatever the ramp-up. Exactly one of NumRequests and Duration.
 	NumRequests int `yaml:"num_requests,omitempty"`
 	// Duration (closed loop): no request is sent at or after this simulated time.
 	Duration Duration `yaml:"duration,omitempty"`
@@ -126,6 +133,15 @@ type Arrival struct {
 	Duration Duration `yaml:"duration,omitempty"`
 	// Stages are rate phases run back to back from time 0.
 	Stages []Stage `yaml:"stages,omitempty"`
+	// MaxConcurrency caps the client's requests in flight (sent and not yet finished);
+	// an arrival that finds the cap reached waits, first come first served, for one
+	// to finish and is sent then, as vllm bench serve's --max-concurrency does (its
+	// latencies count from that send). 0 = no cap. Not with a session.
+	MaxConcurrency int `yaml:"max_concurrency,omitempty"`
+	// SpanExact (poisson or gamma with num_requests) rescales the arrival times so
+	// that the last one falls exactly at num_requests/rate seconds, as vllm bench
+	// serve does to steady its throughput across seeds; the gaps keep their shape.
+	SpanExact bool `yaml:"span_exact,omitempty"`
 }
 
 // Stage is one phase of a staged arrival process.
@@ -183,6 +199,15 @@ func Parse(data []byte, filename string) (*Spec, error) {
 		return nil, wrap(err)
 	}
 	s.BaseDir = filepath.Dir(filename)
+	if s.Bench != nil {
+		b, err := parseBenchWords(s.Bench)
+		if err == nil {
+			err = b.Apply(&s)
+		}
+		if err != nil {
+			return nil, wrap(fmt.Errorf("bench: %w", err))
+		}
+	}
 	s.ApplyDefaults()
 	if err := s.ValidateSettings(); err != nil {
 		return nil, wrap(err)
@@ -326,6 +351,9 @@ func (c *Client) validate(path string) error {
 			return fmt.Errorf("%s.prefix.tokens: %w", path, err)
 		}
 	}
+	if c.Session != nil && c.Arrival != nil && c.Arrival.MaxConcurrency > 0 {
+		return fmt.Errorf("%s.arrival.max_concurrency: not with a session (a finished turn would have to release both the next turn and a waiting arrival)", path)
+	}
 	if c.Session != nil {
 		if err := c.Session.Turns.validate(path+".session.turns", limits.MaxTurns); err != nil {
 			return err
@@ -365,6 +393,12 @@ func (a *Arrival) validate(path string) error {
 	}
 	if n != 1 {
 		return fmt.Errorf("%s: exactly one of num_requests, duration and stages is required", path)
+	}
+	if a.MaxConcurrency < 0 || a.MaxConcurrency > limits.MaxRequests {
+		return fmt.Errorf("%s.max_concurrency: %w", path, limits.IntIn(a.MaxConcurrency, 1, limits.MaxRequests))
+	}
+	if a.SpanExact && (a.NumRequests == 0 || a.Process == ProcessConstant) {
+		return fmt.Errorf("%s.span_exact: only for a poisson or gamma process bounded by num_requests", path)
 	}
 	if len(a.Stages) > 0 {
 		if a.Rate != 0 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -56,17 +55,12 @@ const settingAnnotation = "roofsim-setting"
 // value is the variable's name.
 const envAnnotation = "roofsim-env"
 
-var (
-	durationType        = reflect.TypeFor[workload.Duration]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
+var durationType = reflect.TypeFor[workload.Duration]()
 
 // isText reports whether a setting of type t is one text value
 // (encoding.TextUnmarshaler and TextMarshaler, like engine.Engine): a string
 // flag whose value t parses.
-func isText(t reflect.Type) bool {
-	return reflect.PointerTo(t).Implements(textUnmarshalerType) && t.Implements(reflect.TypeFor[encoding.TextMarshaler]())
-}
+func isText(t reflect.Type) bool { return workload.IsTextType(t) }
 
 // settingText is a setting's value as a flag or viper default holds it: the
 // text form of a text setting, else v itself.
@@ -89,35 +83,13 @@ type textValueError struct {
 
 func (e *textValueError) Error() string { return e.Err.Error() }
 
-// settings lists the settings of workload.Spec in field order.
+// settings lists the settings of workload.Spec in field order
+// (workload.SettingsOf).
 func settings() []setting {
 	var out []setting
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			idx := append(append([]int(nil), index...), i)
-			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-			if name == "-" || !f.IsExported() {
-				continue
-			}
-			if f.Type.Kind() == reflect.Struct && f.Type != durationType && !isText(f.Type) {
-				if opts == "squash" {
-					walk(f.Type, prefix, idx)
-				} else if name != "" {
-					walk(f.Type, prefix+name+".", idx)
-				}
-				continue
-			}
-			help, ok := f.Tag.Lookup("help")
-			if !ok || name == "" {
-				continue
-			}
-			out = append(out, setting{Key: prefix + name, Flag: strings.ReplaceAll(name, "_", "-"),
-				Help: help, Index: idx, Type: f.Type})
-		}
+	for _, s := range workload.SettingsOf(reflect.TypeFor[workload.Spec]()) {
+		out = append(out, setting{Key: s.Key, Flag: s.Flag(), Help: s.Help, Index: s.Index, Type: s.Type})
 	}
-	walk(reflect.TypeFor[workload.Spec](), "", nil)
 	return out
 }
 
@@ -197,16 +169,13 @@ func applyEnv(cmd *cobra.Command) error {
 // workload file's errors use ("tp: want an integer, got \"2.9\"").
 func typeWord(t string) string {
 	switch t {
-	case "int":
-		return "an integer"
 	case "uint64":
-		return "a non-negative integer"
+		t = "uint"
 	case "float64":
-		return "a number"
-	case "bool":
-		return "true or false"
-	case "duration":
-		return "a duration such as 90s or 10m"
+		t = "float"
+	}
+	if w := workload.TypeWord(t); w != "" {
+		return w
 	}
 	return "a " + t
 }
@@ -274,6 +243,11 @@ func loadSpec(cmd *cobra.Command, workloadPath string) (*workload.Spec, error) {
 			return nil, err
 		}
 	}
+	if f := cmd.Flags().Lookup("bench-args"); f != nil && f.Changed {
+		if err := sp.ApplyBenchArgs(f.Value.String()); err != nil {
+			return nil, fmt.Errorf("--bench-args: %w", err)
+		}
+	}
 	v := viper.New()
 	file := reflect.ValueOf(sp).Elem()
 	for _, s := range settings() {
@@ -315,24 +289,16 @@ func strictStringHook(from, to reflect.Type, data any) (any, error) {
 	if !ok || from.Kind() != reflect.String {
 		return data, nil
 	}
-	switch {
-	case to == durationType:
-		d, err := time.ParseDuration(str)
-		return workload.Duration(d), err
-	case isText(to):
+	if isText(to) {
 		v := reflect.New(to)
 		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(str)); err != nil {
 			return nil, &textValueError{Type: to, Err: err}
 		}
 		return v.Elem().Interface(), nil
-	case to.Kind() == reflect.Int:
-		return strconv.Atoi(str)
-	case to.Kind() == reflect.Uint64:
-		return strconv.ParseUint(str, 10, 64)
-	case to.Kind() == reflect.Float64:
-		return strconv.ParseFloat(str, 64)
-	case to.Kind() == reflect.Bool:
-		return strconv.ParseBool(str)
+	}
+	switch to.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.Bool:
+		return workload.ParseValue(to, str)
 	}
 	return data, nil
 }

@@ -57,6 +57,7 @@ near 30 MB however long the run. Progress goes to stderr (--quiet).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Workload, "workload", "w", "", "workload YAML file")
+	f.String("bench-args", "", `run a "vllm bench serve" command's arguments (random dataset) as the workload: "--request-rate 10 --num-prompts 200 --random-input-len 512"`)
 	f.StringVar(&opts.Trace, "trace", "", "replay a request trace (CSV, JSON Lines or Parquet) instead of the workload's clients")
 	f.BoolVar(&opts.JSON, "json", false, "print the summary as one JSON object")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress bar")
@@ -76,7 +77,7 @@ near 30 MB however long the run. Progress goes to stderr (--quiet).`,
 // plan (pipeline.Resolve). Nothing is written. Errors name where the bad
 // setting came from (--tp, SIM_TP, or the file key tp).
 func resolvePlan(cmd *cobra.Command, workloadPath, tracePath string, rate *float64) (*pipeline.Plan, error) {
-	if workloadPath == "" && tracePath == "" {
+	if workloadPath == "" && tracePath == "" && !cmd.Flags().Changed("bench-args") {
 		return nil, usageError{fmt.Errorf("--workload: required (or --trace FILE to replay a trace)")}
 	}
 	sp, err := loadSpec(cmd, workloadPath)

@@ -39,6 +39,9 @@ type sweepOptions struct {
 	Shard                                             string
 	JSON                                              bool
 	Quiet                                             bool
+
+	// Grid are the --grid axes, KEY=V1,V2,... (sweep.ParseAxis).
+	Grid []string
 }
 
 // sweepSkippedFlags are settings that sweep takes as lists (tp,
@@ -51,23 +54,35 @@ var sweepSkippedFlags = []string{"tp", "dp", "ep", "max-num-seqs", "max-num-batc
 func newSweepCmd(s streams, runF func(*cobra.Command, *sweepOptions) error) *cobra.Command {
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
-		Use:   "sweep --workload FILE --gpus LIST --tp LIST --slo SLO [flags]",
+		Use:   "sweep --workload FILE --gpus LIST --tp LIST [--grid KEY=V1,V2,...] --slo SLO [flags]",
 		Short: "Capacity planning: max rate (or concurrency) under an SLO for every GPU x TP x engine setting",
 		Long: `For every configuration of the grid GPU x TP x max_num_seqs x
 max_num_batched_tokens (index order: that nesting, the last list fastest),
 find the highest total request rate one instance sustains while meeting every
-SLO bound, with the same seed at every probe. A configuration is first run at
-zero load (requests that never wait for each other): if that already breaks a
-bound it is reported infeasible with the number. Otherwise a saturation
-probe (at most 2,000 requests offered far above capacity) measures the
-throughput of a full batch; the search starts below it by the zero-load
-headroom, brackets the threshold and narrows it by fitting each bound's value
-through the passing probes (bisecting where that does not help). Failing
-probes stop as soon as their failure is certain. The probe log names the
-bound each probe broke. Report the
-metrics there, tokens/s per GPU and per user, replicas, GPUs and cost for
---target-rate, the Pareto front and a recommendation. Configurations that do
-not fit are listed with the reason.
+SLO bound, with the same seed at every probe.
+
+--grid KEY=V1,V2,... (repeatable) sweeps any setting of the workload file by
+its key (sim run --help lists them as flags; a key under serving: is
+written serving.<key>), each value read and checked as the file's: e.g.
+--grid weights=bf16,fp8 --grid serving.block_size=16,32. The grid is the
+cartesian product; keys without a shorthand below vary fastest, in the
+order given, and get a column each in every table. --gpus, --tp, --dp,
+--ep, --max-num-seqs and --max-num-batched-tokens are shorthands for
+--grid gpu=, tp=, dp=, ep=, serving.max_num_seqs= and
+serving.max_num_batched_tokens= (give a key one way, not both); replicas
+and router are not swept (one instance a probe).
+
+A configuration is first run at zero load (requests that never wait for each
+other): if that already breaks a bound it is reported infeasible with the
+number. Otherwise a saturation probe (at most 2,000 requests offered far
+above capacity) measures the throughput of a full batch; the search starts
+below it by the zero-load headroom, brackets the threshold and narrows it by
+fitting each bound's value through the passing probes (bisecting where that
+does not help). Failing probes stop as soon as their failure is certain. The
+probe log names the bound each probe broke. Report the metrics there,
+tokens/s per GPU and per user, replicas, GPUs and cost for --target-rate,
+the Pareto front and a recommendation. Configurations that do not fit are
+listed with the reason.
 
 A workload whose clients are all closed loop (concurrency set, as
 vllm bench serve --max-concurrency runs) is swept by concurrency instead:
@@ -89,6 +104,8 @@ Shard a sweep with --shard i/n (or env/n: i from JOB_COMPLETION_INDEX) and
 join the shards with 'sim sweep merge'.`,
 		Example: `  sim sweep --workload examples/chat.yaml --gpus h100,h200,a100-80gb,l40s --tp 1,2,4,8 \
       --slo ttft_p99=500ms,tpot_p99=50ms --target-rate 40 --out sweep.parquet --csv sweep.csv --plot sweep.svg
+  sim sweep --workload examples/chat.yaml --grid gpu=h100,h200 --grid tp=1,2 \
+      --grid weights=bf16,fp8 --grid serving.max_num_seqs=64,256 --slo ttft_p99=500ms,tpot_p99=50ms
   sim sweep ... --shard 0/4 --out shard-0.parquet
   sim sweep merge shard-*.parquet --out sweep.parquet`,
 		Args: noArgs,
@@ -107,6 +124,7 @@ join the shards with 'sim sweep merge'.`,
 	f.StringVar(&opts.EP, "ep", "", "comma-separated expert-parallel degrees (default: the ep setting)")
 	f.StringVar(&opts.MaxNumSeqs, "max-num-seqs", "", "comma-separated vLLM max_num_seqs values (default: the serving.max_num_seqs setting)")
 	f.StringVar(&opts.MaxNumBatchedTokens, "max-num-batched-tokens", "", "comma-separated vLLM max_num_batched_tokens values (default: the serving.max_num_batched_tokens setting)")
+	f.StringArrayVar(&opts.Grid, "grid", nil, "sweep a setting: KEY=V1,V2,... with any workload setting key (repeatable), e.g. weights=bf16,fp8 or serving.max_num_seqs=64,256")
 	f.StringVar(&opts.SLO, "slo", "", "SLO bounds, e.g. ttft_p99=500ms,tpot_p99=50ms ({ttft,tpot,itl,e2e}_{mean,p50,p90,p99})")
 	f.Float64Var(&opts.TargetRate, "target-rate", 0, "total request rate to size replicas and cost for (req/s)")
 	f.StringVar(&opts.GPUCost, "gpu-cost", "", "US$ per GPU-hour overrides, e.g. h100=2.9,h200=3.8")
@@ -132,6 +150,64 @@ var sweepGridFlags = map[string]struct{ flag, key string }{
 	"max_num_batched_tokens": {"max-num-batched-tokens", "serving.max_num_batched_tokens"},
 }
 
+// gridOrigin names where the grid list field (a sweep.GridError's) came
+// from: "--grid KEY" when --grid gave it, else its shorthand flag, SIM_*
+// variable or the setting's file key.
+func gridOrigin(cmd *cobra.Command, opts *sweepOptions, field string) string {
+	key := field
+	g, typed := sweepGridFlags[field]
+	if typed {
+		key = g.key
+	}
+	if axes, err := sweep.ParseGrid(opts.Grid); err == nil {
+		for _, a := range axes {
+			if a.Key == key {
+				return "--grid " + key
+			}
+		}
+	}
+	if !typed {
+		return "--grid " + key
+	}
+	where := flagOrigin(cmd, g.flag, g.key)
+	if g.flag == "gpus" && where == "gpu" {
+		where = settingOrigin(cmd, "gpu")
+	}
+	return where
+}
+
+// gridAxes reads --grid and checks that no key of it was also given by its
+// own flag or shorthand on the command line (a SIM_* variable yields to
+// --grid, as the environment yields to flags).
+func gridAxes(cmd *cobra.Command, opts *sweepOptions) ([]sweep.Axis, error) {
+	axes, err := sweep.ParseGrid(opts.Grid)
+	var ge *sweep.GridError
+	switch {
+	case errors.As(err, &ge):
+		return nil, usageError{fmt.Errorf("--grid %s: %s", ge.Field, ge.Reason)}
+	case err != nil:
+		return nil, usageError{fmt.Errorf("--grid: %w", err)}
+	}
+	for _, a := range axes {
+		s, err := workload.LookupSetting(a.Key)
+		if err != nil {
+			return nil, err
+		}
+		names := []string{s.Flag()}
+		for _, g := range sweepGridFlags {
+			if g.key == a.Key {
+				names = append(names, g.flag)
+			}
+		}
+		for _, name := range names {
+			if f := cmd.Flags().Lookup(name); f != nil && f.Changed && len(f.Annotations[envAnnotation]) == 0 {
+				return nil, usageError{fmt.Errorf("--grid %s: also given as --%s; give it one way", a.Key, name)}
+			}
+		}
+	}
+	return axes, nil
+}
+
 func runSweep(cmd *cobra.Command, s streams, opts *sweepOptions) error {
 	so, err := resolveSweep(cmd, opts)
 	if err != nil {
@@ -140,12 +216,7 @@ func runSweep(cmd *cobra.Command, s streams, opts *sweepOptions) error {
 	if err := so.Validate(); err != nil {
 		var ge *sweep.GridError
 		if errors.As(err, &ge) {
-			g := sweepGridFlags[ge.Field]
-			where := flagOrigin(cmd, g.flag, g.key)
-			if g.flag == "gpus" && where == "gpu" {
-				where = settingOrigin(cmd, "gpu")
-			}
-			return usageError{fmt.Errorf("%s: %s", where, ge.Reason)}
+			return usageError{fmt.Errorf("%s: %s", gridOrigin(cmd, opts, ge.Field), ge.Reason)}
 		}
 		return err
 	}
@@ -222,6 +293,10 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 	if so.Shard, err = parseShardFlag(opts.Shard); err != nil {
 		return nil, usageError{fmt.Errorf("--shard: %w", err)}
 	}
+	axes, err := gridAxes(cmd, opts)
+	if err != nil {
+		return nil, err
+	}
 	so.Grid.GPUs = []string{sp.GPU}
 	if opts.GPUs != "" {
 		so.Grid.GPUs = splitList(opts.GPUs)
@@ -244,26 +319,17 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 		if *it.dst, err = parseIntList(it.list); err != nil {
 			return nil, usageError{fmt.Errorf("%s: %w", flagOrigin(cmd, it.flag, it.flag), err)}
 		}
-		// Each listed value passes the setting's own check (the same ranges
-		// and messages as --tp, SIM_TP and the file's tp).
-		for _, v := range *it.dst {
-			d := sp.Deployment
-			switch it.flag {
-			case "tp":
-				d.TP = v
-			case "max-num-seqs":
-				d.Serving.MaxNumSeqs = v
-				d.Serving.MaxNumBatchedTokens = max(d.Serving.MaxNumBatchedTokens, v)
-			case "max-num-batched-tokens":
-				d.Serving.MaxNumBatchedTokens = v
-				d.Serving.MaxNumSeqs = min(d.Serving.MaxNumSeqs, max(v, 1))
-			}
-			if err := d.Validate(); err != nil {
-				var fe *workload.FieldError
-				if errors.As(err, &fe) {
-					err = errors.New(fe.Reason)
-				}
-				return nil, usageError{fmt.Errorf("%s: %d: %w", flagOrigin(cmd, it.flag, it.flag), v, err)}
+		if err := checkGridInts(sp.Deployment, sweepGridKey(it.flag), *it.dst, flagOrigin(cmd, it.flag, it.flag)); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range axes {
+		if err := so.Grid.Set(a); err != nil {
+			return nil, usageError{fmt.Errorf("--grid %w", err)}
+		}
+		if vals := so.Grid.Ints(a.Key); vals != nil {
+			if err := checkGridInts(sp.Deployment, a.Key, vals, "--grid "+a.Key); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -276,6 +342,44 @@ func resolveSweep(cmd *cobra.Command, opts *sweepOptions) (*sweep.Options, error
 	}
 	so.Base = sim.Deployment{Model: m, Settings: sp.Deployment}
 	return so, nil
+}
+
+// sweepGridKey is the setting key of a grid list flag (--max-num-seqs:
+// serving.max_num_seqs).
+func sweepGridKey(flag string) string {
+	for _, g := range sweepGridFlags {
+		if g.flag == flag {
+			return g.key
+		}
+	}
+	return flag
+}
+
+// checkGridInts checks that each listed value of the integer setting key
+// passes the setting's own check (the same ranges and messages as --tp,
+// SIM_TP and the file's tp) on base; where names the list's origin.
+func checkGridInts(base workload.Deployment, key string, vals []int, where string) error {
+	for _, v := range vals {
+		d := base
+		switch key {
+		case "tp":
+			d.TP = v
+		case "serving.max_num_seqs":
+			d.Serving.MaxNumSeqs = v
+			d.Serving.MaxNumBatchedTokens = max(d.Serving.MaxNumBatchedTokens, v)
+		case "serving.max_num_batched_tokens":
+			d.Serving.MaxNumBatchedTokens = v
+			d.Serving.MaxNumSeqs = min(d.Serving.MaxNumSeqs, max(v, 1))
+		}
+		if err := d.Validate(); err != nil {
+			var fe *workload.FieldError
+			if errors.As(err, &fe) {
+				err = errors.New(fe.Reason)
+			}
+			return usageError{fmt.Errorf("%s: %d: %w", where, v, err)}
+		}
+	}
+	return nil
 }
 
 // maxProbes bounds --probes: the rate search doubles its bracket at most this often.
@@ -383,10 +487,14 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 	tw := newTable(w)
 	var notes []string
 	conc := concurrencySweep(res)
+	swept := ""
+	for _, a := range res.Axes {
+		swept += "\t" + a.Key
+	}
 	if conc {
-		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched\tstatus\tmax conc\treq/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched"+swept+"\tstatus\tmax conc\treq/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
 	} else {
-		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched"+swept+"\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
 	}
 	for _, r := range res.Rows {
 		mark := ""
@@ -414,8 +522,12 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		if conc {
 			maxRate = ints(r.MaxConcurrency) + "\t" + maxRate
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Index, r.GPU, layoutCell(r.Config), r.MaxNumSeqs, r.MaxNumBatchedTokens, status, maxRate,
+		vals := ""
+		for _, sv := range r.Settings {
+			vals += "\t" + sv.Value
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Index, r.GPU, layoutCell(r.Config), r.MaxNumSeqs, r.MaxNumBatchedTokens, vals, status, maxRate,
 			fmtF(r.TTFTP99Ms, 1), fmtF(r.TPOTP99Ms, 2), fmtF(r.OutputTokensPerSPerGPU, 0), fmtF(r.TokensPerSPerUser, 1),
 			ints(r.Replicas), ints(r.GPUsTotal), fmtF(r.CostPerHour, 2), fmtF(r.CostMTok, 3), mark)
 	}
@@ -431,14 +543,18 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		return err
 	}
 	for _, r := range res.Rows {
+		extra := ""
+		if t := r.SettingsText(); t != "" {
+			extra = " " + t
+		}
 		if r.Recommended && conc {
-			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d (concurrency %d, %.2f req/s per instance)\n",
-				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, r.MaxConcurrency, r.MaxRateRPS)
+			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d%s (concurrency %d, %.2f req/s per instance)\n",
+				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, extra, r.MaxConcurrency, r.MaxRateRPS)
 			return err
 		}
 		if r.Recommended {
-			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d (%.2f req/s per instance)\n",
-				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, r.MaxRateRPS)
+			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d%s (%.2f req/s per instance)\n",
+				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, extra, r.MaxRateRPS)
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ const GROUP_COLORS = RUN_COLORS.concat(["#8c564b", "#e377c2", "#7f7f7f", "#bcbd2
 const CEIL_COLORS = { fp64: "#777", fp32: "#999", tf32: "#8c8c8c", fp16: "#f28e2b", bf16: "#c0392b", fp8: "#2ca02c", int8: "#17becf", fp4: "#8e44ad", fp6: "#b07aa1" };
 
 const $ = (id) => document.getElementById(id);
-const state = { info: null, gpus: [], models: [], roof: null, spot: [], runs: [], sweep: null, charts: {} };
+const state = { info: null, gpus: [], models: [], settings: [], grid: [], roof: null, spot: [], runs: [], sweep: null, charts: {} };
 
 // ---------- helpers ----------
 async function api(method, path, body, raw) {
@@ -378,6 +378,46 @@ async function showExample() {
   } catch (e) { showError(note, e); }
 }
 
+// ---------- settings (generated from GET /api/settings) ----------
+// One field per deployment setting: a select for an enumeration or a
+// boolean, a number input (with the setting's range) or a text input; the
+// key is the field's data-key, its help the tooltip.
+const settingId = (prefix, key) => `${prefix}-${key.replace(/[._]/g, "-")}`;
+
+function settingField(s, prefix) {
+  const id = settingId(prefix, s.key);
+  const def = s.default === "" ? "empty" : String(s.default);
+  const tip = `${s.help} (key ${s.key}, flag --${s.flag}, default ${def})`;
+  const attrs = `id="${id}" data-key="${esc(s.key)}"`;
+  let input;
+  if (s.values || s.type === "bool") {
+    const vals = s.values || ["true", "false"];
+    input = `<select ${attrs}><option value="">(file's)</option>${vals.map((v) => `<option>${esc(v)}</option>`).join("")}</select>`;
+  } else if (["int", "uint", "float"].includes(s.type)) {
+    const lim = (s.min != null ? ` min="${s.min}"` : "") + (s.max != null ? ` max="${s.max}"` : "");
+    input = `<input type="number" ${attrs}${lim} step="${s.type === "float" ? "any" : "1"}" placeholder="file">`;
+  } else {
+    input = `<input type="text" ${attrs} placeholder="file">`;
+  }
+  return `<label title="${esc(tip)}">${esc(s.key.slice(s.key.lastIndexOf(".") + 1))} ${input}</label>`;
+}
+
+// buildSettingsForm fills el: top-level settings first, each group of
+// nested ones (serving.*) in a collapsed section.
+function buildSettingsForm(el, settings, prefix) {
+  const groups = {};
+  for (const s of settings.filter((x) => x.key.includes("."))) (groups[s.key.split(".")[0]] ||= []).push(s);
+  el.innerHTML = `<div class="fields">${settings.filter((x) => !x.key.includes(".")).map((x) => settingField(x, prefix)).join("")}</div>` +
+    Object.entries(groups).map(([g, ss]) => `<details><summary>${esc(g)} settings (${ss.length})</summary><div class="fields">${ss.map((x) => settingField(x, prefix)).join("")}</div></details>`).join("");
+}
+
+// settingsValues returns the non-blank fields of el by key.
+function settingsValues(el) {
+  const out = {};
+  el.querySelectorAll("[data-key]").forEach((i) => { const v = i.value.trim(); if (v !== "") out[i.dataset.key] = v; });
+  return out;
+}
+
 // ---------- simulate ----------
 function simChartsRender() {
   const shown = state.runs.filter((r) => r.show && r.result);
@@ -450,9 +490,8 @@ async function runSim() {
     if (up) req.workload_yaml = up.data; else req.example = $("sim-example").value;
     const gpuUp = await readFile($("sim-gpu-file"));
     if (gpuUp) req.gpu_yaml = gpuUp.data;
-    else if ($("sim-gpu").value) req.gpu = $("sim-gpu").value;
-    if ($("sim-model").value) req.model = $("sim-model").value;
-    for (const [k, id] of [["tp", "sim-tp"], ["replicas", "sim-replicas"], ["rate", "sim-rate"], ["max_requests", "sim-max"]]) {
+    req.settings = settingsValues($("sim-settings"));
+    for (const [k, id] of [["rate", "sim-rate"], ["max_requests", "sim-max"]]) {
       const v = $(id).value.trim();
       if (v !== "") req[k] = Number(v);
     }
@@ -481,8 +520,31 @@ async function runSim() {
 }
 
 // ---------- sweep ----------
-const SWEEP_COLS = ["index", "gpu", "tp", "max_num_seqs", "max_num_batched_tokens", "status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
+// The sweep table: the index, a column per swept setting (every column
+// named by a setting key, or by its last element, with a value in some
+// row: gpu, tp, dp, ep, max_num_seqs, ... and --grid keys), then these.
+const SWEEP_METRICS = ["status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
   "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "replicas", "gpus_total", "cost_per_hour", "cost_per_mtok", "pareto", "recommended"];
+
+function sweptColumns(res) {
+  return res.columns.filter((c) => !SWEEP_METRICS.includes(c) && state.settings.some((s) => s.key === c || s.key.endsWith("." + c)) &&
+    res.rows.some((r) => r[c] !== null && r[c] !== undefined));
+}
+
+// sweepSettingsText names a row's swept settings other than GPU and TP.
+const sweepSettingsText = (r, swept) => swept.filter((c) => c !== "gpu" && c !== "tp" && r[c] != null).map((c) => `${esc(c)} ${esc(r[c])}`).join(", ");
+
+// The grid builder: --grid axes from the settings list, shown as a command.
+function renderGridCmd() {
+  $("sw-cmd").textContent = "sim sweep --workload W.yaml " + state.grid.map((a) => `--grid ${a}`).join(" ") + (state.grid.length ? " " : "") + "--slo ttft_p99=500ms,tpot_p99=50ms --out sweep.parquet";
+}
+
+function addGridAxis() {
+  const key = $("sw-key").value, vals = $("sw-values").value.split(",").map((v) => v.trim()).filter((v) => v);
+  if (!key || !vals.length) return;
+  state.grid = state.grid.filter((a) => !a.startsWith(key + "=")).concat([`${key}=${vals.join(",")}`]);
+  renderGridCmd();
+}
 
 async function loadSweep() {
   const note = $("sw-note");
@@ -503,7 +565,8 @@ function renderSweep() {
   const rows = res.rows.slice();
   const rec = rows.find((r) => r.recommended);
   const ok = rows.filter((r) => r.status === "ok" && r.output_tokens_per_s_per_gpu > 0 && r.tokens_per_s_per_user > 0);
-  const tip = (r) => `<b>#${r.index} ${esc(r.gpu)} tp${r.tp}</b><br>max_num_seqs ${r.max_num_seqs}, batched tokens ${r.max_num_batched_tokens}<br>` +
+  const swept = sweptColumns(res);
+  const tip = (r) => `<b>#${r.index} ${esc(r.gpu)} tp${r.tp}</b><br>${sweepSettingsText(r, swept)}<br>` +
     `${fmtNum(r.output_tokens_per_s_per_gpu)} tok/s/GPU · ${fmtNum(r.tokens_per_s_per_user)} tok/s/user<br>${r.max_concurrency > 0 ? `max concurrency ${r.max_concurrency} (${fmtNum(r.max_rate_rps)} req/s)` : `max rate ${fmtNum(r.max_rate_rps)} req/s`} · TTFT p99 ${fmtNum(r.ttft_p99_ms)} ms · TPOT p99 ${fmtNum(r.tpot_p99_ms)} ms` +
     (r.cost_per_mtok != null ? `<br>$${fmtNum(r.cost_per_mtok)} per M tokens` : "") + (r.recommended ? "<br><b>recommended</b>" : r.pareto ? "<br>Pareto-optimal" : "");
   const front = ok.filter((r) => r.pareto).sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user);
@@ -513,7 +576,7 @@ function renderSweep() {
     xrange: padRange(pts.map((p) => p.x)), yrange: padRange(pts.map((p) => p.y)),
     lines: front.length ? [{ label: "Pareto front", color: "#2b6cb0", x: front.map((r) => r.tokens_per_s_per_user), y: front.map((r) => r.output_tokens_per_s_per_gpu), width: 1.5 }] : [],
     points: pts });
-  $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, max_num_seqs ${rec.max_num_seqs}: ${rec.max_concurrency > 0 ? `concurrency ${rec.max_concurrency}, ` : ""}${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
+  $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, ${sweepSettingsText(rec, swept)}: ${rec.max_concurrency > 0 ? `concurrency ${rec.max_concurrency}, ` : ""}${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
     (rec.cost_per_mtok != null ? `, $${fmtNum(rec.cost_per_mtok)} per M output tokens` : "") : "No configuration is recommended (none met the SLO).";
   rows.sort((a, b) => {
     const x = a[sortKey], y = b[sortKey];
@@ -523,7 +586,8 @@ function renderSweep() {
     return (x < y ? -1 : 1) * (asc ? 1 : -1);
   });
   // A concurrency sweep (closed-loop workload) adds its max_concurrency column after the rate.
-  const cols = rows.some((r) => r.max_concurrency > 0) ? SWEEP_COLS.flatMap((c) => (c === "max_rate_rps" ? ["max_concurrency", c] : [c])) : SWEEP_COLS;
+  const base = ["index", ...swept, ...SWEEP_METRICS];
+  const cols = rows.some((r) => r.max_concurrency > 0) ? base.flatMap((c) => (c === "max_rate_rps" ? ["max_concurrency", c] : [c])) : base;
   const t = $("sw-table");
   t.innerHTML = "<thead><tr>" + cols.map((c) => `<th data-k="${c}">${c}${c === sortKey ? (asc ? " ▲" : " ▼") : ""}</th>`).join("") + "</tr></thead><tbody>" +
     rows.map((r) => `<tr class="${r.recommended ? "rec" : ""} ${r.pareto ? "pareto" : ""}">` + cols.map((c) => `<td>${r[c] === null || r[c] === undefined ? "–" : typeof r[c] === "number" ? (Number.isInteger(r[c]) ? r[c] : fmtNum(r[c], 4)) : esc(r[c])}</td>`).join("") + "</tr>").join("") + "</tbody>";
@@ -634,13 +698,15 @@ async function init() {
   window.addEventListener("hashchange", showPage);
   showPage();
   try {
-    const [info, gpus, models, examples, data] = await Promise.all([api("GET", "/api/info"), api("GET", "/api/gpus"), api("GET", "/api/models"), api("GET", "/api/examples"), api("GET", "/api/data")]);
+    const [info, gpus, models, examples, data, settings] = await Promise.all([api("GET", "/api/info"), api("GET", "/api/gpus"), api("GET", "/api/models"), api("GET", "/api/examples"), api("GET", "/api/data"), api("GET", "/api/settings")]);
+    state.settings = settings;
+    buildSettingsForm($("sim-settings"), settings, "sim-set");
+    fillSelect($("sw-key"), settings.filter((x) => x.sweep).map((x) => ({ value: x.key, label: x.key })));
+    renderGridCmd();
     state.info = info;
     fillSelect($("rf-gpu"), gpus.map((g) => ({ value: g.name, label: `${g.name}${g.calibrated ? " (calibrated)" : ""}` })));
     $("rf-gpu").value = gpus.some((g) => g.name === "h100") ? "h100" : gpus[0].name;
-    fillSelect($("sim-gpu"), gpus.map((g) => ({ value: g.name, label: g.name })), 1);
     fillSelect($("rf-model"), models.map((m) => ({ value: m.name, label: m.name })), 1);
-    fillSelect($("sim-model"), models.map((m) => ({ value: m.name, label: m.name })), 1);
     $("rf-model").value = models.some((m) => m.name === "llama-3.1-8b") ? "llama-3.1-8b" : "";
     fillSelect($("sim-example"), examples.map((e) => ({ value: e.name, label: e.name })));
     const desc = () => { const e = examples.find((x) => x.name === $("sim-example").value); $("sim-example-desc").textContent = e ? e.description : ""; };
@@ -673,6 +739,8 @@ async function init() {
   $("sim-run").addEventListener("click", runSim);
   $("sim-file").addEventListener("change", () => { const f = $("sim-file").files[0]; $("sim-file-name").textContent = f ? `using ${f.name} instead of the example` : ""; });
   $("sw-load").addEventListener("click", loadSweep);
+  $("sw-add").addEventListener("click", addGridAxis);
+  $("sw-reset").addEventListener("click", () => { state.grid = []; renderGridCmd(); });
   $("sw-file").addEventListener("change", loadSweep);
   $("va-load").addEventListener("click", loadValidation);
   $("va-file").addEventListener("change", loadValidation);

@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/workload"
+)
+
+// vocabulary ties a workload.Deployment setting whose values are names to the
+// package that owns them: names lists them, check resolves one value as
+// Prepare will.
+type vocabulary struct {
+	key   string
+	names func() []string
+	check func(v string) error
+}
+
+// vocabularies lists the settings whose values are names owned by a catalog
+// (GPUs, models, precisions) or a registry (routers, scheduling policies,
+// MoE kernel paths). A new setting of that kind adds its entry here; every
+// other setting is a number, a boolean or free text that
+// workload.Deployment.Validate checks.
+func vocabularies() []vocabulary {
+	precision := func(v string) error {
+		if v == "" { // the model's (weights) or the activations' precision
+			return nil
+		}
+		_, err := roofline.LookupPrecision(v)
+		return err
+	}
+	precisions := func() []string {
+		ps := roofline.Precisions()
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p.Name
+		}
+		return out
+	}
+	return []vocabulary{
+		{"model", model.Names, func(v string) error { _, err := model.Resolve(v); return err }},
+		{"gpu", hardware.Names, func(v string) error { _, err := hardware.Resolve(v); return err }},
+		{"router", RouterNames, func(v string) error { _, err := newRouter(v); return err }},
+		{"weights", precisions, precision},
+		{"kv_cache_dtype", precisions, precision},
+		{"act_dtype", precisions, precision},
+		{"serving.scheduling_policy", scheduler.PolicyNames, nil},
+		{"serving.moe_kernel", workload.MoEKernels, nil},
+	}
+}
+
+// SettingValues returns the names the setting key takes where its owner lists
+// them (catalog GPUs and models, precisions, routers, scheduling policies, MoE
+// kernel paths), nil for a setting with no such list. Model and GPU also
+// accept file paths, and precisions aliases; the list is what a form offers.
+func SettingValues(key string) []string {
+	for _, v := range vocabularies() {
+		if v.key == key {
+			return v.names()
+		}
+	}
+	return nil
+}
+
+// CheckSettingValue resolves one value of the setting key against the
+// catalog that owns its names, as Prepare will (nil for a setting without
+// one; Deployment.Validate checks the rest).
+func CheckSettingValue(key, value string) error {
+	for _, v := range vocabularies() {
+		if v.key == key && v.check != nil {
+			return v.check(value)
+		}
+	}
+	return nil
+}
