@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/roofsim/roofsim/traces"
+	"github.com/roofsim/roofsim/workload"
 )
 
 // runLoad runs examples/<name>.yaml (its rates scaled to rate when > 0) and
@@ -68,6 +70,40 @@ func TestChatOverloaded(t *testing.T) {
 		}
 		if again := runLoad(t, "chat", rate); *again != *l {
 			t.Errorf("rate %g: %+v, then %+v", rate, l, again)
+		}
+	}
+}
+
+// TestHorizonOverloaded: cut off by a duration while far above what it
+// sustains, a run leaves most requests waiting; they count as backlog, the
+// engine's count of them is part of its in-flight count, and the run is
+// overloaded. At its own rate the same cut leaves a few in flight and it
+// is not.
+func TestHorizonOverloaded(t *testing.T) {
+	for _, tc := range []struct {
+		rate       float64
+		overloaded bool
+	}{{200, true}, {10, false}} {
+		sp := loadExample(t, "chat")
+		sp.Duration = workload.Duration(20 * time.Second)
+		p, err := Resolve(sp, Options{Rate: &tc.rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := p.Source()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := p.Run(context.Background(), src, nil, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, l := o.Sim, o.Result.Load
+		if res.Waiting < 0 || res.Waiting > res.InFlight || res.InFlight == 0 {
+			t.Errorf("rate %g: waiting %d, in flight %d", tc.rate, res.Waiting, res.InFlight)
+		}
+		if l.Overloaded != tc.overloaded || l.QueueEnd < float64(res.Waiting) {
+			t.Errorf("rate %g: %s (waiting %d at the cut)", tc.rate, l.Summary(), res.Waiting)
 		}
 	}
 }
