@@ -25,6 +25,21 @@ import (
 // an overloaded deployment is still filling its batch (taking requests in
 // faster than it finishes them) and a stable one is still ramping up to the
 // offered rate.
+//
+// The run is Overloaded when all hold:
+//   - the backlog is at least OverloadBacklogFraction of the arrivals (the
+//     deployment took in less than 95% of the offered rate): it fell behind;
+//   - the backlog is at least OverloadGrowth times the waiting queue's time
+//     average over the window: the queue was growing, not merely long (a
+//     queue growing linearly from empty ends at twice its average; a
+//     stationary one near its average);
+//   - the backlog is at least OverloadMinBacklog requests.
+//
+// The verdict is taken at the last arrival: an overload that drained before
+// it (a burst, an overloaded stage followed by a lighter one) is not one.
+// A window of zero length (a single burst, one request) has no rate: the
+// rates are NaN and the run is not overloaded, since a finite batch is a
+// transient, not a sustained overload.
 type Load struct {
 	// Overloaded is the verdict above.
 	Overloaded bool
@@ -61,8 +76,8 @@ const loadBuckets = 1024
 // memory: it counts arrivals and admissions (a request's first batch, or
 // its rejection) in loadBuckets buckets of simulated time from 0, doubling
 // the bucket width (merging pairs) whenever a time falls beyond them. The
-// backlog is then exact to within the admissions of one bucket (at most
-// 2/loadBuckets of the window's). Records may come in any order; the
+// backlog is then exact to within the admissions of one bucket (a bucket
+// spans at most 2/loadBuckets of the latest time seen). Records may come in any order; the
 // result depends only on the set of records (sums are of integers).
 // The zero value is ready. Not safe for concurrent use.
 type LoadMeter struct {
