@@ -5,6 +5,8 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -118,7 +120,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		Workload: opts.Workload, Trace: opts.Trace}
 	so := prep.Step.Options()
 	st.Model, st.GPU = m.Name, g.Name
-	st.Weights, st.KVCacheDType, st.ActDType = so.WeightDType, so.KVDType, so.ActDType
+	st.Weights, st.KVCacheDType, st.ActDType = roofline.DType(so.WeightDType), roofline.DType(so.KVDType), roofline.DType(so.ActDType)
 	st.Serving.Config = prep.Scheduler
 	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, opts: opts}
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {
@@ -164,7 +166,7 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // instances behind router ("" is round-robin), and the GPU profile's
 // front-end delay. Clients, Horizon and the run's hooks are left to the
 // caller.
-func Engine(prep *sim.Prepared, replicas int, router string) sim.Config {
+func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
 	return sim.Config{
 		Scheduler:     prep.Scheduler,
 		StepModel:     prep.Step,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -20,7 +21,7 @@ func prepareLayout(t *testing.T, modelName, gpu string, tp, dp, ep int, weights 
 		t.Fatal(err)
 	}
 	st := workload.DefaultDeployment()
-	st.TP, st.DP, st.EP, st.Weights = tp, dp, ep, weights
+	st.TP, st.DP, st.EP, st.Weights = tp, dp, ep, roofline.DType(weights)
 	return Prepare(Deployment{Model: m, GPU: g, Settings: st})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -95,8 +96,8 @@ func TestPrepareRejectsBadSettings(t *testing.T) {
 // The settings' default router and policy are ones the engine knows.
 func TestDefaultSettingsKnownToEngine(t *testing.T) {
 	def := workload.DefaultDeployment()
-	if !slices.Contains(RouterNames(), def.Router) {
-		t.Errorf("default router %q is not one of %v", def.Router, RouterNames())
+	if !slices.Contains(routing.Routers(), def.Router) {
+		t.Errorf("default router %q is not one of %v", def.Router, routing.Names())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 )
 
 // checkSameAsStepping runs the workload y under cfg with decode runs and with
@@ -94,7 +95,7 @@ func randomFastForwardCase(t testing.TB, seed uint64) (string, Config) {
 	cfg := Config{
 		Scheduler: sc,
 		Replicas:  1 + rng.IntN(3),
-		Router:    []string{RouterRoundRobin, RouterLeastOutstanding, RouterPrefixAffinity}[rng.IntN(3)],
+		Router:    []routing.Router{routing.RoundRobin, routing.LeastOutstanding, routing.PrefixAffinity}[rng.IntN(3)],
 	}
 	if rng.IntN(4) == 0 {
 		cfg.Horizon = FromSeconds(1 + rng.Float64()*10)
