@@ -112,12 +112,17 @@ func DefaultDeployment() Deployment {
 // FieldError is one invalid setting. Key is the setting's full key as written in a
 // workload file ("tp", "serving.max_num_seqs"); Error() reads "key: reason". Callers
 // that took the value from elsewhere (a flag, the environment) replace Key by where it
-// came from.
+// came from. Err, when set, is the typed error of the vocabulary that rejected the
+// value (*routing.UnknownError, *roofline.UnknownPrecisionError, ...), for errors.As.
 type FieldError struct {
 	Key, Reason string
+	Err         error
 }
 
 func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // Keys of settings that Validate and the settings metadata (SettingRange,
 // SettingValues) both name.
@@ -193,7 +198,7 @@ func (d *Deployment) Validate() error {
 	}
 	for _, v := range d.vocabularies() {
 		if err := v.value.Validate(); err != nil {
-			return bad(v.key, "%s", err)
+			return &FieldError{Key: v.key, Reason: err.Error(), Err: err}
 		}
 	}
 	// Every replica runs dp ranks, each an instance with its own KV cache.

@@ -210,7 +210,7 @@ func (s Setting) Parse(text string) (any, error) {
 	v, err := ParseValue(s.Type, text)
 	switch {
 	case err != nil && IsTextType(s.Type):
-		return nil, &FieldError{Key: s.Key, Reason: err.Error()}
+		return nil, &FieldError{Key: s.Key, Reason: err.Error(), Err: err}
 	case err != nil:
 		return nil, &FieldError{Key: s.Key, Reason: fmt.Sprintf("want %s, got %q", s.TypeWord(), text)}
 	}
