@@ -8,6 +8,7 @@ import (
 
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/routing"
+	"github.com/roofsim/roofsim/scheduler"
 )
 
 // A setting whose values are a vocabulary is checked by its owner's type:
@@ -40,10 +41,26 @@ func TestVocabularySettings(t *testing.T) {
 	}
 }
 
+// The scheduling policy is the scheduler's: Set wraps its typed error, and
+// Validate reports the scheduler's check under the setting's key.
+func TestPolicySetting(t *testing.T) {
+	d := DefaultDeployment()
+	err := d.Set("serving.scheduling_policy", "lifo")
+	var fe *FieldError
+	var pe *scheduler.UnknownPolicyError
+	if !errors.As(err, &fe) || fe.Key != "serving.scheduling_policy" || !errors.As(err, &pe) {
+		t.Errorf("Set(serving.scheduling_policy, lifo) = %v", err)
+	}
+	d.Serving.Policy = "lifo"
+	if err := d.Validate(); !errors.As(err, &fe) || fe.Key != "serving.scheduling_policy" {
+		t.Errorf("Validate with policy lifo = %v", err)
+	}
+}
+
 // The typed settings write and read back as the plain strings they were.
 func TestVocabularySettingsJSON(t *testing.T) {
 	d := DefaultDeployment()
-	d.Router, d.Weights, d.KVCacheDType, d.Serving.MoEKernel = routing.PrefixAffinity, "fp8", "fp8_e4m3", roofline.MoEKernelDeepGEMM
+	d.Router, d.Weights, d.KVCacheDType, d.Serving.MoEKernel, d.Serving.Policy = routing.PrefixAffinity, "fp8", "fp8_e4m3", roofline.MoEKernelDeepGEMM, scheduler.PolicySJF
 	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +69,7 @@ func TestVocabularySettingsJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &flat); err != nil {
 		t.Fatal(err)
 	}
-	if flat["router"] != "prefix-affinity" || flat["weights"] != "fp8" || flat["act_dtype"] != "" || flat["serving"].(map[string]any)["moe_kernel"] != "deepgemm" {
+	if flat["router"] != "prefix-affinity" || flat["weights"] != "fp8" || flat["act_dtype"] != "" || flat["serving"].(map[string]any)["moe_kernel"] != "deepgemm" || flat["serving"].(map[string]any)["scheduling_policy"] != "sjf" {
 		t.Errorf("JSON %s", b)
 	}
 	var back Deployment

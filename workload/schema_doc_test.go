@@ -298,7 +298,7 @@ func friendlyType(goType string) string {
 		return "integer"
 	case "float64", "float32":
 		return "number"
-	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel":
+	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel", "Policy":
 		return "string"
 	case "bool":
 		return "true/false"
