@@ -9,7 +9,7 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
-	"github.com/roofsim/roofsim/workload"
+	"github.com/roofsim/roofsim/settings"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,7 +23,7 @@ func moeDeployment(t *testing.T, name, gpu string, tp int, kernel roofline.MoEKe
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := workload.DefaultDeployment()
+	s := settings.DefaultDeployment()
 	s.TP = tp
 	s.Serving.MoEKernel = kernel
 	if s.Engine, err = engines.Parse(version); err != nil {
@@ -84,11 +84,11 @@ func TestPrepareMoEKernel(t *testing.T) {
 		t.Fatalf("mixtral auto: %v, %v", err, p)
 	}
 	_, err = Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, "deepgemm", ""))
-	var fe *workload.FieldError
+	var fe *settings.FieldError
 	if !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" {
 		t.Fatalf("deepgemm on bf16 experts: %v", err)
 	}
-	s := workload.DefaultDeployment()
+	s := settings.DefaultDeployment()
 	s.Serving.MoEKernel = "triton"
 	if err := s.Validate(); !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" || !strings.Contains(fe.Reason, "auto, fused, deepgemm") {
 		t.Fatalf("moe_kernel triton: %v", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/settings"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -190,7 +191,7 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("gpu %q: %w", row.GPU, err)
 	}
-	st := workload.DefaultDeployment()
+	st := settings.DefaultDeployment()
 	sc := &st.Serving.Config
 	sc.MaxNumSeqs = opts.MaxNumSeqs
 	sc.MaxNumBatchedTokens = opts.MaxNumBatchedTokens
