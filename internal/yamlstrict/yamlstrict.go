@@ -15,9 +15,8 @@
 //     element type; sequences element by element;
 //   - a type that implements yaml.Unmarshaler is decoded by itself, and its
 //     error is reported at the node's line and path;
-//   - a type that implements encoding.TextUnmarshaler (a struct such as
-//     engine.Engine, or a named string such as roofline.DType) takes a scalar,
-//     which its UnmarshalText must accept (its error is reported the same way);
+//   - a type that implements encoding.TextUnmarshaler takes a scalar, which
+//     its UnmarshalText must accept (its error is reported the same way);
 //   - an integer field takes only an integer scalar (not 2.0 or 1e3, which
 //     yaml.v3 would convert or truncate);
 //   - null is accepted anywhere (it decodes to the zero value);
