@@ -10,6 +10,7 @@ import (
 	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
+	"github.com/roofsim/roofsim/settings"
 )
 
 // Spec is a workload file: the model and deployment it targets, vLLM engine knobs, and
@@ -42,7 +43,7 @@ import (
 // settings; like the Deployment's leaf fields they carry a help tag, which marks the
 // fields a command line may also set.
 type Spec struct {
-	Deployment `yaml:",inline" mapstructure:",squash"`
+	settings.Deployment `yaml:",inline" mapstructure:",squash"`
 	// Seed is the run seed from which every random stream is derived.
 	Seed uint64 `yaml:"seed" mapstructure:"seed" json:"seed" help:"random seed from which every random stream is derived"`
 	// Duration is an optional global cut-off of simulated time: no request is generated
