@@ -77,6 +77,11 @@ type Serving struct {
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use, in (0, 1]
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization" mapstructure:"gpu_memory_utilization" json:"gpu_memory_utilization" help:"vLLM gpu_memory_utilization: share of GPU memory the engine may use, in (0, 1]"`
+	// KVCacheMemoryBytes is the KV cache's size per GPU in bytes (vLLM
+	// kv_cache_memory_bytes): the engine then skips its memory profiling, and
+	// gpu_memory_utilization no longer sizes the cache. 0 derives the size from
+	// gpu_memory_utilization. Ignored when serving.num_gpu_blocks pins the blocks.
+	KVCacheMemoryBytes int `yaml:"kv_cache_memory_bytes" mapstructure:"kv_cache_memory_bytes" json:"kv_cache_memory_bytes" help:"vLLM kv_cache_memory_bytes: KV cache size per GPU in bytes (0 = sized from gpu_memory_utilization)"`
 	// MaxCUDAGraphCaptureSize is the largest step, in tokens, that replays a captured
 	// CUDA graph (vLLM max_cudagraph_capture_size; vLLM's default is
 	// min(2 max_num_seqs, 512)). A smaller step is padded to the next captured size.
@@ -154,6 +159,7 @@ func (d *Deployment) intBounds() []intBound {
 		{"serving.max_model_len", &sc.MaxModelLen, 0, limits.MaxTokens},
 		{"serving.long_prefill_token_threshold", &sc.LongPrefillTokenThreshold, 0, limits.MaxTokens},
 		{"serving.max_cudagraph_capture_size", &d.Serving.MaxCUDAGraphCaptureSize, 0, limits.MaxGraphCaptureTokens},
+		{"serving.kv_cache_memory_bytes", &d.Serving.KVCacheMemoryBytes, 0, int(limits.MaxMemoryGiB) << 30},
 	}
 }
 

@@ -30,6 +30,11 @@ type CapacityInput struct {
 	ActivationBytes float64
 	// NonTorchBytes covers the CUDA context, NCCL buffers and CUDA graphs.
 	NonTorchBytes float64
+	// KVCacheBytes, when > 0, is the cache's size per GPU as the user set it
+	// (vLLM kv_cache_memory_bytes) instead of what the utilization budget
+	// leaves; it must fit next to the weights, activations and runtime in the
+	// GPU's whole memory.
+	KVCacheBytes float64
 }
 
 // Capacity is the derived KV cache.
@@ -92,7 +97,17 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		BytesPerBlock:   float64(in.BlockSize) * in.KVBytesPerTokenPerGPU,
 	}
 	c.KVBytes = c.BudgetBytes - c.WeightBytes - c.ActivationBytes - c.NonTorchBytes
+	if in.KVCacheBytes > 0 {
+		c.BudgetBytes, c.KVBytes = mem, in.KVCacheBytes
+		if need := c.WeightBytes + c.ActivationBytes + c.NonTorchBytes + c.KVBytes; need > mem {
+			return c, fmt.Errorf("%.1f GiB of KV cache next to weights %.1f GiB + activations %.1f GiB + runtime %.1f GiB needs %.1f GiB per GPU, more than its %.1f GiB",
+				c.KVBytes/GiB, c.WeightBytes/GiB, c.ActivationBytes/GiB, c.NonTorchBytes/GiB, need/GiB, mem/GiB)
+		}
+	}
 	c.Blocks = int(math.Floor(c.KVBytes / c.BytesPerBlock))
+	if c.Blocks < 1 && in.KVCacheBytes > 0 {
+		return c, fmt.Errorf("%.0f bytes of KV cache hold no block of %.0f bytes (block_size %d)", c.KVBytes, c.BytesPerBlock, in.BlockSize)
+	}
 	if c.Blocks < 1 {
 		need := c.WeightBytes + c.ActivationBytes + c.NonTorchBytes + c.BytesPerBlock
 		return c, fmt.Errorf("model does not fit: needs %.1f GiB per GPU (weights %.1f GiB + activations %.1f GiB + runtime %.1f GiB + at least one KV block) but only %.1f GiB is available (%.1f GiB x gpu_memory_utilization %g); use more tensor parallelism, lower-precision weights or a larger GPU",

@@ -132,8 +132,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 			ActivationBytes: ActivationPeakBytes(sc.MaxNumBatchedTokens, m.HiddenSize,
 				(inter+st.TP-1)/st.TP, m.VocabSize, sc.MaxNumSeqs, 2),
 			NonTorchBytes: DefaultNonTorchBytes,
+			KVCacheBytes:  float64(st.Serving.KVCacheMemoryBytes),
 		}
 		c, err := KVCapacity(in)
+		if err != nil && in.KVCacheBytes > 0 {
+			return nil, &settings.FieldError{Key: "serving.kv_cache_memory_bytes", Reason: fmt.Sprintf("%s on %s with %s: %v", m.Name, d.GPU.Name, layoutString(st), err)}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s on %s with %s: %w", m.Name, d.GPU.Name, layoutString(st), err)
 		}

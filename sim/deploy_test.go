@@ -133,3 +133,30 @@ func TestPrepareNamesStepOptionSettings(t *testing.T) {
 		}
 	}
 }
+
+// serving.kv_cache_memory_bytes sizes the cache directly (vLLM
+// kv_cache_memory_bytes): blocks = floor(bytes / bytes per block), whatever
+// gpu_memory_utilization says; a cache that does not fit beside the weights
+// in the whole memory, or holds no block, is an error naming the setting.
+func TestPrepareKVCacheMemoryBytes(t *testing.T) {
+	const bytes = 20 << 30
+	for _, util := range []float64{0.9, 0.5} {
+		p, err := Prepare(deployment(t, func(s *settings.Deployment) {
+			s.Serving.KVCacheMemoryBytes, s.Serving.GPUMemoryUtilization = bytes, util
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := float64(p.Scheduler.BlockSize) * p.Step.KVBytesPerTokenPerGPU()
+		if want := int(float64(bytes) / per); p.Scheduler.NumGPUBlocks != want {
+			t.Errorf("utilization %g: %d blocks, want floor(20 GiB / %g B) = %d", util, p.Scheduler.NumGPUBlocks, per, want)
+		}
+	}
+	for _, bad := range []int{80 << 30, 1} {
+		_, err := Prepare(deployment(t, func(s *settings.Deployment) { s.Serving.KVCacheMemoryBytes = bad }))
+		var fe *settings.FieldError
+		if !errors.As(err, &fe) || fe.Key != "serving.kv_cache_memory_bytes" {
+			t.Errorf("kv_cache_memory_bytes %d: got %v, want a FieldError naming it", bad, err)
+		}
+	}
+}

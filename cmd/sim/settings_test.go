@@ -37,6 +37,7 @@ var settingTestValues = map[string]any{
 	"serving.long_prefill_token_threshold": 512,
 	"serving.gpu_memory_utilization":       0.8,
 	"serving.max_cudagraph_capture_size":   256,
+	"serving.kv_cache_memory_bytes":        21474836480,
 	"serving.moe_kernel":                   "fused",
 	"seed":                                 7,
 	"duration":                             "30s",
@@ -128,7 +129,7 @@ func TestEverySettingReachable(t *testing.T) {
 			continue
 		}
 		def, _ := lookupKey(runJSONConfig(t, "--workload", base), s.Key)
-		if fmt.Sprint(def) == fmt.Sprint(want) {
+		if sameSetting(def, want) {
 			t.Errorf("%s: test value %v is the default", s.Key, want)
 		}
 		t.Run(s.Key, func(t *testing.T) {
@@ -142,7 +143,7 @@ func TestEverySettingReachable(t *testing.T) {
 				if !ok {
 					t.Fatalf("from %s: run.json config has no %s", source, s.Key)
 				}
-				if fmt.Sprint(got) != fmt.Sprint(want) {
+				if !sameSetting(got, want) {
 					t.Errorf("from %s: run.json records %s = %v, want %v", source, s.Key, got, want)
 				}
 			}
@@ -288,3 +289,15 @@ func TestEnginePrecedence(t *testing.T) {
 
 // Env is the setting's environment variable.
 func (s setting) Env() string { return envName(s.Flag) }
+
+// sameSetting compares a value decoded from run.json with a test value:
+// JSON numbers decode as float64, so an integer test value is compared as a
+// number (21474836480 prints as 2.147483648e+10 from a float64).
+func sameSetting(got, want any) bool {
+	if f, ok := got.(float64); ok {
+		if i, ok := want.(int); ok {
+			return f == float64(i)
+		}
+	}
+	return fmt.Sprint(got) == fmt.Sprint(want)
+}
