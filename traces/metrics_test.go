@@ -147,3 +147,22 @@ func TestResultsDoc(t *testing.T) {
 		t.Errorf("%s: metric tables differ from traces.ResultScalars; run go test ./traces -run TestResultsDoc -update-results-doc", path)
 	}
 }
+
+// TestPrefixCacheHitRate checks the hit rate against its definition and
+// that a run without prompt tokens writes null.
+func TestPrefixCacheHitRate(t *testing.T) {
+	st := Stats{InputTokens: 200, CachedTokens: 50}
+	if got := st.PrefixCacheHitRate(); got != 0.25 {
+		t.Errorf("hit rate of 50 cached of 200 = %g, want 0.25", got)
+	}
+	if got := (&Stats{}).PrefixCacheHitRate(); !math.IsNaN(got) {
+		t.Errorf("hit rate without prompt tokens = %g, want NaN", got)
+	}
+	b, err := json.Marshal(NewResult(RunInfo{}, Summary{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"prefix_cache_hit_rate":null`)) {
+		t.Errorf("no null hit rate in %s", b)
+	}
+}
