@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -197,6 +199,15 @@ func TestBrowser(t *testing.T) {
 	// result lacks shows as "–".
 	kpis := eval(`document.querySelectorAll("#sim-summary .kpi .v").length`)
 	blankKPIs := eval(`[...document.querySelectorAll("#sim-summary .kpi .v")].filter(e => e.textContent.includes("–")).length`)
+	// A tile for every metric flagged for one, and no other keyed tile.
+	var tileKeys []string
+	for _, m := range traces.ResultScalars() {
+		if m.Tile != "" {
+			tileKeys = append(tileKeys, strconv.Quote(m.Key))
+		}
+	}
+	tilesShown := eval(`[` + strings.Join(tileKeys, ",") + `].filter(k => document.querySelector('#sim-summary .kpi[data-key="' + k + '"]')).length`)
+	keyedTiles := eval(`document.querySelectorAll("#sim-summary .kpi[data-key]").length`)
 	shot("web-simulate.png")
 	// Sweep and validation from --data.
 	step("sweep",
@@ -235,6 +246,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if kpis < 7 || blankKPIs != 0 {
 		t.Errorf("simulation summary: %d figures, %d of them blank", kpis, blankKPIs)
+	}
+	if tilesShown != len(tileKeys) || keyedTiles != len(tileKeys) {
+		t.Errorf("simulation summary: %d of the %d metric tiles drawn, %d keyed tiles in all", tilesShown, len(tileKeys), keyedTiles)
 	}
 	if cdfPoints < 10 {
 		t.Errorf("TTFT CDF has %d points", cdfPoints)

@@ -18,6 +18,9 @@ type simResult struct {
 	// run.json's download.
 	Summary  *traces.Result `json:"summary"`
 	Counters sim.Counters   `json:"counters"`
+	// Metrics describe Summary's scalar keys (traces.ResultScalars); the
+	// page draws a tile for each one with a tile label.
+	Metrics []traces.MetricDesc `json:"metrics"`
 	// Capped is true when max_requests cut the workload short.
 	Capped      bool     `json:"capped"`
 	MaxRequests int      `json:"max_requests"`
@@ -100,7 +103,7 @@ func makeCDF(vals []float64) cdf {
 }
 
 func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan, run *pipeline.Record) *simResult {
-	out := &simResult{Summary: run.Summary, Counters: run.Counters.Counters, Capped: p.capped, MaxRequests: p.total,
+	out := &simResult{Summary: run.Summary, Counters: run.Counters.Counters, Metrics: traces.ResultScalars(), Capped: p.capped, MaxRequests: p.total,
 		KVBlocks: p.Prepared.Scheduler.NumGPUBlocks, Replicas: p.Config.Replicas}
 	if l := run.Summary.Load; l != nil && l.Overloaded {
 		out.Overload = l.Summary()

@@ -109,6 +109,20 @@ func ParseGoodput(args []string) (Goodput, error) {
 	return g, nil
 }
 
+// String lists the SLOs set, "TTFT <= 500 ms, TPOT <= 50 ms".
+func (g Goodput) String() string {
+	var parts []string
+	for _, slo := range []struct {
+		name string
+		ms   float64
+	}{{"TTFT", g.TTFTms}, {"TPOT", g.TPOTms}, {"E2EL", g.E2ELms}} {
+		if slo.ms > 0 {
+			parts = append(parts, fmt.Sprintf("%s <= %g ms", slo.name, slo.ms))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Good reports whether a request record meets every SLO: it must have
 // completed, and each constrained metric must be at most its SLO.
 func (g Goodput) Good(r *RequestRecord) bool {
@@ -256,6 +270,7 @@ func (r *Result) addDists(o *ordered, st *Stats) {
 // MarshalJSON writes the flat object: schema_version and roofsim's run
 // identity, vLLM's keys in the order vllm bench serve saves them, then
 // roofsim's own (queue time, preemptions, KV blocks, rejections, clients).
+// The scalar keys come from ResultScalars, section by section.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	s := &r.Summary
 	o := &ordered{}
@@ -265,35 +280,15 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	o.add("tp", r.Info.TP)
 	o.add("replicas", r.Info.Replicas)
 	o.add("gpu_profile", r.Info.Profile)
-	r.addStats(o, &s.Stats)
-	if r.Goodput.Enabled() {
-		o.add("request_goodput", r.RequestGoodput())
-	} else {
-		o.add("request_goodput", nil)
-	}
-	o.add("output_throughput", s.OutputTokensPerS)
-	o.add("total_token_throughput", s.InputTokensPerS+s.OutputTokensPerS)
-	o.add("max_output_tokens_per_s", r.MaxOutputTokensPerS)
-	o.add("max_concurrent_requests", r.MaxConcurrentRequests)
+	r.addScalars(o, SectionRate)
 	r.addDists(o, &s.Stats)
 	o.add("metric_percentiles", r.Percentiles)
 	if r.Goodput.Enabled() {
 		o.add("goodput", r.Goodput)
-		o.add("good_requests", r.GoodRequests)
 	}
-	o.add("requests", s.Requests)
-	o.add("cached_input_tokens", s.CachedTokens)
-	o.add("preemptions", s.Preemptions)
-	o.add("kv_blocks_total", s.KVBlocks.Total)
-	o.add("kv_blocks_peak", s.KVBlocks.PeakUsed)
+	r.addScalars(o, SectionCounts)
 	o.add("rejected_reasons", s.RejectedReasons)
-	if l := r.Load; l != nil {
-		o.add("overloaded", l.Overloaded)
-		o.add("offered_rate", l.OfferedRate)
-		o.add("sustained_rate", l.SustainedRate)
-		o.add("queue_start_requests", l.QueueStart)
-		o.add("queue_end_requests", l.QueueEnd)
-	}
+	r.addScalars(o, SectionLoad)
 	clients := make([]*ordered, len(s.PerClient))
 	for i := range s.PerClient {
 		c := &s.PerClient[i]

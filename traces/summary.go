@@ -117,3 +117,13 @@ type Summary struct {
 	KVBlocks  KVBlocks        `json:"kv_blocks"`
 	PerClient []ClientSummary `json:"per_client"` // in NewCollector order, then first appearance; never nil
 }
+
+// PrefixCacheHitRate is the fraction of completed requests' prompt tokens
+// served from the prefix cache, CachedTokens / InputTokens, in [0, 1]; NaN
+// when they had no prompt tokens.
+func (st *Stats) PrefixCacheHitRate() float64 {
+	if st.InputTokens == 0 {
+		return math.NaN()
+	}
+	return float64(st.CachedTokens) / float64(st.InputTokens)
+}

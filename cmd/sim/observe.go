@@ -275,7 +275,7 @@ func writeObserveText(w io.Writer, dir string, r *observe.Result, result *traces
 	fmt.Fprintf(w, "throughput  %.3f req/s, %.1f output tok/s, %.1f input tok/s over %.3f s\n",
 		st.ThroughputRPS, st.OutputTokensPerS, st.InputTokensPerS, st.DurationS)
 	if result.Goodput.Enabled() {
-		fmt.Fprintf(w, "goodput     %.3f req/s (%d of %d requests met %s)\n", result.RequestGoodput(), result.GoodRequests, st.Completed, goodputText(result.Goodput))
+		fmt.Fprintf(w, "goodput     %.3f req/s (%d of %d requests met %s)\n", result.RequestGoodput(), result.GoodRequests, st.Completed, result.Goodput.String())
 	}
 	fmt.Fprintf(w, "in flight   at most %d requests at once\n", r.MaxInFlight)
 	if r.MetricsSamples > 0 {

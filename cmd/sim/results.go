@@ -38,18 +38,16 @@ func (o *resultOptions) parsed(cmd *cobra.Command) ([]float64, traces.Goodput, e
 }
 
 // writeResultText prints the result for people, with vllm bench serve's
-// names: Mean, Median, Std and P-columns per metric, E2EL for end-to-end.
+// names: a line per scalar metric that has a text label
+// (traces.ResultScalars), then Mean, Median, Std and P-columns per metric,
+// E2EL for end-to-end.
 func writeResultText(w *strings.Builder, r *traces.Result) {
-	s := &r.Summary
-	fmt.Fprintf(w, "Request throughput (req/s)           %.3f\n", s.ThroughputRPS)
-	if r.Goodput.Enabled() {
-		fmt.Fprintf(w, "Request goodput (req/s)              %.3f   (%d of %d requests met %s)\n", r.RequestGoodput(), r.GoodRequests, s.Completed, goodputText(r.Goodput))
+	for _, m := range traces.ResultScalars() {
+		if v, ok := m.TextValue(r); ok {
+			fmt.Fprintf(w, "%-36s %s\n", m.Label, v)
+		}
 	}
-	fmt.Fprintf(w, "Output token throughput (tok/s)      %.1f\n", s.OutputTokensPerS)
-	fmt.Fprintf(w, "Total token throughput (tok/s)       %.1f\n", s.InputTokensPerS+s.OutputTokensPerS)
-	fmt.Fprintf(w, "Peak output token throughput (tok/s) %.0f\n", r.MaxOutputTokensPerS)
-	fmt.Fprintf(w, "Peak concurrent requests             %d\n", r.MaxConcurrentRequests)
-	fmt.Fprintf(w, "Preemptions                          %d   KV blocks peak %d of %d\n\n", s.Preemptions, s.KVBlocks.PeakUsed, s.KVBlocks.Total)
+	fmt.Fprintln(w)
 	writeLatencyTable(w, r, traces.ResultMetrics())
 }
 
@@ -78,18 +76,4 @@ func writeLatencyTable(w io.Writer, r *traces.Result, metrics []string) error {
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
-}
-
-func goodputText(g traces.Goodput) string {
-	var parts []string
-	if g.TTFTms > 0 {
-		parts = append(parts, fmt.Sprintf("TTFT <= %g ms", g.TTFTms))
-	}
-	if g.TPOTms > 0 {
-		parts = append(parts, fmt.Sprintf("TPOT <= %g ms", g.TPOTms))
-	}
-	if g.E2ELms > 0 {
-		parts = append(parts, fmt.Sprintf("E2EL <= %g ms", g.E2ELms))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -424,15 +424,16 @@ function simChartsRender() {
   const cur = shown[shown.length - 1];
   const sumEl = $("sim-summary");
   if (!cur) { sumEl.innerHTML = ""; return; }
-  const kpi = (k, v) => `<div class="kpi"><div class="v">${v}</div><div class="k">${esc(k)}</div></div>`;
+  const kpi = (k, v, tip = "", key = "") => `<div class="kpi"${key ? ` data-key="${esc(key)}"` : ""} title="${esc(tip)}"><div class="v">${v}</div><div class="k">${esc(k)}</div></div>`;
+  // A tile per scalar metric the server flags (traces.ResultScalars).
+  const tiles = (r) => (r.result.metrics || []).filter((m) => m.tile).map((m) =>
+    kpi(m.tile, fmtNum(r.result.summary[m.key], 4), m.doc.replaceAll("`", "") + (m.unit ? ` (${m.unit})` : ""), m.key)).join("");
   let html = "";
   for (const r of shown) {
     const s = r.result.summary, c = r.result.counters;
     html += `<h3 style="color:${r.color}">${esc(r.label)}${r.result.capped ? ` <span class="hint">(capped at ${r.result.max_requests} requests)</span>` : ""}</h3>` +
       (r.result.overload ? `<p class="error">${esc(r.result.overload)}</p>` : "") + `<div class="summary">` +
-      kpi("completed / arrived", `${c.completed} / ${c.arrived}`) + kpi("output tok/s", fmtNum(s.output_throughput, 4)) +
-      kpi("peak output tok/s", fmtNum(s.max_output_tokens_per_s, 4)) +
-      kpi("requests/s", fmtNum(s.request_throughput, 4)) + kpi("preemptions", c.preemptions) +
+      kpi("completed / arrived", `${c.completed} / ${c.arrived}`) + tiles(r) +
       kpi("TTFT p50 / p99 (ms)", `${fmtNum(s.median_ttft_ms)} / ${fmtNum(s.p99_ttft_ms)}`) +
       kpi("TPOT p50 / p99 (ms)", `${fmtNum(s.median_tpot_ms)} / ${fmtNum(s.p99_tpot_ms)}`) +
       kpi("E2E p50 / p99 (ms)", `${fmtNum(s.median_e2el_ms)} / ${fmtNum(s.p99_e2el_ms)}`) +
