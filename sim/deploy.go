@@ -130,7 +130,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 			KVBytesPerTokenPerGPU: step.KVBytesPerTokenPerGPU(),
 			BlockSize:             sc.BlockSize,
 			ActivationBytes: ActivationPeakBytes(sc.MaxNumBatchedTokens, m.HiddenSize,
-				(inter+st.TP-1)/st.TP, m.VocabSize, sc.MaxNumSeqs, 2),
+				(inter+st.TP-1)/st.TP, m.VocabSize, sc.MaxNumSeqs, activationStorageBytes(step.Options().ActDType)),
 			NonTorchBytes: DefaultNonTorchBytes,
 			KVCacheBytes:  float64(st.Serving.KVCacheMemoryBytes),
 		}
@@ -161,6 +161,20 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p.Scheduler = sc
 	return p, nil
+}
+
+// activationStorageBytes is the bytes of one activation element between
+// kernels for the step model's resolved activation precision: its own size,
+// but at least 2, because vLLM keeps the hidden states in the model's 16-bit
+// dtype when it computes in 8 bits (W8A8 quantises each GEMM's input on the
+// fly), so an fp8 act_dtype does not halve the profiling pass's peak. An
+// unknown name (none reaches here: the plan resolved it) counts 2.
+func activationStorageBytes(actDType string) float64 {
+	p, err := roofline.LookupPrecision(actDType)
+	if err != nil {
+		return 2
+	}
+	return max(2, p.Bits/8)
 }
 
 // optionSetting maps a step-model option field (roofline.OptionError) to

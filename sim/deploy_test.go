@@ -160,3 +160,17 @@ func TestPrepareKVCacheMemoryBytes(t *testing.T) {
 		}
 	}
 }
+
+// The profiling pass's activations are stored in the activation precision,
+// 16 bits at least: fp32 activations double the bf16 peak, fp8 ones
+// (W8A8, hidden states kept in 16 bits) do not halve it.
+func TestActivationStorageBytes(t *testing.T) {
+	for _, tc := range []struct {
+		act  string
+		want float64
+	}{{"bf16", 2}, {"fp16", 2}, {"fp32", 4}, {"fp8", 2}, {"fp8_e4m3", 2}} {
+		if got := activationStorageBytes(tc.act); got != tc.want {
+			t.Errorf("activationStorageBytes(%s) = %g, want %g", tc.act, got, tc.want)
+		}
+	}
+}
