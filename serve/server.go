@@ -53,11 +53,25 @@ type Options struct {
 	AgentTimeout time.Duration
 	// Version is roofsim's version, as run.json downloads record it.
 	Version string
+	// Addr is the address the server listens on (host:port, as --addr
+	// gives it). Requests whose Host header names neither a loopback name
+	// (localhost, 127.0.0.1, [::1]) nor this host and port are refused;
+	// an unspecified host (0.0.0.0, [::]) also accepts the machine's host
+	// name and interface addresses. Empty accepts loopback names on any
+	// port (tests on httptest servers).
+	Addr string
+	// AllowHosts are further host names (or IP addresses) the Host header
+	// may name, e.g. a DNS name the machine is reached by.
+	AllowHosts []string
+	// JobIdleTimeout cancels a queued or running simulation that no client
+	// has asked about (GET /api/jobs/{id}) for this long: the page polls
+	// every 250 ms, so a job whose page was closed frees its slot.
+	JobIdleTimeout time.Duration
 }
 
 // DefaultOptions returns the defaults: 8 MiB uploads, 20,000 requests and
-// 60 s per simulation, 2 simulations at once, 8 kept, 60 s per agent
-// measurement.
+// 60 s per simulation, 2 simulations at once, 8 kept, a job cancelled
+// after 30 s without a poll, 60 s per agent measurement.
 func DefaultOptions() Options {
 	return Options{
 		MaxUploadBytes: 8 << 20,
@@ -66,6 +80,7 @@ func DefaultOptions() Options {
 		MaxJobs:        2,
 		KeepJobs:       8,
 		AgentTimeout:   60 * time.Second,
+		JobIdleTimeout: 30 * time.Second,
 	}
 }
 
@@ -88,6 +103,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("jobs: want 1 <= running (%d) <= kept (%d)", o.MaxJobs, o.KeepJobs)
 	case o.AgentTimeout <= 0:
 		return fmt.Errorf("agent timeout: must be > 0, got %s", o.AgentTimeout)
+	case o.JobIdleTimeout <= 0:
+		return fmt.Errorf("job idle timeout: must be > 0, got %s", o.JobIdleTimeout)
 	}
 	return nil
 }
@@ -112,6 +129,9 @@ func (o *Options) defaults() {
 	if o.AgentTimeout == 0 {
 		o.AgentTimeout = d.AgentTimeout
 	}
+	if o.JobIdleTimeout == 0 {
+		o.JobIdleTimeout = d.JobIdleTimeout
+	}
 }
 
 // Server is the web view. It is safe for concurrent use.
@@ -125,6 +145,8 @@ type Server struct {
 	// validating holds a token while a validation runs (one at a time).
 	validating chan struct{}
 	mux        *http.ServeMux
+	// hosts are the Host headers that name this server.
+	hosts *hostPolicy
 	// ctx is cancelled by Close: running simulations stop.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -137,6 +159,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts}
+	hosts, err := newHostPolicy(opts.Addr, opts.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
+	s.hosts = hosts
 	if opts.DataDir != "" {
 		d, err := openDataDir(opts.DataDir)
 		if err != nil {
@@ -148,15 +175,16 @@ func New(opts Options) (*Server, error) {
 		s.agent = &AgentClient{BaseURL: opts.MeasureURL, HTTP: &http.Client{Timeout: opts.AgentTimeout}}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.jobs = newJobs(opts.MaxJobs, opts.KeepJobs)
+	s.jobs = newJobs(opts.MaxJobs, opts.KeepJobs, opts.JobIdleTimeout)
 	s.validating = make(chan struct{}, 1)
 	s.maxSteps = maxStepsPerJob
 	s.routes()
 	return s, nil
 }
 
-// Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the server's HTTP handler: the routes behind the host
+// check and cross-origin protection (protect.go).
+func (s *Server) Handler() http.Handler { return s.protect(s.mux) }
 
 // Close stops running simulations.
 func (s *Server) Close() { s.cancel() }
@@ -186,6 +214,7 @@ func (s *Server) routes() {
 		"GET /api/measured-example": s.handleMeasuredExample,
 		"POST /api/simulate":        s.handleSimulate,
 		"GET /api/jobs/{id}":        s.handleJob,
+		"DELETE /api/jobs/{id}":     s.handleCancelJob,
 		"GET /api/data":             s.handleDataList,
 		"POST /api/sweep":           s.handleSweep,
 		"POST /api/validate":        s.handleValidate,

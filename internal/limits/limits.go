@@ -109,6 +109,14 @@ const (
 	MaxIntermediate = 1 << 24
 )
 
+// Uploads to the web view (sim serve).
+const (
+	// MaxWorkloadBytes bounds a workload YAML sent to the web view: 1 MiB,
+	// hundreds of times an example's size. Parsing costs about 150 bytes of
+	// memory per byte of YAML, so the cap keeps one upload near 150 MB.
+	MaxWorkloadBytes = 1 << 20
+)
+
 // IntIn checks lo <= v <= hi; the error reads "must be in [lo, hi], got v".
 func IntIn(v, lo, hi int) error {
 	if v < lo || v > hi {
