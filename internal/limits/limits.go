@@ -59,6 +59,14 @@ const (
 	MaxCV = 1e3
 )
 
+// Uploads to the web view (sim serve).
+const (
+	// MaxWorkloadBytes bounds a workload YAML sent to the web view: 1 MiB,
+	// hundreds of times an example's size. Parsing costs about 150 bytes of
+	// memory per byte of YAML, so the cap keeps one upload near 150 MB.
+	MaxWorkloadBytes = 1 << 20
+)
+
 // Deployment.
 const (
 	// MaxTP bounds the tensor-parallel degree (GPUs in one instance).
@@ -107,14 +115,6 @@ const (
 	MaxVocab        = 100_000_000
 	MaxExperts      = 1 << 16
 	MaxIntermediate = 1 << 24
-)
-
-// Uploads to the web view (sim serve).
-const (
-	// MaxWorkloadBytes bounds a workload YAML sent to the web view: 1 MiB,
-	// hundreds of times an example's size. Parsing costs about 150 bytes of
-	// memory per byte of YAML, so the cap keeps one upload near 150 MB.
-	MaxWorkloadBytes = 1 << 20
 )
 
 // IntIn checks lo <= v <= hi; the error reads "must be in [lo, hi], got v".
