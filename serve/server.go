@@ -64,14 +64,15 @@ type Options struct {
 	// may name, e.g. a DNS name the machine is reached by.
 	AllowHosts []string
 	// JobIdleTimeout cancels a queued or running simulation that no client
-	// has asked about (GET /api/jobs/{id}) for this long: the page polls
-	// every 250 ms, so a job whose page was closed frees its slot.
+	// has asked about (GET /api/jobs/{id}) for this long, so a job whose
+	// page was closed frees its slot. The page polls every 250 ms, and a
+	// browser that throttles a background tab still polls once a minute.
 	JobIdleTimeout time.Duration
 }
 
 // DefaultOptions returns the defaults: 8 MiB uploads, 20,000 requests and
 // 60 s per simulation, 2 simulations at once, 8 kept, a job cancelled
-// after 30 s without a poll, 60 s per agent measurement.
+// after 2 minutes without a poll, 60 s per agent measurement.
 func DefaultOptions() Options {
 	return Options{
 		MaxUploadBytes: 8 << 20,
@@ -80,7 +81,7 @@ func DefaultOptions() Options {
 		MaxJobs:        2,
 		KeepJobs:       8,
 		AgentTimeout:   60 * time.Second,
-		JobIdleTimeout: 30 * time.Second,
+		JobIdleTimeout: 2 * time.Minute,
 	}
 }
 
