@@ -58,6 +58,17 @@ func ParseArch(s string) (Arch, error) {
 	return a, nil
 }
 
+// UnmarshalText reads a GPU file's arch: through ParseArch, so "SM90" is
+// sm90 and an unknown name is an *ArchError.
+func (a *Arch) UnmarshalText(text []byte) error {
+	v, err := ParseArch(string(text))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
 // Validate reports an *ArchError when a is neither empty nor known.
 func (a Arch) Validate() error {
 	if a == "" || slices.Contains(Archs(), a) {

@@ -72,3 +72,15 @@ func TestUserGPUArch(t *testing.T) {
 		t.Fatalf("no arch: %v, %v", g, err)
 	}
 }
+
+// A GPU file's arch is read by ParseArch, case-insensitively.
+func TestArchUnmarshalText(t *testing.T) {
+	var a Arch
+	if err := a.UnmarshalText([]byte(" SM90 ")); err != nil || a != ArchSM90 {
+		t.Fatalf("UnmarshalText(SM90) = %q, %v", a, err)
+	}
+	var ae *ArchError
+	if err := a.UnmarshalText([]byte("sm91")); !errors.As(err, &ae) || a != ArchSM90 {
+		t.Fatalf("UnmarshalText(sm91) = %v (arch now %q), want an *ArchError leaving it unchanged", err, a)
+	}
+}

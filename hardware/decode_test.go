@@ -123,7 +123,7 @@ func TestLoadFileErrors(t *testing.T) {
 		{"negative interconnect", minimalGPU + "interconnect_gbps: -5\n",
 			[]string{"interconnect_gbps: must be in [0, 100000]"}},
 		{"unknown arch", minimalGPU + "arch: sm91\n",
-			[]string{"my.yaml:6:", `gpu "my-gpu": arch: unknown architecture "sm91" (known: `}}, // the list: TestParseArch
+			[]string{"my.yaml:6:", `my.yaml:6: arch: unknown architecture "sm91" (known: `}}, // the list: TestParseArch
 		{"empty alias", minimalGPU + "aliases: [ok, '']\n",
 			[]string{"my.yaml:6:", "aliases[1]: must be non-empty"}},
 		{"empty file", "", []string{"my.yaml: empty document"}},

@@ -18,6 +18,9 @@ type Measures struct {
 	// met it; a zero Goodput reports none.
 	Goodput      traces.Goodput
 	GoodRequests int64
+	// Load is the overload measure (nil: not measured; LoadSink measures
+	// it).
+	Load *traces.Load
 }
 
 // NewResult assembles a run's result in vllm bench serve's schema
@@ -28,6 +31,7 @@ func NewResult(info traces.RunInfo, s traces.Summary, m Measures) *traces.Result
 	r := traces.NewResult(info, s, m.Percentiles)
 	r.MaxConcurrentRequests = m.MaxConcurrentRequests
 	r.MaxOutputTokensPerS = m.MaxOutputTokensPerS
+	r.Load = m.Load
 	if m.Goodput.Enabled() {
 		r.Goodput, r.GoodRequests = m.Goodput, m.GoodRequests
 	}

@@ -88,7 +88,12 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 		good = &GoodputSink{Sink: sink, SLO: o.Goodput}
 		sink = good
 	}
-	res, err := sim.Run(cfg, src, sink)
+	var spec *workload.Spec // a trace replay's clients are all open loop
+	if p.opts.Trace == "" {
+		spec = p.Spec
+	}
+	load := NewLoadSink(sink, spec)
+	res, err := sim.Run(cfg, src, load)
 	if ctx != nil && ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -96,7 +101,7 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 		return nil, err
 	}
 	m := Measures{Percentiles: o.Percentiles, MaxConcurrentRequests: res.PeakInSystem,
-		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes}
+		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes, Load: load.Load(res)}
 	if good != nil {
 		m.Goodput, m.GoodRequests = good.SLO, good.Good
 	}

@@ -72,13 +72,6 @@ func FusedMoETimes(c *Cost, tpe float64, e *hardware.OpEfficiency, peakFLOPS, ba
 	return tc, tm
 }
 
-// FusedMoESeconds is max(FusedMoETimes) plus e.LaunchUS: the kernel time
-// the fused model predicts.
-func FusedMoESeconds(c Cost, tpe float64, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
-	tc, tm := FusedMoETimes(&c, tpe, &e, peakFLOPS, bandwidth)
-	return max(tc, tm) + e.LaunchUS*1e-6
-}
-
 // moeShape is the routed experts' kernel path on one GPU; their EP / DP
 // layout is part of the step's shapes (stepShapes).
 type moeShape struct {

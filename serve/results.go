@@ -26,6 +26,9 @@ type simResult struct {
 	CDF         cdfs     `json:"cdf"`
 	Timeline    timeline `json:"timeline"`
 	Split       split    `json:"split"`
+	// Overload is the one line saying the run was overloaded
+	// (traces.Load.Summary); "" (omitted) when it was not.
+	Overload string `json:"overload,omitempty"`
 }
 
 // cdf is an empirical CDF sampled at up to maxCDFPoints values: X in ms,
@@ -99,6 +102,9 @@ func makeCDF(vals []float64) cdf {
 func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan, run *pipeline.Record) *simResult {
 	out := &simResult{Summary: run.Summary, Counters: run.Counters.Counters, Capped: p.capped, MaxRequests: p.total,
 		KVBlocks: p.Prepared.Scheduler.NumGPUBlocks, Replicas: p.Config.Replicas}
+	if l := run.Summary.Load; l != nil && l.Overloaded {
+		out.Overload = l.Summary()
+	}
 	var ttft, tpot, e2e []float64
 	for i := range reqs {
 		r := &reqs[i]

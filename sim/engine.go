@@ -109,6 +109,9 @@ type Result struct {
 	Summary traces.Summary
 	// Request counts.
 	Arrived, Completed, Rejected, InFlight int64
+	// Waiting is the part of InFlight never yet placed in a batch: requests
+	// still waiting when a horizon stopped the run (0 when it drained).
+	Waiting int64
 	// Token counts: prompt tokens of arrived requests, output tokens asked
 	// for by completed requests, and output tokens actually generated (all
 	// requests, including those cut off in flight).
@@ -175,6 +178,7 @@ type engine struct {
 	step      traces.StepRecord
 	done      int64
 	inSystem  int64
+	waiting   int64 // arrived, accepted, not yet in any batch
 	// followUps is false when the source never answers a completion with a
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
@@ -277,6 +281,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	e.res.End = e.now
 	e.res.MaxOutputTokensPerS, e.res.tokensLate = e.rate.Max(), e.rate.Late()
 	e.res.InFlight = e.res.Arrived - e.res.Completed - e.res.Rejected
+	e.res.Waiting = e.waiting
 	for _, in := range e.insts {
 		e.res.Preemptions += in.sched.Stats().Preemptions
 	}
@@ -364,6 +369,7 @@ func (e *engine) arrive(i int32) error {
 		return e.finish(i, "rejected:"+rej.Reason, e.now)
 	}
 	in.outstanding++
+	e.waiting++
 	if !in.busy && !in.wakePending {
 		in.wakePending = true
 		e.q.push(event{at: e.now, kind: evWake, replica: int32(rep)})

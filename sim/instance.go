@@ -75,6 +75,7 @@ func (e *engine) startStep(in *instance) error {
 		if !r.hasSched {
 			r.hasSched = true
 			r.firstSched = e.now
+			e.waiting--
 		}
 		if it.Prefill {
 			in.in.Prefills = append(in.in.Prefills, roofline.Chunk{Tokens: it.Tokens, Cached: it.Context, Sampled: it.Sampled})

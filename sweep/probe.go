@@ -22,7 +22,8 @@ type Probe struct {
 	// Concurrency is the probe's total closed-loop concurrency (requests
 	// in flight) in a concurrency sweep; 0 in a rate sweep.
 	Concurrency int `json:"concurrency,omitempty"`
-	// Pass is true when every SLO bound held and no request was rejected.
+	// Pass is true when every SLO bound held, no request was rejected and
+	// the probe was not overloaded (traces.Load).
 	Pass bool `json:"pass"`
 	// EarlyStop is true when the probe was stopped before all requests
 	// finished because its failure was already certain (see earlyStop);
@@ -46,7 +47,8 @@ type Probe struct {
 	SaturationRPS float64 `json:"saturation_rps,omitempty"`
 	// Failed says why a probe failed: each bound broken with its value
 	// ("ttft_p99 612 ms > 500 ms"), the bound whose failure became certain
-	// when it was stopped early, or rejected requests; "" when it passed.
+	// when it was stopped early, rejected requests, or the overload
+	// ("overloaded: offered ... req/s, sustained ..."); "" when it passed.
 	Failed string `json:"failed,omitempty"`
 	// margin is SLO.Margin of the probe (NaN when stopped early).
 	margin float64
@@ -254,7 +256,8 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	if noEarly {
 		inner = ctxSink{ctx}
 	}
-	good := &pipeline.GoodputSink{Sink: inner, SLO: p.slo.Goodput()}
+	load := pipeline.NewLoadSink(inner, w)
+	good := &pipeline.GoodputSink{Sink: load, SLO: p.slo.Goodput()}
 	res, err := sim.Run(cfg, gen, good)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
@@ -268,9 +271,15 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	r.stats = &st
 	r.good = good.Good
 	r.TTFTP99Ms, r.TPOTP99Ms = st.TTFTms.P99, st.TPOTms.P99
-	r.Pass = res.Rejected == 0 && res.InFlight == 0 && p.slo.Met(&st)
+	// An overloaded probe fails whatever its latencies: they grow with the
+	// run's length, so they say nothing about the deployment.
+	ld := load.Load(res)
+	r.Pass = res.Rejected == 0 && res.InFlight == 0 && !ld.Overloaded && p.slo.Met(&st)
 	if !r.Pass {
 		why := p.slo.Violations(&st)
+		if ld.Overloaded {
+			why = append(why, ld.Summary())
+		}
 		if res.Rejected > 0 {
 			why = append(why, fmt.Sprintf("%d requests rejected", res.Rejected))
 		}

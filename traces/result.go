@@ -158,6 +158,10 @@ type Result struct {
 	// the run, seconds counted from the first arrival (vLLM's
 	// max_output_tokens_per_s; TokenRate computes it).
 	MaxOutputTokensPerS float64
+	// Load says whether the offered load exceeded what the deployment
+	// sustained (nil: not measured, as for an observed run; its keys are
+	// then omitted).
+	Load *Load
 }
 
 // NewResult returns the Result of a summary; nil percentiles mean
@@ -283,6 +287,13 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	o.add("kv_blocks_total", s.KVBlocks.Total)
 	o.add("kv_blocks_peak", s.KVBlocks.PeakUsed)
 	o.add("rejected_reasons", s.RejectedReasons)
+	if l := r.Load; l != nil {
+		o.add("overloaded", l.Overloaded)
+		o.add("offered_rate", l.OfferedRate)
+		o.add("sustained_rate", l.SustainedRate)
+		o.add("queue_start_requests", l.QueueStart)
+		o.add("queue_end_requests", l.QueueEnd)
+	}
 	clients := make([]*ordered, len(s.PerClient))
 	for i := range s.PerClient {
 		c := &s.PerClient[i]

@@ -55,7 +55,7 @@ func BenchmarkCalibrateServing(b *testing.B) {
 	}
 	var simulated int
 	for b.Loop() {
-		fit, err := serving.FitOverheads(rows, []string{"h100_sxm"}, serving.Options{})
+		fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: []string{"h100_sxm"}}, serving.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

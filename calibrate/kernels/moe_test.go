@@ -71,7 +71,7 @@ func TestMoESampleIndexesByTokensPerExpert(t *testing.T) {
 	}
 	e := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.5, Half: 32, Exp: 1}, Memory: hardware.Curve{Max: 0.9}}
 	bw := g.BandwidthBytesPerSec()
-	want := roofline.FusedMoESeconds(c, tpe, e, peak, bw)
+	want := fusedMoESeconds(c, tpe, e, peak, bw)
 	e2 := e
 	if got := s.Predict(e2); math.Abs(got-want)/want > 1e-9 {
 		t.Errorf("Predict %g, FusedMoESeconds %g", got, want)
@@ -88,4 +88,11 @@ func TestParseMoEShape(t *testing.T) {
 			t.Errorf("ParseMoEShape(%q): no error", bad)
 		}
 	}
+}
+
+// fusedMoESeconds is max(roofline.FusedMoETimes) plus e.LaunchUS: the
+// kernel time the fused model predicts.
+func fusedMoESeconds(c roofline.Cost, tpe float64, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
+	tc, tm := roofline.FusedMoETimes(&c, tpe, &e, peakFLOPS, bandwidth)
+	return max(tc, tm) + e.LaunchUS*1e-6
 }

@@ -138,7 +138,7 @@ func TestLeaveOneModelOutSane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := throughput.LeaveOneModelOut(gb10GPU(t), &Bench{File: "measurements.csv", Rows: rows}, 300)
+	rep, err := throughput.LeaveOneModelOutProgress(gb10GPU(t), &Bench{File: "measurements.csv", Rows: rows}, 300, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

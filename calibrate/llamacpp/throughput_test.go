@@ -95,7 +95,7 @@ func TestWriteGB10Profile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join("..", "..", "hardware", "profiles", "gb10.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := throughput.LeaveOneModelOut(g, bench, 2500)
+	rep, err := throughput.LeaveOneModelOutProgress(g, bench, 2500, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,19 +72,6 @@ type Fit struct {
 	RowSimulations int `json:"row_simulations"`
 }
 
-// FitOverheads fits Overheads and the benchmark's requests per
-// client (Options.BenchRequestsPerClient, k >= 1) to the rows of the
-// trainGPUs systems, on top of each GPU's kernel-calibrated profile, and
-// reports the errors on the training rows and on every other row. The loss
-// is robust least squares (softL1) on the log errors of mean TTFT and mean
-// TPOT; the search runs in transformed coordinates so every value stays
-// physical (overheads >= 0, graph factor and fused fraction in [0, 1]).
-// k only reweights the burst and steady-state simulations, so changing it
-// alone reuses them.
-func FitOverheads(rows []Row, trainGPUs []string, opts Options) (*Fit, error) {
-	return FitOverheadsSpec(rows, Spec{TrainGPUs: trainGPUs}, opts)
-}
-
 // Spec selects a fit's training rows and the terms it fits.
 type Spec struct {
 	// TrainGPUs are the systems whose rows are fitted.
@@ -99,8 +86,15 @@ type Spec struct {
 	KeepStepTerms bool
 }
 
-// FitOverheadsSpec is FitOverheads with the training rows and fitted terms
-// chosen by spec.
+// FitOverheadsSpec fits Overheads and the benchmark's requests per
+// client (Options.BenchRequestsPerClient, k >= 1) to the rows spec
+// selects (its TrainGPUs systems, and TrainModels when set), on top of
+// each GPU's kernel-calibrated profile, and reports the errors on the training rows and on every other row. The loss
+// is robust least squares (softL1) on the log errors of mean TTFT and mean
+// TPOT; the search runs in transformed coordinates so every value stays
+// physical (overheads >= 0, graph factor and fused fraction in [0, 1]).
+// k only reweights the burst and steady-state simulations, so changing it
+// alone reuses them.
 //
 // The search has two stages (search.go). A coarse grid over the
 // overheads and k picks the start, simulating only a stratified third of

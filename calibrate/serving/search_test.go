@@ -98,7 +98,7 @@ func TestFitDeterministicAcrossJobs(t *testing.T) {
 	}
 	var mu sync.Mutex
 	last, most := 0, 0
-	one, err := FitOverheads(rows, []string{"h100"}, Options{RequestsPerClient: 3, Jobs: 1, Progress: func(done, m int) {
+	one, err := FitOverheadsSpec(rows, Spec{TrainGPUs: []string{"h100"}}, Options{RequestsPerClient: 3, Jobs: 1, Progress: func(done, m int) {
 		mu.Lock()
 		defer mu.Unlock()
 		if done != last+1 || m < done {
@@ -109,7 +109,7 @@ func TestFitDeterministicAcrossJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	three, err := FitOverheads(rows, []string{"h100"}, Options{RequestsPerClient: 3, Jobs: 3})
+	three, err := FitOverheadsSpec(rows, Spec{TrainGPUs: []string{"h100"}}, Options{RequestsPerClient: 3, Jobs: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestFitDeterministicAcrossJobs(t *testing.T) {
 // fit of nothing.
 func TestFitNoSimulatableRow(t *testing.T) {
 	rows := []Row{{Model: "no-such-model", GPU: "h100", Precision: "fp8", ISL: 128, OSL: 8, Concurrency: 1, TP: 1, TTFTms: 1, TPOTms: 1}}
-	fit, err := FitOverheads(rows, []string{"h100"}, Options{})
+	fit, err := FitOverheadsSpec(rows, Spec{TrainGPUs: []string{"h100"}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "no training row could be simulated") {
 		t.Fatalf("fit %+v, error %v", fit, err)
 	}

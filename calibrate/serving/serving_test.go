@@ -131,7 +131,7 @@ func TestFitServingOverheadsRecoversSynthetic(t *testing.T) {
 		}
 		rows[i].TTFTms, rows[i].TPOTms = r.PredTTFTms, r.PredTPOTms
 	}
-	fit, err := FitOverheads(rows, []string{"h100"}, Options{RequestsPerClient: 3})
+	fit, err := FitOverheadsSpec(rows, Spec{TrainGPUs: []string{"h100"}}, Options{RequestsPerClient: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestCrossTPOnB300Steps(t *testing.T) {
 		ds[tp] = Dataset{Table: tab, Setup: s}
 	}
 	for _, c := range [][2]int{{1, 4}, {4, 1}} {
-		fit, err := Fit(ds[c[0]])
+		fit, err := FitWith(FitOptions{}, ds[c[0]])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,7 +127,16 @@ type FitResult struct {
 // on (a 2x step among its neighbours) do not steer the terms.
 const LossScale = 0.05
 
-// Fit identifies Terms from the per-step tables ds.
+// FitOptions changes the form of a fit.
+type FitOptions struct {
+	// PerRequest fits a plain cost per request (Terms.PerRequestUS) in
+	// place of the cost per (request, KV head). Within one tensor-parallel
+	// degree the two fit alike; across degrees they differ by the ratio of
+	// KV heads per GPU, which is how the data tell them apart.
+	PerRequest bool
+}
+
+// FitWith identifies Terms from the per-step tables ds.
 //
 // Every term enters the step time linearly once the kernels are priced:
 //
@@ -144,18 +153,7 @@ const LossScale = 0.05
 // the few prefill ones. The kernel efficiencies are not touched: they come
 // from the kernel tables only. The reported errors are those of the full
 // step model with the fitted terms.
-func Fit(ds ...Dataset) (*FitResult, error) { return FitWith(FitOptions{}, ds...) }
-
-// FitOptions changes the form of a fit.
-type FitOptions struct {
-	// PerRequest fits a plain cost per request (Terms.PerRequestUS) in
-	// place of the cost per (request, KV head). Within one tensor-parallel
-	// degree the two fit alike; across degrees they differ by the ratio of
-	// KV heads per GPU, which is how the data tell them apart.
-	PerRequest bool
-}
-
-// FitWith is Fit with options.
+// o changes the form of the fit.
 func FitWith(o FitOptions, ds ...Dataset) (*FitResult, error) {
 	if len(ds) == 0 {
 		return nil, fmt.Errorf("fit: no tables")

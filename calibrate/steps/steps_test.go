@@ -174,7 +174,7 @@ func synthetic(t testing.TB, s Setup, terms Terms) *Table {
 func TestFitRecoversTerms(t *testing.T) {
 	want := Terms{StepUS: 300, GraphLaunchFactor: 0.5, PerRequestKVHeadUS: 0.2, ServingComputeEfficiency: 0.85, ServingAllReduceEfficiency: 0.7}
 	s1, s2 := setup(t, "h100", 1), setup(t, "h100", 2)
-	res, err := Fit(Dataset{synthetic(t, s1, want), s1}, Dataset{synthetic(t, s2, want), s2})
+	res, err := FitWith(FitOptions{}, Dataset{synthetic(t, s1, want), s1}, Dataset{synthetic(t, s2, want), s2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestFitRecoversTerms(t *testing.T) {
 	if len(res.Unidentified) != 0 {
 		t.Errorf("unidentified %v with a TP 2 table", res.Unidentified)
 	}
-	one, err := Fit(Dataset{synthetic(t, s1, want), s1})
+	one, err := FitWith(FitOptions{}, Dataset{synthetic(t, s1, want), s1})
 	if err != nil {
 		t.Fatal(err)
 	}

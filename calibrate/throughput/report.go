@@ -108,20 +108,14 @@ func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
 	return rep, nil
 }
 
-// LeaveOneModelOut fits on all models but one and predicts every point of
-// the held-out model, for each model in turn; the report's per-model errors
+// LeaveOneModelOutProgress fits on all models but one and predicts every
+// point of the held-out model, for each model in turn; the report's per-model errors
 // are all out-of-sample. Each fold starts from the source's prior, never
 // sees the held-out model's points, and runs at most foldEvals loss
 // evaluations (0: 2500). Folds are independent and run GOMAXPROCS at a
 // time; their results are collected in model order, so the report does not
-// depend on scheduling.
-func LeaveOneModelOut(gpu *hardware.GPU, src Source, foldEvals int) (*Report, error) {
-	return LeaveOneModelOutProgress(gpu, src, foldEvals, nil)
-}
-
-// LeaveOneModelOutProgress is LeaveOneModelOut calling progress (when not
-// nil, serially) after each fold with the folds done, their total and the
-// held-out model.
+// depend on scheduling. It calls progress (when not nil, serially) after
+// each fold with the folds done, their total and the held-out model.
 func LeaveOneModelOutProgress(gpu *hardware.GPU, src Source, foldEvals int, progress func(done, total int, model string)) (*Report, error) {
 	if gpu == nil || src == nil {
 		return nil, fmt.Errorf("leave-one-model-out: gpu and source must be set")

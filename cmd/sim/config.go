@@ -39,9 +39,6 @@ type setting struct {
 	Type  reflect.Type
 }
 
-// Env is the setting's environment variable.
-func (s setting) Env() string { return envName(s.Flag) }
-
 // envName is the environment variable of a flag: SIM_ and the name in upper
 // case with dashes as underscores.
 func envName(flag string) string {

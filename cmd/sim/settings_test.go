@@ -285,3 +285,6 @@ func TestEnginePrecedence(t *testing.T) {
 	check("vllm@0.18.0")
 	check("llama.cpp@b6500", "--engine", "llama.cpp@b6500")
 }
+
+// Env is the setting's environment variable.
+func (s setting) Env() string { return envName(s.Flag) }

@@ -47,7 +47,11 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 		n := s.RejectedReasons[reason]
 		fmt.Fprintf(w, "            rejected %d: %s\n", n, reason)
 	}
-	fmt.Fprintf(w, "duration    %.3f s simulated, %d steps\n\n", s.DurationS, res.Steps)
+	fmt.Fprintf(w, "duration    %.3f s simulated, %d steps\n", s.DurationS, res.Steps)
+	if l := result.Load; l != nil && l.Overloaded {
+		fmt.Fprintf(w, "load        %s\n", l.Summary())
+	}
+	fmt.Fprintln(w)
 	var b strings.Builder
 	writeResultText(&b, result)
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -15,7 +15,7 @@
 //     element type; sequences element by element;
 //   - a type that implements yaml.Unmarshaler is decoded by itself, and its
 //     error is reported at the node's line and path;
-//   - a struct that implements encoding.TextUnmarshaler takes a scalar, which
+//   - a type that implements encoding.TextUnmarshaler takes a scalar, which
 //     its UnmarshalText must accept (its error is reported the same way);
 //   - an integer field takes only an integer scalar (not 2.0 or 1e3, which
 //     yaml.v3 would convert or truncate);
@@ -138,7 +138,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	}
-	if t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
 		if n.Kind != yaml.ScalarNode {
 			return c.want(n, path, "a string")
 		}

@@ -428,7 +428,8 @@ function simChartsRender() {
   let html = "";
   for (const r of shown) {
     const s = r.result.summary, c = r.result.counters;
-    html += `<h3 style="color:${r.color}">${esc(r.label)}${r.result.capped ? ` <span class="hint">(capped at ${r.result.max_requests} requests)</span>` : ""}</h3><div class="summary">` +
+    html += `<h3 style="color:${r.color}">${esc(r.label)}${r.result.capped ? ` <span class="hint">(capped at ${r.result.max_requests} requests)</span>` : ""}</h3>` +
+      (r.result.overload ? `<p class="error">${esc(r.result.overload)}</p>` : "") + `<div class="summary">` +
       kpi("completed / arrived", `${c.completed} / ${c.arrived}`) + kpi("output tok/s", fmtNum(s.output_throughput, 4)) +
       kpi("peak output tok/s", fmtNum(s.max_output_tokens_per_s, 4)) +
       kpi("requests/s", fmtNum(s.request_throughput, 4)) + kpi("preemptions", c.preemptions) +
