@@ -346,7 +346,7 @@ func TestHugeWorkloadRefusedBeforeGenerating(t *testing.T) {
 	_, small := newTestServer(t, Options{MaxRequests: 100})
 	wantError(t, small, "POST", "/api/simulate", map[string]any{"workload_yaml": head + "clients:\n" +
 		strings.Repeat("  - {arrival: {rate: 1, num_requests: 1}, prompt_tokens: {dist: constant, value: 1}, output_tokens: {dist: constant, value: 1}}\n", 101)},
-		400, "clients: 101 clients, more than the 100 requests")
+		400, "clients: 101 clients, more than the 100 requests a simulation may generate here")
 	for _, c := range []struct{ yaml, field string }{
 		{"clients: [{concurrency: 30000, num_requests: 30000, prompt_tokens: {dist: constant, value: 1}, output_tokens: {dist: constant, value: 1}}]", "clients[0].concurrency"},
 		{"clients: [{arrival: {rate: 1, num_requests: 10}, prefix: {groups: 100000, tokens: 8}, prompt_tokens: {dist: constant, value: 1}, output_tokens: {dist: constant, value: 1}}]", "clients[0].prefix.groups"},

@@ -163,7 +163,7 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	if sp.Trace != "" {
 		return nil, errorf(http.StatusBadRequest, "workload: trace replay is not offered in the web view")
 	}
-	if err := checkUpfront(sp, req.MaxRequests); err != nil {
+	if err := checkUpfront(sp, s.opts.MaxRequests); err != nil {
 		return nil, err
 	}
 	if err := applySettings(&sp.Deployment, req.Settings); err != nil {
@@ -220,25 +220,26 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 }
 
 // checkUpfront refuses a workload whose generator would allocate more
-// than maxRequests items before the first request: one state per client,
-// one segment per shared-prefix group, one start per closed-loop user.
-// None of them can serve more than maxRequests requests, so a larger
-// count only costs memory (30,000 clients of a million users each would
-// take hundreds of GB); the error names the field that passes the cap.
+// than maxRequests (the server's --max-requests) items before the first
+// request: one state per client, one segment per shared-prefix group, one
+// start per closed-loop user. No simulation here serves more than
+// maxRequests requests, so a larger count only costs memory (30,000
+// clients of a million users each would take hundreds of GB); the error
+// names the field that passes the cap.
 func checkUpfront(sp *workload.Spec, maxRequests int) error {
 	if n := len(sp.Clients); n > maxRequests {
-		return errorf(http.StatusBadRequest, "clients: %d clients, more than the %d requests this simulation may generate (max_requests)", n, maxRequests)
+		return errorf(http.StatusBadRequest, "clients: %d clients, more than the %d requests a simulation may generate here (--max-requests)", n, maxRequests)
 	}
 	groups, users := 0, 0
 	for i := range sp.Clients {
 		c := &sp.Clients[i]
 		if c.Prefix != nil {
 			if groups += c.Prefix.Groups; groups > maxRequests {
-				return errorf(http.StatusBadRequest, "clients[%d].prefix.groups: the clients' prefix groups add up to more than the %d requests this simulation may generate (max_requests)", i, maxRequests)
+				return errorf(http.StatusBadRequest, "clients[%d].prefix.groups: the clients' prefix groups add up to more than the %d requests a simulation may generate here (--max-requests)", i, maxRequests)
 			}
 		}
 		if users += c.Concurrency; users > maxRequests {
-			return errorf(http.StatusBadRequest, "clients[%d].concurrency: the clients' concurrency adds up to more than the %d requests this simulation may generate (max_requests)", i, maxRequests)
+			return errorf(http.StatusBadRequest, "clients[%d].concurrency: the clients' concurrency adds up to more than the %d requests a simulation may generate here (--max-requests)", i, maxRequests)
 		}
 	}
 	return nil
