@@ -26,6 +26,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"time"
+
+	"github.com/roofsim/roofsim/internal/limits"
 )
 
 //go:embed assets
@@ -85,6 +87,9 @@ func DefaultOptions() Options {
 	}
 }
 
+// maxUploadBytes bounds Options.MaxUploadBytes: 1 GiB.
+const maxUploadBytes = 1 << 30
+
 // Validate checks the options after defaults were applied.
 func (o *Options) Validate() error {
 	if o.MeasureURL != "" {
@@ -94,10 +99,10 @@ func (o *Options) Validate() error {
 		}
 	}
 	switch {
-	case o.MaxUploadBytes < 1024:
-		return fmt.Errorf("max upload: must be >= 1024 bytes, got %d", o.MaxUploadBytes)
-	case o.MaxRequests < 1:
-		return fmt.Errorf("max requests: must be >= 1, got %d", o.MaxRequests)
+	case o.MaxUploadBytes < 1024 || o.MaxUploadBytes > maxUploadBytes:
+		return fmt.Errorf("max upload: must be in [1024, %d] bytes, got %d", int64(maxUploadBytes), o.MaxUploadBytes)
+	case o.MaxRequests < 1 || o.MaxRequests > limits.MaxRequests:
+		return fmt.Errorf("max requests: %w", limits.IntIn(o.MaxRequests, 1, limits.MaxRequests))
 	case o.SimTimeout <= 0:
 		return fmt.Errorf("simulation timeout: must be > 0, got %s", o.SimTimeout)
 	case o.MaxJobs < 1 || o.KeepJobs < o.MaxJobs:

@@ -836,7 +836,7 @@ func TestServeShutsDownOnCancel(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	for _, o := range []Options{{MeasureURL: "ftp://x"}, {MeasureURL: "localhost:8765"}, {MaxUploadBytes: 10}, {MaxRequests: -1}, {DataDir: "/nonexistent/dir"}} {
+	for _, o := range []Options{{MeasureURL: "ftp://x"}, {MeasureURL: "localhost:8765"}, {MaxUploadBytes: 10}, {MaxUploadBytes: 2 << 30}, {MaxRequests: -1}, {MaxRequests: 1e9}, {DataDir: "/nonexistent/dir"}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v): want an error", o)
 		}

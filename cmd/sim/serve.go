@@ -71,8 +71,8 @@ SIM_DATA, ...). Ctrl-C or SIGTERM stops it.`,
 }
 
 func runServe(ctx context.Context, s streams, o *serveOptions) error {
-	if o.MaxUploadMiB < 1 {
-		return fmt.Errorf("--max-upload-mib: must be >= 1, got %d", o.MaxUploadMiB)
+	if o.MaxUploadMiB < 1 || o.MaxUploadMiB > 1024 {
+		return fmt.Errorf("--max-upload-mib: must be in [1, 1024], got %d", o.MaxUploadMiB)
 	}
 	if o.MaxRequests < 1 {
 		return fmt.Errorf("--max-requests: must be >= 1, got %d", o.MaxRequests)

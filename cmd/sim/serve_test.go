@@ -92,6 +92,8 @@ func TestServeRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--max-upload-mib", "0"}, "--max-upload-mib"},
+		{[]string{"serve", "--max-upload-mib", "1000000000000"}, "--max-upload-mib"},
+		{[]string{"serve", "--max-requests", "1000000000"}, "max requests"},
 		{[]string{"serve", "--measure-url", "ftp://gpu"}, "measure-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "--addr"},
 		{[]string{"serve", "--data", "/nonexistent/dir", "--addr", "127.0.0.1:0"}, "data"},
