@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -36,7 +37,7 @@ func Load(path string) (*Side, error) {
 		}
 		return nil, fmt.Errorf("%s: neither a roofsim run directory (run.json) nor an inference-perf report (summary_lifecycle_metrics.json)", path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Result)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ type stagedWorkload struct {
 }
 
 func loadRoofsim(dir string) (*Side, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	raw, err := safefile.ReadFile(filepath.Join(dir, "run.json"), safefile.Result)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func loadRoofsim(dir string) (*Side, error) {
 // readITLs reads the inter-token gaps of each request from an observe
 // detail file; an absent file gives an empty map.
 func readITLs(path string) (map[uint64][]float64, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Trace)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[uint64][]float64{}, nil
 	}
@@ -188,7 +189,7 @@ func readITLs(path string) (map[uint64][]float64, error) {
 	}
 	defer f.Close()
 	out := map[uint64][]float64{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(safefile.SkipBOM(f))
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	line := 0
 	for sc.Scan() {
@@ -358,7 +359,7 @@ func ipStage(name string) (int, bool) {
 
 func loadInferencePerfDir(dir string) (*Side, error) {
 	read := func(name string) (Summary, error) {
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := safefile.ReadFile(filepath.Join(dir, name), safefile.Result)
 		if err != nil {
 			return Summary{}, err
 		}

@@ -21,7 +21,8 @@ func TestMoEKernel(t *testing.T) {
 		arch         hardware.Arch
 		format, comp string
 		tp           int
-		want, source string // source: a substring of the cited source; "" none
+		want         roofline.MoEKernel
+		source       string // source: a substring of the cited source; "" none
 	}{
 		{"vllm@0.11.0", hardware.ArchSM90, "fp8_block", "fp8", 2, fused, "_valid_deep_gemm"}, // M >= 128 check still applies
 		{"vllm@0.11.1", hardware.ArchSM90, "fp8_block", "fp8", 2, dg, "PR #26197"},

@@ -134,7 +134,7 @@ func Resolve(nameOrPath string) (*GPU, error) {
 	if g := find(gpus, nameOrPath); g != nil {
 		return g.Clone(), nil
 	}
-	if st, err := os.Stat(nameOrPath); err == nil && st.Mode().IsRegular() {
+	if st, err := os.Stat(nameOrPath); err == nil && !st.IsDir() {
 		return LoadFile(nameOrPath)
 	}
 	return Lookup(nameOrPath)

@@ -3,12 +3,12 @@ package hardware
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
@@ -119,7 +119,7 @@ func ParseGPU(data []byte, origin string) (*GPU, error) {
 // LoadFile reads and parses a GPU YAML file (see ParseGPU). Errors name the
 // file and, where known, the line.
 func LoadFile(path string) (*GPU, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("reading GPU file: %w", err)
 	}
@@ -146,7 +146,7 @@ func ParseProfile(data []byte, origin string) (*Profile, error) {
 
 // LoadProfile reads and parses a profile YAML file (see ParseProfile).
 func LoadProfile(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("reading profile file: %w", err)
 	}

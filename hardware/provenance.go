@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // StageKind names one kind of calibration step that shapes a profile. It is
@@ -222,7 +223,7 @@ func (d *Digest) Sum() (string, error) {
 // FileSHA256 returns the hex SHA-256 of the file at path, streaming it
 // (memory O(1) in the file's size).
 func FileSHA256(name string) (string, error) {
-	f, err := os.Open(name)
+	f, err := safefile.Open(name, safefile.Trace)
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/roofsim/roofsim/internal/registry"
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // ErrUnsupported marks a config.json that describes an architecture this
@@ -142,7 +143,7 @@ func qwenSliding(d hfDoc) (func(int) bool, bool, error) {
 // the file's directory when the file is called config.json (".../qwen3-8b/
 // config.json" gives "qwen3-8b"), else after the file name without extension.
 func LoadHFConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("loading model config: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // Quantization records how a quantised checkpoint stores its weights, as
@@ -56,7 +58,7 @@ const HFQuantConfigFile = "hf_quant_config.json"
 // ...), group_size and exclude_modules.
 func applyHFQuantConfig(dir string, cfg *Config) error {
 	path := filepath.Join(dir, HFQuantConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Config)
 	if os.IsNotExist(err) {
 		return nil
 	}

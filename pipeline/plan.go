@@ -5,6 +5,9 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
+	"github.com/roofsim/roofsim/settings"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -38,9 +41,9 @@ type Options struct {
 // capacity and model length as derived, plus the seed, the cut-off and
 // where the requests and the GPU profile came from.
 type Settings struct {
-	workload.Deployment
+	settings.Deployment
 	Seed     uint64            `json:"seed"`
-	Duration workload.Duration `json:"duration"`
+	Duration settings.Duration `json:"duration"`
 	// NumGPUBlocksPinned is true when the KV capacity was given
 	// (serving.num_gpu_blocks), not derived from memory.
 	NumGPUBlocksPinned bool `json:"num_gpu_blocks_pinned"`
@@ -87,7 +90,7 @@ func (e *CatalogError) Unwrap() error { return e.Err }
 // and sizes the deployment (sim.Prepare) and builds the engine
 // configuration: its replicas behind its router, the cut-off at
 // spec.Duration and the GPU profile's front-end delay. Errors name the
-// setting: a *CatalogError for the model or GPU, a *workload.FieldError or
+// setting: a *CatalogError for the model or GPU, a *settings.FieldError or
 // *scheduler.FieldError for a bad value. Nothing is read but the catalogs
 // (and the model or GPU files spec names).
 func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
@@ -118,7 +121,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		Workload: opts.Workload, Trace: opts.Trace}
 	so := prep.Step.Options()
 	st.Model, st.GPU = m.Name, g.Name
-	st.Weights, st.KVCacheDType, st.ActDType = so.WeightDType, so.KVDType, so.ActDType
+	st.Weights, st.KVCacheDType, st.ActDType = roofline.DType(so.WeightDType), roofline.DType(so.KVDType), roofline.DType(so.ActDType)
 	st.Serving.Config = prep.Scheduler
 	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, opts: opts}
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {
@@ -164,7 +167,7 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // instances behind router ("" is round-robin), and the GPU profile's
 // front-end delay. Clients, Horizon and the run's hooks are left to the
 // caller.
-func Engine(prep *sim.Prepared, replicas int, router string) sim.Config {
+func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
 	return sim.Config{
 		Scheduler:     prep.Scheduler,
 		StepModel:     prep.Step,

@@ -83,7 +83,7 @@ type moeShape struct {
 	// kernel is the resolved StepOptions.MoEKernel: "" (fused) or
 	// MoEKernelDeepGEMM, which prices the experts with deepGEMMExperts and
 	// the GPU's block-scaled fp8 GEMM efficiency dg.
-	kernel string
+	kernel MoEKernel
 	dg     hardware.OpEfficiency
 	// source is the policy's MoEKernelChoice.Source when MoEKernelAuto
 	// chose the path.

@@ -26,21 +26,6 @@ import (
 // whatever T is: the work does not follow the batch, unlike the fused
 // Triton kernel, which only runs the touched experts' 16-row tiles.
 
-// Routed-expert kernel paths (StepOptions.MoEKernel).
-const (
-	// MoEKernelFused is a fused grouped kernel that runs the touched
-	// experts' token tiles only (vLLM's Triton fused_moe, Marlin or
-	// FlashInfer), priced with the profile's fused-MoE entry
-	// (hardware.FusedMoE). It is the default.
-	MoEKernelFused = "fused"
-	// MoEKernelDeepGEMM is vLLM's DeepGEMM contiguous path for 128x128
-	// block-scaled fp8 experts, priced by deepGEMMExperts.
-	MoEKernelDeepGEMM = "deepgemm"
-	// MoEKernelAuto takes the path StepOptions.MoEKernelPolicy chooses:
-	// what a serving engine release runs by default (MoEKernelPolicy).
-	MoEKernelAuto = "auto"
-)
-
 // DeepGEMMAlign is the row alignment of DeepGEMM's contiguous grouped
 // layout on Hopper (get_mk_alignment_for_contiguous_layout): each
 // expert's rows fill whole blocks of this many rows.
@@ -127,7 +112,7 @@ func (m *StepModel) deepGEMMExperts(acc *stepAcc, T int) {
 
 // MoEKernel is the resolved routed-expert kernel path: MoEKernelFused or
 // MoEKernelDeepGEMM.
-func (m *StepModel) MoEKernel() string {
+func (m *StepModel) MoEKernel() MoEKernel {
 	if m.moe.kernel == "" {
 		return MoEKernelFused
 	}
@@ -164,7 +149,7 @@ type MoEKernelQuery struct {
 // MoEKernelChoice is a MoEKernelPolicy's answer.
 type MoEKernelChoice struct {
 	// Path is MoEKernelFused or MoEKernelDeepGEMM.
-	Path string
+	Path MoEKernel
 	// Source cites where the engine makes this choice (a file or pull
 	// request of its source), for the run's notes; "" when no rule of the
 	// engine's applies.

@@ -194,7 +194,7 @@ func TestMoEKernelOption(t *testing.T) {
 
 // stubPolicy answers every query with path and records the queries.
 type stubPolicy struct {
-	path    string
+	path    MoEKernel
 	queries *[]MoEKernelQuery
 }
 

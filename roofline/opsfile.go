@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
@@ -54,7 +54,7 @@ const (
 
 // LoadOps reads an ops file; see ParseOps for the formats.
 func LoadOps(path string) ([]OpSpec, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("reading ops file: %w", err)
 	}

@@ -139,7 +139,19 @@ func LookupPrecision(name string) (Precision, error) {
 	if p, ok := groupIntPrecision(c); ok {
 		return p, nil
 	}
-	return Precision{}, fmt.Errorf("unknown precision %q (known: %s, and int4_g<N>[_zp] / int8_g<N>[_zp] for group-quantised integers)", name, strings.Join(precisionNames(), ", "))
+	return Precision{}, &UnknownPrecisionError{Name: name, Known: precisionNames()}
+}
+
+// UnknownPrecisionError is a precision name that LookupPrecision does not
+// resolve. Known lists the catalog's names; group-quantised integers
+// (int4_g<N>[_zp], int8_g<N>[_zp]) are accepted besides.
+type UnknownPrecisionError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownPrecisionError) Error() string {
+	return fmt.Sprintf("unknown precision %q (known: %s, and int4_g<N>[_zp] / int8_g<N>[_zp] for group-quantised integers)", e.Name, strings.Join(e.Known, ", "))
 }
 
 var groupIntName = regexp.MustCompile(`^int(4|8)_g([0-9]+)(_zp)?$`)

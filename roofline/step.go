@@ -62,7 +62,7 @@ type StepOptions struct {
 	// path (block-scaled fp8 experts only), MoEKernelAuto for the path
 	// MoEKernelPolicy chooses (the fused one when it is nil).
 	// The resolved options record the path taken.
-	MoEKernel string `json:"moe_kernel,omitempty" yaml:"moe_kernel,omitempty"`
+	MoEKernel MoEKernel `json:"moe_kernel,omitempty" yaml:"moe_kernel,omitempty"`
 	// MoEKernelPolicy is the serving engine release's choice of the routed
 	// experts' kernel path, which MoEKernelAuto follows (engine.Engine).
 	MoEKernelPolicy MoEKernelPolicy `json:"-" yaml:"-"`

@@ -5,17 +5,17 @@ import (
 	"fmt"
 )
 
-// Waiting-queue policies accepted by Config.Policy.
+// Waiting-queue policies accepted by Config.Policy (policy.go).
 const (
 	// PolicyFCFS admits requests in the order they were added; a preempted request
 	// goes back to the front of the queue.
-	PolicyFCFS = "fcfs"
+	PolicyFCFS Policy = "fcfs"
 	// PolicyPriority admits the lowest Request.Priority value first, then the lowest
 	// Request.Seq (earliest arrival), then the lowest ID.
-	PolicyPriority = "priority"
+	PolicyPriority Policy = "priority"
 	// PolicySJF admits the shortest prompt (Request.PromptTokens) first, then the
 	// lowest Seq, then the lowest ID.
-	PolicySJF = "sjf"
+	PolicySJF Policy = "sjf"
 )
 
 // Config sizes and configures one scheduler instance. Token counts are tokens, block
@@ -45,7 +45,7 @@ type Config struct {
 	// Policy (key scheduling_policy, as in vLLM) orders the waiting queue: "fcfs"
 	// (default; "" means fcfs), "priority" or
 	// "sjf". See the Policy* constants.
-	Policy string `yaml:"scheduling_policy" mapstructure:"scheduling_policy" json:"scheduling_policy" help:"waiting-queue order: fcfs, priority or sjf"`
+	Policy Policy `yaml:"scheduling_policy" mapstructure:"scheduling_policy" json:"scheduling_policy" help:"waiting-queue order: fcfs, priority or sjf"`
 	// LongPrefillTokenThreshold, when > 0, caps the tokens of one request's prefill
 	// chunk per step (vLLM long_prefill_token_threshold). 0 means no cap. It requires
 	// EnableChunkedPrefill.
@@ -114,7 +114,7 @@ func (c *Config) check(settings bool) error {
 	if c.MaxModelLen < 0 || c.MaxModelLen == 0 && !settings {
 		bad("max_model_len", "must be > 0 (got %d)", c.MaxModelLen)
 	}
-	if err := CheckPolicy(c.Policy); err != nil {
+	if err := c.Policy.Validate(); err != nil {
 		bad("scheduling_policy", "%v", err)
 	}
 	if c.LongPrefillTokenThreshold < 0 {

@@ -28,7 +28,7 @@ func FuzzScheduler(f *testing.F) {
 		flags := next()
 		c.EnableChunkedPrefill = flags&1 == 0
 		c.EnablePrefixCaching = flags&2 == 0
-		c.Policy = []string{PolicyFCFS, PolicyPriority, PolicySJF, "bogus"}[flags>>2&3]
+		c.Policy = []Policy{PolicyFCFS, PolicyPriority, PolicySJF, "bogus"}[flags>>2&3]
 		c.NumGPUBlocks = next()
 		c.LongPrefillTokenThreshold = next() % 8
 		c.MaxModelLen = 256

@@ -245,7 +245,7 @@ func randomCase(seed uint64) (Config, []*Request, []int) {
 	c.MaxModelLen = 64 + rng.IntN(300)
 	c.EnableChunkedPrefill = rng.IntN(3) > 0
 	c.EnablePrefixCaching = rng.IntN(3) > 0
-	c.Policy = []string{PolicyFCFS, PolicyPriority, PolicySJF, ""}[rng.IntN(4)]
+	c.Policy = []Policy{PolicyFCFS, PolicyPriority, PolicySJF, ""}[rng.IntN(4)]
 	if c.EnableChunkedPrefill {
 		c.MaxNumBatchedTokens = c.MaxNumSeqs + rng.IntN(200)
 		if rng.IntN(3) == 0 {

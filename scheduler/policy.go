@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+
 	"github.com/roofsim/roofsim/internal/heapq"
 	"github.com/roofsim/roofsim/internal/registry"
 )
@@ -28,32 +30,76 @@ var (
 	_ waitQueue = (*heapQueue)(nil)
 )
 
+// Policy names a waiting-queue policy (Config.Policy, the scheduling_policy
+// setting). The zero Policy ("") means PolicyFCFS. Its text form is the name;
+// UnmarshalText accepts only the names PolicyNames lists, and "".
+type Policy string
+
 // policies lists every waiting-queue policy by its Config.Policy name; adding one is
 // one entry here (plus its Policy* constant and queue).
 func policies() registry.Table[func() waitQueue] {
 	return registry.Table[func() waitQueue]{Entries: []registry.Entry[func() waitQueue]{
-		{Name: PolicyFCFS, Value: func() waitQueue { return &fifoQueue{} }},
-		{Name: PolicyPriority, Value: func() waitQueue { return &heapQueue{key: byPriority} }},
-		{Name: PolicySJF, Value: func() waitQueue { return &heapQueue{key: byPromptTokens} }},
+		{Name: string(PolicyFCFS), Value: func() waitQueue { return &fifoQueue{} }},
+		{Name: string(PolicyPriority), Value: func() waitQueue { return &heapQueue{key: byPriority} }},
+		{Name: string(PolicySJF), Value: func() waitQueue { return &heapQueue{key: byPromptTokens} }},
 	}}
 }
 
 // PolicyNames lists the accepted Config.Policy values ("" also means fcfs).
 func PolicyNames() []string { return policies().Names() }
 
-// CheckPolicy returns nil when name is a known policy or "" (fcfs), else an error
-// such as `unknown "lifo" (want fcfs, priority or sjf)`.
-func CheckPolicy(name string) error {
-	_, err := newWaitQueue(name)
-	return err
+// UnknownPolicyError is a policy name that PolicyNames does not list; Known lists
+// those it does.
+type UnknownPolicyError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownPolicyError) Error() string {
+	return fmt.Sprintf("unknown %q (want %s)", e.Name, policies().Want())
+}
+
+// ParsePolicy returns the policy called name ("" is the zero Policy), or an
+// *UnknownPolicyError.
+func ParsePolicy(name string) (Policy, error) {
+	p := Policy(name)
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// Validate returns an *UnknownPolicyError when p is neither "" (fcfs) nor a name
+// PolicyNames lists, such as `unknown "lifo" (want fcfs, priority or sjf)`.
+func (p Policy) Validate() error {
+	if _, err := newWaitQueue(p); err != nil {
+		return &UnknownPolicyError{Name: string(p), Known: PolicyNames()}
+	}
+	return nil
+}
+
+// CheckPolicy is Policy(name).Validate.
+func CheckPolicy(name string) error { return Policy(name).Validate() }
+
+// MarshalText implements encoding.TextMarshaler: the name.
+func (p Policy) MarshalText() ([]byte, error) { return []byte(p), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParsePolicy.
+func (p *Policy) UnmarshalText(b []byte) error {
+	v, err := ParsePolicy(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
 }
 
 // newWaitQueue returns the waiting queue of the policy called name ("" means fcfs).
-func newWaitQueue(name string) (waitQueue, error) {
+func newWaitQueue(name Policy) (waitQueue, error) {
 	if name == "" {
 		name = PolicyFCFS
 	}
-	newQueue, err := policies().Lookup(name)
+	newQueue, err := policies().Lookup(string(name))
 	if err != nil {
 		return nil, err
 	}

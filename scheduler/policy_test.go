@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -16,7 +17,7 @@ func TestPolicyRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := PolicyNames()
-	if len(names) == 0 || !slices.Contains(names, PolicyFCFS) {
+	if len(names) == 0 || !slices.Contains(names, string(PolicyFCFS)) {
 		t.Fatalf("PolicyNames() = %v: empty or without the default %q", names, PolicyFCFS)
 	}
 	doc := docLine(t, "`serving.scheduling_policy`")
@@ -30,7 +31,7 @@ func TestPolicyRegistry(t *testing.T) {
 			t.Fatalf("CheckPolicy(%q): %v", name, err)
 		}
 		c := testConfig()
-		c.Policy = name
+		c.Policy = Policy(name)
 		s, err := New(c)
 		if err != nil {
 			t.Fatalf("New with policy %q: %v", name, err)
@@ -42,6 +43,20 @@ func TestPolicyRegistry(t *testing.T) {
 	err := CheckPolicy("lifo")
 	if err == nil || err.Error() != `unknown "lifo" (want `+policies().Want()+`)` {
 		t.Fatalf("CheckPolicy(lifo) = %v", err)
+	}
+	var ue *UnknownPolicyError
+	if !errors.As(err, &ue) || ue.Name != "lifo" || !slices.Equal(ue.Known, names) {
+		t.Fatalf("CheckPolicy(lifo) = %v, want an *UnknownPolicyError listing %v", err, names)
+	}
+	for _, name := range names {
+		p, err := ParsePolicy(name)
+		var back Policy
+		if b, _ := p.MarshalText(); err != nil || string(p) != name || back.UnmarshalText(b) != nil || back != p {
+			t.Errorf("ParsePolicy(%q) = %q, %v; read back %q", name, p, err, back)
+		}
+	}
+	if p := PolicySJF; !errors.As(p.UnmarshalText([]byte("lifo")), &ue) || p != PolicySJF {
+		t.Errorf("UnmarshalText(lifo) accepted it or changed the policy to %q", p)
 	}
 	c := testConfig()
 	c.Policy = "lifo"
@@ -73,7 +88,7 @@ func TestWaitQueueOrders(t *testing.T) {
 		{ID: 5, Seq: 0, Priority: 2, PromptTokens: 90}, // preempted: an early arrival
 	}
 	for _, tc := range []struct {
-		policy string
+		policy Policy
 		want   []uint64
 	}{
 		{PolicyFCFS, []uint64{5, 1, 2, 3, 4}},

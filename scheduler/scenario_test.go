@@ -100,7 +100,7 @@ func (d *driver) config(t *testing.T, c *datadriven.Command) string {
 	cfg.MaxModelLen = c.Int(t, "max_model_len", cfg.MaxModelLen)
 	cfg.EnablePrefixCaching = c.Bool(t, "prefix_caching", cfg.EnablePrefixCaching)
 	cfg.EnableChunkedPrefill = c.Bool(t, "chunked_prefill", cfg.EnableChunkedPrefill)
-	cfg.Policy = c.Str("policy", cfg.Policy)
+	cfg.Policy = scheduler.Policy(c.Str("policy", string(cfg.Policy)))
 	cfg.LongPrefillTokenThreshold = c.Int(t, "long_prefill", cfg.LongPrefillTokenThreshold)
 	s, err := scheduler.New(cfg)
 	if err != nil {

@@ -262,7 +262,7 @@ func TestPolicyOrder(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		policy string
+		policy Policy
 		want   []uint64
 	}{
 		{PolicyFCFS, []uint64{10, 11, 12, 13, 14}},

@@ -2,19 +2,23 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // dataDir is the --data directory: the only place the server reads files
 // from. Paths in requests are relative to it; a path that leaves it, by
 // "..", an absolute name or a symbolic link pointing outside, is refused.
 type dataDir struct {
-	root string // absolute, symbolic links resolved
+	root string   // absolute, symbolic links resolved
+	fs   *os.Root // root opened: files are read through it
 }
 
 func openDataDir(dir string) (*dataDir, error) {
@@ -33,7 +37,11 @@ func openDataDir(dir string) (*dataDir, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", dir)
 	}
-	return &dataDir{root: real}, nil
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	return &dataDir{root: real, fs: r}, nil
 }
 
 // resolve turns a request's relative path into an absolute path inside the
@@ -58,6 +66,20 @@ func (d *dataDir) resolve(rel string) (string, error) {
 		return "", errorf(http.StatusBadRequest, "file: %q leads outside the data directory", rel)
 	}
 	return real, nil
+}
+
+// read parses the file rel (a request's path, already checked by resolve)
+// through the data directory's os.Root, so a link swapped in after the check
+// cannot lead outside it; name (the resolved path) labels errors as the
+// command line's loaders do.
+func read[T any](d *dataDir, rel, name string, parse func(io.Reader, string) (T, error)) (T, error) {
+	f, err := safefile.OpenInRoot(d.fs, filepath.FromSlash(rel), safefile.Table)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return parse(f, name)
 }
 
 // dataEntry is one file or directory under --data.

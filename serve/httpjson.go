@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
+	"path/filepath"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // httpError is an error with the HTTP status it answers.
@@ -144,19 +146,32 @@ func (s *Server) dataOrBody(r *http.Request, maxBytes int64) ([]byte, string, er
 		data, err := readBody(r)
 		return data, "upload", err
 	}
-	p, err := s.data.resolve(rel)
-	if err != nil {
+	if _, err := s.data.resolve(rel); err != nil {
 		return nil, "", err
 	}
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() {
+	// Opened through the data directory's os.Root, so a link swapped in after
+	// resolve cannot lead outside it, and through safefile, so a pipe or a
+	// device is refused without blocking.
+	f, err := safefile.OpenInRoot(s.data.fs, filepath.FromSlash(rel), safefile.Result)
+	var notRegular *safefile.NotRegularError
+	var tooLarge *safefile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
 		return nil, "", errorf(http.StatusBadRequest, "file: %q is not a regular file", rel)
+	case errors.As(err, &tooLarge):
+		return nil, "", errorf(http.StatusRequestEntityTooLarge, "file: %q is larger than %d bytes", rel, maxBytes)
+	case err != nil:
+		return nil, "", errorf(http.StatusBadRequest, "file: %q: cannot read it", rel)
 	}
-	if st.Size() > maxBytes {
+	defer f.Close()
+	if f.Size() > maxBytes {
 		return nil, "", errorf(http.StatusRequestEntityTooLarge, "file: %q is larger than %d bytes", rel, maxBytes)
 	}
-	data, err := os.ReadFile(p)
-	if err != nil {
+	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	switch {
+	case errors.As(err, &tooLarge) || int64(len(data)) > maxBytes:
+		return nil, "", errorf(http.StatusRequestEntityTooLarge, "file: %q is larger than %d bytes", rel, maxBytes)
+	case err != nil:
 		return nil, "", errorf(http.StatusBadRequest, "file: %q: cannot read it", rel)
 	}
 	return data, rel, nil

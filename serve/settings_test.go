@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/engine"
+	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -76,8 +77,8 @@ func TestSettingsEndpoint(t *testing.T) {
 	if byKey["tp"].Default != flat["tp"] || byKey["serving.max_num_seqs"].Default != flat["serving"].(map[string]any)["max_num_seqs"] {
 		t.Errorf("defaults tp %v max_num_seqs %v", byKey["tp"].Default, byKey["serving.max_num_seqs"].Default)
 	}
-	if s := byKey["serving.moe_kernel"]; !slices.Equal(s.Values, workload.MoEKernels()) {
-		t.Errorf("moe_kernel values %v, want %v", s.Values, workload.MoEKernels())
+	if s := byKey["serving.moe_kernel"]; !slices.Equal(s.Values, roofline.MoEKernels()) {
+		t.Errorf("moe_kernel values %v, want %v", s.Values, roofline.MoEKernels())
 	}
 	if s := byKey["gpu"]; !slices.Contains(s.Values, "h100") || !byKey["gpu"].Sweep || byKey["replicas"].Sweep {
 		t.Errorf("gpu %+v, replicas sweep %v", s, byKey["replicas"].Sweep)

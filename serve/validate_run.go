@@ -66,7 +66,7 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 			rep, err = kernelsWithPoints(g, aiconfigurator.Dir(path))
 		} else {
 			var bench *llamacpp.Bench
-			if bench, err = llamacpp.Load(path); err == nil {
+			if bench, err = read(s.data, req.File, path, llamacpp.Read); err == nil {
 				rep, err = throughput.Validate(g, bench)
 			}
 		}
@@ -74,7 +74,7 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 			return nil, badRequest(hideDataRoot(err, s.data.root))
 		}
 	case "serving":
-		rows, err := aiconfigurator.ReadServing(path)
+		rows, err := read(s.data, req.File, path, aiconfigurator.ParseServing)
 		if err != nil {
 			return nil, badRequest(hideDataRoot(err, s.data.root))
 		}

@@ -6,7 +6,8 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
-	"github.com/roofsim/roofsim/workload"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/settings"
 )
 
 func prepareLayout(t *testing.T, modelName, gpu string, tp, dp, ep int, weights string) (*Prepared, error) {
@@ -19,8 +20,8 @@ func prepareLayout(t *testing.T, modelName, gpu string, tp, dp, ep int, weights 
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := workload.DefaultDeployment()
-	st.TP, st.DP, st.EP, st.Weights = tp, dp, ep, weights
+	st := settings.DefaultDeployment()
+	st.TP, st.DP, st.EP, st.Weights = tp, dp, ep, roofline.DType(weights)
 	return Prepare(Deployment{Model: m, GPU: g, Settings: st})
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
-	"github.com/roofsim/roofsim/workload"
+	"github.com/roofsim/roofsim/settings"
 )
 
 // Deployment is one serving configuration: a resolved model on a resolved GPU type,
@@ -19,13 +19,13 @@ import (
 type Deployment struct {
 	Model *model.Config
 	GPU   *hardware.GPU
-	// Settings are the deployment settings (start from workload.DefaultDeployment).
+	// Settings are the deployment settings (start from settings.DefaultDeployment).
 	// Their Model and GPU names are not read: the resolved Model and GPU above are
 	// used. Replicas and Router are for Config, not for Prepare. In
 	// Settings.Serving, NumGPUBlocks == 0 derives the KV capacity from memory
 	// (KVCapacity) and > 0 pins it; MaxModelLen == 0 takes the model's maximum
 	// context.
-	Settings workload.Deployment
+	Settings settings.Deployment
 }
 
 // Prepared is a resolved deployment, ready for Run.
@@ -58,25 +58,14 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
 	}
-	// Unknown precision names are reported under the settings' own keys.
-	for _, f := range []struct{ key, name string }{
-		{"weights", st.Weights}, {"kv_cache_dtype", st.KVCacheDType}, {"act_dtype", st.ActDType},
-	} {
-		if f.name == "" {
-			continue
-		}
-		if _, err := roofline.LookupPrecision(f.name); err != nil {
-			return nil, &workload.FieldError{Key: f.key, Reason: err.Error()}
-		}
-	}
 	opts := roofline.StepOptions{
-		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: st.Weights, KVDType: st.KVCacheDType, ActDType: st.ActDType,
+		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: string(st.Weights), KVDType: string(st.KVCacheDType), ActDType: string(st.ActDType),
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
 	}
 	// The experts' kernel path: explicit, or the one the deployment's engine
 	// release (else the GPU profile's) runs on the GPU's architecture
 	// (roofline.MoEKernelAuto, engines.Engine.MoEKernel).
-	autoKernel := st.Serving.MoEKernel == workload.MoEKernelAuto || st.Serving.MoEKernel == ""
+	autoKernel := st.Serving.MoEKernel == roofline.MoEKernelAuto || st.Serving.MoEKernel == ""
 	eng, from := st.Engine, "the deployment's"
 	if eng.IsZero() {
 		eng, _ = engines.FromProfile(d.GPU.EffectiveProfile().Engine)
@@ -92,12 +81,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if err != nil {
 		var ke *roofline.MoEKernelError
 		if errors.As(err, &ke) && !autoKernel {
-			return nil, &workload.FieldError{Key: "serving.moe_kernel", Reason: ke.Reason}
+			return nil, &settings.FieldError{Key: "serving.moe_kernel", Reason: ke.Reason}
 		}
 		var oe *roofline.OptionError
 		if errors.As(err, &oe) {
 			if key, ok := optionSetting(oe.Field); ok {
-				return nil, &workload.FieldError{Key: key, Reason: fmt.Sprintf("%v (model %s)", oe.Err, d.Model.Name)}
+				return nil, &settings.FieldError{Key: key, Reason: fmt.Sprintf("%v (model %s)", oe.Err, d.Model.Name)}
 			}
 		}
 		return nil, err
@@ -116,7 +105,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		sc.MaxModelLen = d.Model.MaxPositionEmbeddings
 	}
 	if sc.MaxModelLen > d.Model.MaxPositionEmbeddings && d.Model.MaxPositionEmbeddings > 0 {
-		return nil, &workload.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf("%d exceeds the model's maximum context %d", sc.MaxModelLen, d.Model.MaxPositionEmbeddings)}
+		return nil, &settings.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf("%d exceeds the model's maximum context %d", sc.MaxModelLen, d.Model.MaxPositionEmbeddings)}
 	}
 	if !sc.EnableChunkedPrefill && sc.MaxNumBatchedTokens < sc.MaxModelLen {
 		// vLLM raises max_num_batched_tokens to max_model_len when chunked
@@ -154,13 +143,13 @@ func Prepare(d Deployment) (*Prepared, error) {
 			return nil, err
 		}
 		if c.Blocks > limits.MaxKVBlocks {
-			return nil, &workload.FieldError{Key: "serving.block_size", Reason: fmt.Sprintf(
+			return nil, &settings.FieldError{Key: "serving.block_size", Reason: fmt.Sprintf(
 				"%s on %s derives %d KV blocks of %d tokens, above the simulator's %d per instance; use a larger block size or pin serving.num_gpu_blocks",
 				m.Name, d.GPU.Name, c.Blocks, sc.BlockSize, limits.MaxKVBlocks)}
 		}
 	}
 	if total := st.Replicas * max(st.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
-		return nil, &workload.FieldError{Key: "replicas", Reason: fmt.Sprintf(
+		return nil, &settings.FieldError{Key: "replicas", Reason: fmt.Sprintf(
 			"%d replicas x %d dp ranks x %d KV blocks = %d blocks held in memory; at most %d", st.Replicas, max(st.DP, 1), sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)}
 	}
 	if err := sc.Validate(); err != nil {
@@ -187,7 +176,7 @@ func optionSetting(field string) (key string, ok bool) {
 
 // layoutString names a deployment's parallel layout for messages: "tp 4",
 // or "tp 4, dp 4, ep 16" when data or expert parallelism is on.
-func layoutString(st workload.Deployment) string {
+func layoutString(st settings.Deployment) string {
 	s := fmt.Sprintf("tp %d", st.TP)
 	if st.DP > 1 {
 		s += fmt.Sprintf(", dp %d", st.DP)
@@ -206,12 +195,12 @@ func layoutString(st workload.Deployment) string {
 // vLLM's estimate_max_model_len finds for full-attention layers. A pinned
 // serving.num_gpu_blocks is not checked: it is what a running server
 // reported.
-func checkMaxModelLen(m *model.Config, g *hardware.GPU, st workload.Deployment, sc scheduler.Config, c Capacity) error {
+func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity) error {
 	need := (sc.MaxModelLen + sc.BlockSize - 1) / sc.BlockSize
 	if c.Blocks >= need {
 		return nil
 	}
-	return &workload.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf(
+	return &settings.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf(
 		"to serve one request of %d tokens, %.2f GiB of KV cache is needed per GPU, more than the %.2f GiB left (%s on %s with %s); the estimated maximum model length is %d: lower serving.max_model_len, raise serving.gpu_memory_utilization or use more GPUs",
 		sc.MaxModelLen, float64(need)*c.BytesPerBlock/GiB, c.KVBytes/GiB, m.Name, g.Name, layoutString(st), c.Blocks*sc.BlockSize)}
 }

@@ -9,11 +9,11 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
-	"github.com/roofsim/roofsim/workload"
+	"github.com/roofsim/roofsim/settings"
 	"go.yaml.in/yaml/v3"
 )
 
-func moeDeployment(t *testing.T, name, gpu string, tp int, kernel, version string) Deployment {
+func moeDeployment(t *testing.T, name, gpu string, tp int, kernel roofline.MoEKernel, version string) Deployment {
 	t.Helper()
 	m, err := model.Lookup(name)
 	if err != nil {
@@ -23,7 +23,7 @@ func moeDeployment(t *testing.T, name, gpu string, tp int, kernel, version strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := workload.DefaultDeployment()
+	s := settings.DefaultDeployment()
 	s.TP = tp
 	s.Serving.MoEKernel = kernel
 	if s.Engine, err = engines.Parse(version); err != nil {
@@ -42,16 +42,18 @@ func TestPrepareMoEKernel(t *testing.T) {
 		return p.Step.Cost(&roofline.StepInput{Decodes: []int{1000, 1000, 1000, 1000}}).Seconds
 	}
 	cases := []struct {
-		kernel, version, want string
-		note                  bool
+		kernel  roofline.MoEKernel
+		version string
+		want    roofline.MoEKernel
+		note    bool
 	}{
-		{workload.MoEKernelAuto, "", roofline.MoEKernelDeepGEMM, true},
+		{roofline.MoEKernelAuto, "", roofline.MoEKernelDeepGEMM, true},
 		{"", "", roofline.MoEKernelDeepGEMM, true},
-		{workload.MoEKernelAuto, "vllm@0.18.0", roofline.MoEKernelFused, false},
+		{roofline.MoEKernelAuto, "vllm@0.18.0", roofline.MoEKernelFused, false},
 		{"fused", "", roofline.MoEKernelFused, false},
 		{"deepgemm", "vllm@0.18.0", roofline.MoEKernelDeepGEMM, false},
 	}
-	secs := map[string]float64{}
+	secs := map[roofline.MoEKernel]float64{}
 	for _, c := range cases {
 		p, err := Prepare(moeDeployment(t, "qwen3-235b-a22b-fp8", "h200", 2, c.kernel, c.version))
 		if err != nil {
@@ -70,23 +72,23 @@ func TestPrepareMoEKernel(t *testing.T) {
 	}
 	// Experts kept in 16-bit compute by act_dtype are not a release's
 	// default DeepGEMM path: auto stays fused, without a note.
-	bf := moeDeployment(t, "qwen3-235b-a22b-fp8", "h200", 2, workload.MoEKernelAuto, "")
+	bf := moeDeployment(t, "qwen3-235b-a22b-fp8", "h200", 2, roofline.MoEKernelAuto, "")
 	bf.Settings.ActDType = "bf16"
 	if p, err := Prepare(bf); err != nil || p.Step.MoEKernel() != roofline.MoEKernelFused || p.MoEKernelNote != "" {
 		t.Fatalf("auto with bf16 activations: %v, %+v", err, p)
 	}
 	// bf16 experts never take DeepGEMM's fp8 path: auto stays fused, an
 	// explicit deepgemm is refused under its key.
-	p, err := Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, workload.MoEKernelAuto, ""))
+	p, err := Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, roofline.MoEKernelAuto, ""))
 	if err != nil || p.Step.MoEKernel() != roofline.MoEKernelFused || p.MoEKernelNote != "" {
 		t.Fatalf("mixtral auto: %v, %v", err, p)
 	}
 	_, err = Prepare(moeDeployment(t, "mixtral-8x7b", "h100", 2, "deepgemm", ""))
-	var fe *workload.FieldError
+	var fe *settings.FieldError
 	if !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" {
 		t.Fatalf("deepgemm on bf16 experts: %v", err)
 	}
-	s := workload.DefaultDeployment()
+	s := settings.DefaultDeployment()
 	s.Serving.MoEKernel = "triton"
 	if err := s.Validate(); !errors.As(err, &fe) || fe.Key != "serving.moe_kernel" || !strings.Contains(fe.Reason, "auto, fused, deepgemm") {
 		t.Fatalf("moe_kernel triton: %v", err)
@@ -115,7 +117,7 @@ func TestUserGPUPricesLikeCatalog(t *testing.T) {
 	}
 	in := &roofline.StepInput{Decodes: []int{1000, 2000, 3000}, Prefills: []roofline.Chunk{{Tokens: 512, Sampled: true}}}
 	for _, version := range []string{"", "vllm@0.12.0"} {
-		d := moeDeployment(t, "qwen3-235b-a22b-fp8", "h100", 4, workload.MoEKernelAuto, version)
+		d := moeDeployment(t, "qwen3-235b-a22b-fp8", "h100", 4, roofline.MoEKernelAuto, version)
 		want, err := Prepare(d)
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +136,7 @@ func TestUserGPUPricesLikeCatalog(t *testing.T) {
 	}
 	noArch := user.Clone()
 	noArch.Arch = ""
-	d := moeDeployment(t, "qwen3-235b-a22b-fp8", "h100", 4, workload.MoEKernelAuto, "")
+	d := moeDeployment(t, "qwen3-235b-a22b-fp8", "h100", 4, roofline.MoEKernelAuto, "")
 	d.GPU = noArch
 	if p, err := Prepare(d); err != nil || p.Step.MoEKernel() != roofline.MoEKernelFused || p.MoEKernelNote != "" {
 		t.Errorf("no arch: %v, path %s, note %q; want fused", err, p.Step.MoEKernel(), p.MoEKernelNote)

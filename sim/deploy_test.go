@@ -8,10 +8,11 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
-	"github.com/roofsim/roofsim/workload"
+	"github.com/roofsim/roofsim/routing"
+	"github.com/roofsim/roofsim/settings"
 )
 
-func deployment(t *testing.T, mutate func(s *workload.Deployment)) Deployment {
+func deployment(t *testing.T, mutate func(s *settings.Deployment)) Deployment {
 	t.Helper()
 	m, err := model.Lookup("llama-3.1-8b")
 	if err != nil {
@@ -21,7 +22,7 @@ func deployment(t *testing.T, mutate func(s *workload.Deployment)) Deployment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := workload.DefaultDeployment()
+	s := settings.DefaultDeployment()
 	mutate(&s)
 	return Deployment{Model: m, GPU: g, Settings: s}
 }
@@ -30,25 +31,25 @@ func deployment(t *testing.T, mutate func(s *workload.Deployment)) Deployment {
 // capacity, act_dtype reaches the step model, a pin is kept, and nothing
 // falls back to a default of its own.
 func TestPrepareUsesSettings(t *testing.T) {
-	base, err := Prepare(deployment(t, func(*workload.Deployment) {}))
+	base, err := Prepare(deployment(t, func(*settings.Deployment) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	less, err := Prepare(deployment(t, func(s *workload.Deployment) { s.Serving.GPUMemoryUtilization = 0.7 }))
+	less, err := Prepare(deployment(t, func(s *settings.Deployment) { s.Serving.GPUMemoryUtilization = 0.7 }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !(less.Scheduler.NumGPUBlocks < base.Scheduler.NumGPUBlocks) || less.Capacity.BudgetBytes >= base.Capacity.BudgetBytes {
 		t.Errorf("utilization 0.7: %d blocks, not fewer than 0.9's %d", less.Scheduler.NumGPUBlocks, base.Scheduler.NumGPUBlocks)
 	}
-	fp16, err := Prepare(deployment(t, func(s *workload.Deployment) { s.ActDType = "fp16" }))
+	fp16, err := Prepare(deployment(t, func(s *settings.Deployment) { s.ActDType = "fp16" }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := fp16.Step.Options().ActDType; got != "fp16" {
 		t.Errorf("act_dtype fp16: step model uses %q", got)
 	}
-	pinned, err := Prepare(deployment(t, func(s *workload.Deployment) {
+	pinned, err := Prepare(deployment(t, func(s *settings.Deployment) {
 		s.Serving.NumGPUBlocks, s.Serving.LongPrefillTokenThreshold = 1234, 512
 	}))
 	if err != nil {
@@ -57,7 +58,7 @@ func TestPrepareUsesSettings(t *testing.T) {
 	if !pinned.Pinned || pinned.Scheduler.NumGPUBlocks != 1234 || pinned.Scheduler.LongPrefillTokenThreshold != 512 {
 		t.Errorf("pinned: %+v", pinned.Scheduler)
 	}
-	cg, err := Prepare(deployment(t, func(s *workload.Deployment) { s.Serving.MaxCUDAGraphCaptureSize = 64 }))
+	cg, err := Prepare(deployment(t, func(s *settings.Deployment) { s.Serving.MaxCUDAGraphCaptureSize = 64 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,20 +74,20 @@ func TestPrepareUsesSettings(t *testing.T) {
 // used to mean 0.9.
 func TestPrepareRejectsBadSettings(t *testing.T) {
 	for _, tc := range []struct {
-		mutate func(s *workload.Deployment)
+		mutate func(s *settings.Deployment)
 		key    string
 	}{
-		{func(s *workload.Deployment) { s.Serving.GPUMemoryUtilization = 0 }, "serving.gpu_memory_utilization"},
-		{func(s *workload.Deployment) { s.TP = 0 }, "tp"},
-		{func(s *workload.Deployment) { s.Serving.MaxModelLen = 1 << 20 }, "serving.max_model_len"},
+		{func(s *settings.Deployment) { s.Serving.GPUMemoryUtilization = 0 }, "serving.gpu_memory_utilization"},
+		{func(s *settings.Deployment) { s.TP = 0 }, "tp"},
+		{func(s *settings.Deployment) { s.Serving.MaxModelLen = 1 << 20 }, "serving.max_model_len"},
 	} {
 		_, err := Prepare(deployment(t, tc.mutate))
-		var fe *workload.FieldError
+		var fe *settings.FieldError
 		if !errors.As(err, &fe) || fe.Key != tc.key {
 			t.Errorf("Prepare = %v, want a field error for %s", err, tc.key)
 		}
 	}
-	_, err := Prepare(deployment(t, func(s *workload.Deployment) { s.TP = 3 }))
+	_, err := Prepare(deployment(t, func(s *settings.Deployment) { s.TP = 3 }))
 	if err == nil || !strings.Contains(err.Error(), "tp") {
 		t.Errorf("tp 3 on 32 heads: %v", err)
 	}
@@ -94,21 +95,21 @@ func TestPrepareRejectsBadSettings(t *testing.T) {
 
 // The settings' default router and policy are ones the engine knows.
 func TestDefaultSettingsKnownToEngine(t *testing.T) {
-	def := workload.DefaultDeployment()
-	if !slices.Contains(RouterNames(), def.Router) {
-		t.Errorf("default router %q is not one of %v", def.Router, RouterNames())
+	def := settings.DefaultDeployment()
+	if !slices.Contains(routing.Routers(), def.Router) {
+		t.Errorf("default router %q is not one of %v", def.Router, routing.Names())
 	}
 }
 
 // Unknown precisions are named by the settings' keys, not the step model's.
 func TestPrepareNamesPrecisionKeys(t *testing.T) {
-	for key, mutate := range map[string]func(s *workload.Deployment){
-		"weights":        func(s *workload.Deployment) { s.Weights = "fp3" },
-		"kv_cache_dtype": func(s *workload.Deployment) { s.KVCacheDType = "fp3" },
-		"act_dtype":      func(s *workload.Deployment) { s.ActDType = "fp3" },
+	for key, mutate := range map[string]func(s *settings.Deployment){
+		"weights":        func(s *settings.Deployment) { s.Weights = "fp3" },
+		"kv_cache_dtype": func(s *settings.Deployment) { s.KVCacheDType = "fp3" },
+		"act_dtype":      func(s *settings.Deployment) { s.ActDType = "fp3" },
 	} {
 		_, err := Prepare(deployment(t, mutate))
-		var fe *workload.FieldError
+		var fe *settings.FieldError
 		if !errors.As(err, &fe) || fe.Key != key || !strings.Contains(fe.Reason, `unknown precision "fp3"`) {
 			t.Errorf("%s fp3: %v", key, err)
 		}
@@ -120,13 +121,13 @@ func TestPrepareNamesPrecisionKeys(t *testing.T) {
 func TestPrepareNamesStepOptionSettings(t *testing.T) {
 	for _, tc := range []struct {
 		key string
-		mut func(s *workload.Deployment)
+		mut func(s *settings.Deployment)
 	}{
-		{"tp", func(s *workload.Deployment) { s.TP = 3 }},
-		{"weights", func(s *workload.Deployment) { s.Weights = "q4_k:0.5,bf16:0.4" }},
+		{"tp", func(s *settings.Deployment) { s.TP = 3 }},
+		{"weights", func(s *settings.Deployment) { s.Weights = "q4_k:0.5,bf16:0.4" }},
 	} {
 		_, err := Prepare(deployment(t, tc.mut))
-		var fe *workload.FieldError
+		var fe *settings.FieldError
 		if !errors.As(err, &fe) || fe.Key != tc.key {
 			t.Errorf("%s: got %v, want a FieldError for %s", tc.key, err, tc.key)
 		}

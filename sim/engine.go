@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -50,9 +51,9 @@ type Config struct {
 	StepModel StepModel
 	// Replicas is the number of identical instances (>= 1).
 	Replicas int
-	// Router picks a replica per request: "round-robin" (default; also ""),
-	// "least-outstanding" or "prefix-affinity" (RouterNames lists them).
-	Router string
+	// Router picks a replica per request: routing.RoundRobin (default; also
+	// ""), routing.LeastOutstanding or routing.PrefixAffinity.
+	Router routing.Router
 	// Clients names the workload's clients, indexed by Request.Client; a
 	// request of an index it does not name is an error. Empty: every
 	// request is client 0, named "client-0".

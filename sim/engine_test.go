@@ -10,6 +10,7 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -138,7 +139,7 @@ func runOnce(t testing.TB, y string, cfg Config) (*Result, *memSink) {
 }
 
 func TestDeterminism(t *testing.T) {
-	cfg := Config{Scheduler: schedCfg(4000), StepModel: realStep(t, 1), Replicas: 2, Router: RouterLeastOutstanding, StepTrace: true}
+	cfg := Config{Scheduler: schedCfg(4000), StepModel: realStep(t, 1), Replicas: 2, Router: routing.LeastOutstanding, StepTrace: true}
 	r1, s1 := runOnce(t, chatYAML, cfg)
 	r2, s2 := runOnce(t, chatYAML, cfg)
 	if !bytes.Equal(s1.buf.Bytes(), s2.buf.Bytes()) {
@@ -403,8 +404,8 @@ clients:
     prompt_tokens: {dist: constant, value: 100}
     output_tokens: {dist: constant, value: 30}
 `
-	hits := map[string]int{}
-	for _, rt := range RouterNames() {
+	hits := map[routing.Router]int{}
+	for _, rt := range routing.Routers() {
 		res, sink := runOnce(t, y, Config{Scheduler: schedCfg(20000), StepModel: realStep(t, 1), Replicas: 4, Router: rt})
 		if res.Completed != 400 {
 			t.Fatalf("%s: completed %d", rt, res.Completed)
@@ -418,8 +419,8 @@ clients:
 			t.Fatalf("%s used only replicas %v", rt, used)
 		}
 	}
-	if hits[RouterPrefixAffinity] <= hits[RouterRoundRobin] {
-		t.Fatalf("prefix affinity cached %d tokens, round robin %d", hits[RouterPrefixAffinity], hits[RouterRoundRobin])
+	if hits[routing.PrefixAffinity] <= hits[routing.RoundRobin] {
+		t.Fatalf("prefix affinity cached %d tokens, round robin %d", hits[routing.PrefixAffinity], hits[routing.RoundRobin])
 	}
 }
 
@@ -503,13 +504,13 @@ clients:
 	}{
 		{"chat", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 1}},
 		{"tiny-kv", chatYAML, Config{Scheduler: schedCfg(400), Replicas: 1}},
-		{"replicas", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 3, Router: RouterLeastOutstanding}},
+		{"replicas", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 3, Router: routing.LeastOutstanding}},
 		{"horizon", chatYAML, Config{Scheduler: schedCfg(8000), Replicas: 1, Horizon: FromSeconds(7.5)}},
-		{"sessions", sessions, Config{Scheduler: schedCfg(3000), Replicas: 2, Router: RouterPrefixAffinity}},
+		{"sessions", sessions, Config{Scheduler: schedCfg(3000), Replicas: 2, Router: routing.PrefixAffinity}},
 		// Open loop only: fast-forward also runs through completions.
 		{"open-loop", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 1}},
 		{"open-loop-tiny-kv", openLoop, Config{Scheduler: schedCfg(500), Replicas: 1}},
-		{"open-loop-replicas", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 2, Router: RouterLeastOutstanding}},
+		{"open-loop-replicas", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 2, Router: routing.LeastOutstanding}},
 		{"open-loop-horizon", openLoop, Config{Scheduler: schedCfg(8000), Replicas: 1, Horizon: FromSeconds(12.5)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

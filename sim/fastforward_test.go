@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
+	"github.com/roofsim/roofsim/scheduler"
 )
 
 // checkSameAsStepping runs the workload y under cfg with decode runs and with
@@ -88,13 +90,13 @@ func randomFastForwardCase(t testing.TB, seed uint64) (string, Config) {
 	}
 	sc := schedCfg(150 + rng.IntN(6000))
 	sc.MaxNumSeqs = []int{4, 16, 256}[rng.IntN(3)]
-	sc.Policy = []string{"fcfs", "priority", "sjf"}[rng.IntN(3)]
+	sc.Policy = []scheduler.Policy{scheduler.PolicyFCFS, scheduler.PolicyPriority, scheduler.PolicySJF}[rng.IntN(3)]
 	sc.BlockSize = []int{1, 4, 16}[rng.IntN(3)]
 	sc.EnablePrefixCaching = rng.IntN(4) > 0
 	cfg := Config{
 		Scheduler: sc,
 		Replicas:  1 + rng.IntN(3),
-		Router:    []string{RouterRoundRobin, RouterLeastOutstanding, RouterPrefixAffinity}[rng.IntN(3)],
+		Router:    []routing.Router{routing.RoundRobin, routing.LeastOutstanding, routing.PrefixAffinity}[rng.IntN(3)],
 	}
 	if rng.IntN(4) == 0 {
 		cfg.Horizon = FromSeconds(1 + rng.Float64()*10)

@@ -4,14 +4,8 @@ import (
 	"fmt"
 
 	"github.com/roofsim/roofsim/internal/registry"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/workload"
-)
-
-// Router names accepted by Config.Router.
-const (
-	RouterRoundRobin       = "round-robin"
-	RouterLeastOutstanding = "least-outstanding"
-	RouterPrefixAffinity   = "prefix-affinity"
 )
 
 // router picks the replica for each arriving request.
@@ -25,29 +19,30 @@ var (
 	_ router = prefixAffinity{}
 )
 
-// routers lists every router by its Config.Router name; adding one is one entry
-// here (plus its Router* constant and type). Each value makes a fresh router for one
+// routers lists the implementation of every router by its name
+// (routing.Router); adding one is one entry here, plus its name in package
+// routing (a test checks that the two lists agree). Each value makes a fresh router for one
 // run, so stateful routers never share state.
 func routers() registry.Table[func() router] {
 	return registry.Table[func() router]{Entries: []registry.Entry[func() router]{
-		{Name: RouterRoundRobin, Value: func() router { return &roundRobin{} }},
-		{Name: RouterLeastOutstanding, Value: func() router { return leastOutstanding{} }},
-		{Name: RouterPrefixAffinity, Value: func() router { return prefixAffinity{} }},
+		{Name: string(routing.RoundRobin), Value: func() router { return &roundRobin{} }},
+		{Name: string(routing.LeastOutstanding), Value: func() router { return leastOutstanding{} }},
+		{Name: string(routing.PrefixAffinity), Value: func() router { return prefixAffinity{} }},
 	}}
 }
 
-// RouterNames lists the accepted Config.Router values ("" also means
-// round-robin).
-func RouterNames() []string { return routers().Names() }
-
-// newRouter returns the router called name ("" means round-robin).
-func newRouter(name string) (router, error) {
-	if name == "" {
-		name = RouterRoundRobin
-	}
-	newRouter, err := routers().Lookup(name)
-	if err != nil {
+// newRouter returns the router called name ("" means round-robin), or a
+// *routing.UnknownError.
+func newRouter(name routing.Router) (router, error) {
+	if err := name.Validate(); err != nil {
 		return nil, fmt.Errorf("router: %w", err)
+	}
+	if name == "" {
+		name = routing.RoundRobin
+	}
+	newRouter, err := routers().Lookup(string(name))
+	if err != nil {
+		panic(fmt.Sprintf("router %q has no implementation: %v", name, err)) // routing names it, sim must run it
 	}
 	return newRouter(), nil
 }

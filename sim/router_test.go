@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -17,8 +19,8 @@ func TestRouterRegistry(t *testing.T) {
 	if err := routers().Check(); err != nil {
 		t.Fatal(err)
 	}
-	if names := RouterNames(); len(names) == 0 || !slices.Contains(names, RouterRoundRobin) {
-		t.Fatalf("RouterNames() = %v: empty or without the default %q", names, RouterRoundRobin)
+	if names := routing.Names(); !slices.Equal(routers().Names(), names) {
+		t.Fatalf("sim runs routers %v, routing names %v: each named router needs one implementation", routers().Names(), names)
 	}
 	doc, err := os.ReadFile("../docs/workload.md")
 	if err != nil {
@@ -30,12 +32,12 @@ func TestRouterRegistry(t *testing.T) {
 			routerDoc = line
 		}
 	}
-	for _, name := range RouterNames() {
+	for _, name := range routing.Names() {
 		if !strings.Contains(routerDoc, name) {
 			t.Errorf("router %q is not documented in docs/workload.md (%q)", name, routerDoc)
 		}
 	}
-	for _, name := range append(RouterNames(), "") {
+	for _, name := range append(routing.Routers(), "") {
 		if r, err := newRouter(name); err != nil || r == nil {
 			t.Fatalf("newRouter(%q) = %v, %v", name, r, err)
 		}
@@ -48,12 +50,15 @@ func TestRouterRegistry(t *testing.T) {
 	if want := `router: unknown "random" (want ` + routers().Want() + `)`; err == nil || err.Error() != want {
 		t.Fatalf("Validate with router random: %v, want %s", err, want)
 	}
+	if ue := (*routing.UnknownError)(nil); !errors.As(err, &ue) || ue.Name != "random" {
+		t.Fatalf("Validate with router random: %v is not a *routing.UnknownError naming it", err)
+	}
 	if _, err := Run(c, nil, nil); err == nil {
 		t.Fatal("Run accepted an unknown router")
 	}
 }
 
-func mustRouter(t *testing.T, name string) router {
+func mustRouter(t *testing.T, name routing.Router) router {
 	t.Helper()
 	r, err := newRouter(name)
 	if err != nil {
@@ -67,7 +72,7 @@ func mustRouter(t *testing.T, name string) router {
 // segment key and falls back to least-outstanding without segments.
 func TestRouterChoices(t *testing.T) {
 	insts := []*instance{{id: 0, outstanding: 3}, {id: 1, outstanding: 1}, {id: 2, outstanding: 1}}
-	rr := mustRouter(t, RouterRoundRobin)
+	rr := mustRouter(t, routing.RoundRobin)
 	var got []int
 	for range 5 {
 		got = append(got, rr.pick(&workload.Request{}, insts))
@@ -75,10 +80,10 @@ func TestRouterChoices(t *testing.T) {
 	if !slices.Equal(got, []int{0, 1, 2, 0, 1}) {
 		t.Fatalf("round-robin picked %v", got)
 	}
-	if got := mustRouter(t, RouterLeastOutstanding).pick(&workload.Request{}, insts); got != 1 {
+	if got := mustRouter(t, routing.LeastOutstanding).pick(&workload.Request{}, insts); got != 1 {
 		t.Fatalf("least-outstanding picked %d, want 1", got)
 	}
-	pa := mustRouter(t, RouterPrefixAffinity)
+	pa := mustRouter(t, routing.PrefixAffinity)
 	if got := pa.pick(&workload.Request{}, insts); got != 1 {
 		t.Fatalf("prefix-affinity without segments picked %d, want 1", got)
 	}

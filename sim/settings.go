@@ -4,13 +4,13 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/scheduler"
-	"github.com/roofsim/roofsim/workload"
 )
 
-// vocabulary ties a workload.Deployment setting whose values are names to the
+// vocabulary ties a settings.Deployment setting whose values are names to the
 // package that owns them: names lists them, check resolves one value as
-// Prepare will.
+// Deployment.Validate and Prepare will.
 type vocabulary struct {
 	key   string
 	names func() []string
@@ -18,35 +18,21 @@ type vocabulary struct {
 }
 
 // vocabularies lists the settings whose values are names owned by a catalog
-// (GPUs, models, precisions) or a registry (routers, scheduling policies,
-// MoE kernel paths). A new setting of that kind adds its entry here; every
-// other setting is a number, a boolean or free text that
-// workload.Deployment.Validate checks.
+// (GPUs, models) or by the type of the setting (routers, precisions,
+// scheduling policies, MoE kernel paths), with the owner's own list. A new
+// setting of that kind adds its entry here; every other setting is a number,
+// a boolean or free text that settings.Deployment.Validate checks.
 func vocabularies() []vocabulary {
-	precision := func(v string) error {
-		if v == "" { // the model's (weights) or the activations' precision
-			return nil
-		}
-		_, err := roofline.LookupPrecision(v)
-		return err
-	}
-	precisions := func() []string {
-		ps := roofline.Precisions()
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = p.Name
-		}
-		return out
-	}
+	dtype := func(v string) error { _, err := roofline.ParseDType(v); return err }
 	return []vocabulary{
 		{"model", model.Names, func(v string) error { _, err := model.Resolve(v); return err }},
 		{"gpu", hardware.Names, func(v string) error { _, err := hardware.Resolve(v); return err }},
-		{"router", RouterNames, func(v string) error { _, err := newRouter(v); return err }},
-		{"weights", precisions, precision},
-		{"kv_cache_dtype", precisions, precision},
-		{"act_dtype", precisions, precision},
+		{"router", routing.Names, func(v string) error { _, err := routing.Parse(v); return err }},
+		{"weights", roofline.DTypes, dtype},
+		{"kv_cache_dtype", roofline.DTypes, dtype},
+		{"act_dtype", roofline.DTypes, dtype},
 		{"serving.scheduling_policy", scheduler.PolicyNames, nil},
-		{"serving.moe_kernel", workload.MoEKernels, nil},
+		{"serving.moe_kernel", roofline.MoEKernels, nil},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -62,7 +63,7 @@ func simulateAt(t *testing.T, o Options, row Row, c, n int) bool {
 		t.Fatal(err)
 	}
 	res, err := sim.Run(sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1,
-		Router: sim.RouterRoundRobin, Clients: []string{"bench"}, FrontendDelay: prep.FrontendDelay}, gen, nil)
+		Router: routing.RoundRobin, Clients: []string{"bench"}, FrontendDelay: prep.FrontendDelay}, gen, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

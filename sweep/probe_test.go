@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 )
 
@@ -76,7 +77,7 @@ func TestEarlyStopVerdictsExact(t *testing.T) {
 			}
 			pr := &prober{base: work, seed: o.Seed, slo: slo,
 				cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: probeStep(prep), Replicas: 1,
-					Router: sim.RouterRoundRobin, Clients: []string{"chat"}, FrontendDelay: prep.FrontendDelay}}
+					Router: routing.RoundRobin, Clients: []string{"chat"}, FrontendDelay: prep.FrontendDelay}}
 			for _, f := range []float64{0.3, 0.6, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.5, 3} {
 				fast, full := probePair(t, pr, f*est)
 				probes++

@@ -12,6 +12,7 @@ import (
 	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -433,7 +434,7 @@ func (o *Options) onProbe(c Config, p Probe) {
 // configuration: one instance (pipeline.Engine) whose step model the
 // probes share (probeStep).
 func probeConfig(prep *sim.Prepared) sim.Config {
-	cfg := pipeline.Engine(prep, 1, sim.RouterRoundRobin)
+	cfg := pipeline.Engine(prep, 1, routing.RoundRobin)
 	cfg.StepModel = probeStep(prep)
 	return cfg
 }

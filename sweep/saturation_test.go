@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 )
@@ -31,7 +32,7 @@ func TestSaturationThroughput(t *testing.T) {
 	}
 	pr := &prober{base: work, seed: o.Seed, slo: o.SLO,
 		cfg: sim.Config{Scheduler: prep.Scheduler, StepModel: probeStep(prep), Replicas: 1,
-			Router: sim.RouterRoundRobin, Clients: []string{"chat"}, FrontendDelay: prep.FrontendDelay}}
+			Router: routing.RoundRobin, Clients: []string{"chat"}, FrontendDelay: prep.FrontendDelay}}
 	sp, st, ok, err := pr.saturation(context.Background(), work, estimateRate(work, o.Seed, prep))
 	if err != nil || !ok || st == nil {
 		t.Fatalf("saturation probe: ok %v err %v", ok, err)

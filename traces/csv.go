@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -94,7 +95,9 @@ func (d *csvDecoder) next(name string) (string, bool) {
 	return d.t.Raw(name), true
 }
 
-func (d *csvDecoder) fail(name, want, got string) { d.t.Failf(name, "%q is not %s", got, want) }
+func (d *csvDecoder) fail(name, want, got string) {
+	d.t.Failf(name, "%s is not %s", safefile.Quote(got), want)
+}
 
 func (d *csvDecoder) uintCol(name string, p *uint64) {
 	if s, ok := d.next(name); ok {
@@ -161,7 +164,7 @@ func readCSV[T any, P recordPtr[T]](r io.Reader) ([]T, error) {
 	}
 	for i := range want {
 		if header[i] != want[i] {
-			return nil, fmt.Errorf("csv:1: header column %d is %q, want %q", i+1, header[i], want[i])
+			return nil, fmt.Errorf("csv:1: header column %d is %s, want %q", i+1, safefile.Quote(header[i]), want[i])
 		}
 	}
 	d := csvDecoder{t: t}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // jsonEncoder encodes one record as one JSON object on one line, keys in
@@ -131,7 +133,7 @@ func (d *jsonDecoder) take(name string) ([]byte, bool) {
 }
 
 func (d *jsonDecoder) fail(name, want string, raw []byte) {
-	d.err = fmt.Errorf("column %q: %s is not %s", name, raw, want)
+	d.err = fmt.Errorf("column %q: %s is not %s", name, safefile.Clip(string(raw)), want)
 }
 
 func (d *jsonDecoder) uintCol(name string, p *uint64) {
@@ -213,7 +215,7 @@ func readJSONL[T any, P recordPtr[T]](r io.Reader) ([]T, error) {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			d.err = fmt.Errorf("column %q: unknown", keys[0])
+			d.err = fmt.Errorf("column %s: unknown", safefile.Quote(keys[0]))
 		}
 		if d.err != nil {
 			return nil, fmt.Errorf("jsonl line %d: %w", line, d.err)

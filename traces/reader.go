@@ -3,7 +3,8 @@ package traces
 import (
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // ReadRequests reads request records in format f. It holds every record in
@@ -52,20 +53,16 @@ func readFile[R any, Row any](path string, read func(io.Reader, Format) ([]R, er
 	if err != nil {
 		return nil, err
 	}
-	file, err := os.Open(path)
+	file, err := safefile.Open(path, safefile.Trace)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
 	var out []R
 	if f == Parquet {
-		st, serr := file.Stat()
-		if serr != nil {
-			return nil, serr
-		}
-		out, err = readParquet(file, st.Size(), convert)
+		out, err = readParquet(file, file.Size(), convert)
 	} else {
-		out, err = read(file, f)
+		out, err = read(safefile.SkipBOM(file), f)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %q: %w", path, err)

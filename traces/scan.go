@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -34,22 +34,18 @@ func scanFile[T any, P recordPtr[T], Row any](path string, convert func(*Row) T,
 	if err != nil {
 		return err
 	}
-	file, err := os.Open(path)
+	file, err := safefile.Open(path, safefile.Trace)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
 	switch f {
 	case CSV:
-		err = scanCSV[T, P](file, fn)
+		err = scanCSV[T, P](safefile.SkipBOM(file), fn)
 	case JSONL:
-		err = scanJSONL[T, P](file, fn)
+		err = scanJSONL[T, P](safefile.SkipBOM(file), fn)
 	case Parquet:
-		st, serr := file.Stat()
-		if serr != nil {
-			return serr
-		}
-		err = scanParquet(file, st.Size(), convert, fn)
+		err = scanParquet(file, file.Size(), convert, fn)
 	}
 	if err != nil {
 		return fmt.Errorf("reading %q: %w", path, err)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // Names of the length distributions accepted in LengthDist.Dist.
@@ -216,7 +216,7 @@ func (d *LengthDist) load(baseDir, path string, hi int) error {
 	if !filepath.IsAbs(file) && baseDir != "" {
 		file = filepath.Join(baseDir, file)
 	}
-	data, err := os.ReadFile(file)
+	data, err := safefile.ReadFile(file, safefile.Table)
 	if err != nil {
 		return fmt.Errorf("%s.file: %v", path, err)
 	}
@@ -244,18 +244,18 @@ func parseEmpirical(data []byte, file string, hi int) (*empiricalTable, error) {
 		valStr, wStr, hasW := strings.Cut(s, ",")
 		v, err := strconv.Atoi(strings.TrimSpace(valStr))
 		if err != nil || v < 1 || v > hi {
-			return nil, fmt.Errorf("%s:%d: value %q: must be an integer in [1, %d]", file, line, strings.TrimSpace(valStr), hi)
+			return nil, fmt.Errorf("%s:%d: value %s: must be an integer in [1, %d]", file, line, safefile.Quote(strings.TrimSpace(valStr)), hi)
 		}
 		w := 1.0
 		if hasW {
 			w, err = strconv.ParseFloat(strings.TrimSpace(wStr), 64)
 			if err != nil || !(w > 0) || math.IsInf(w, 0) {
-				return nil, fmt.Errorf("%s:%d: weight %q: must be a number > 0", file, line, strings.TrimSpace(wStr))
+				return nil, fmt.Errorf("%s:%d: weight %s: must be a number > 0", file, line, safefile.Quote(strings.TrimSpace(wStr)))
 			}
 		}
 		total += w
 		if math.IsInf(total, 0) {
-			return nil, fmt.Errorf("%s:%d: weight %q: the weights' sum overflows; scale them down", file, line, strings.TrimSpace(wStr))
+			return nil, fmt.Errorf("%s:%d: weight %s: the weights' sum overflows; scale them down", file, line, safefile.Quote(strings.TrimSpace(wStr)))
 		}
 		if len(t.values) == maxEmpiricalValues {
 			return nil, fmt.Errorf("%s:%d: more than %d values", file, line, maxEmpiricalValues)

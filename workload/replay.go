@@ -9,7 +9,6 @@ import (
 	"github.com/roofsim/roofsim/internal/limits"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -144,6 +144,9 @@ func (b *traceBuilder) add(r rawRow, line int, where string) error {
 		row.Session = intern(b.sessionIdx, &b.tr.SessionIDs, r.sessionID)
 	}
 	if r.client != "" {
+		if _, known := b.clientIdx[r.client]; !known && len(b.tr.Clients) >= maxClients {
+			return fmt.Errorf("%s: %s: more than %d distinct clients (the cap of a workload file's clients)", where, colClient, maxClients)
+		}
 		row.Client = intern(b.clientIdx, &b.tr.Clients, r.client)
 	}
 	b.tr.Rows = append(b.tr.Rows, row)
@@ -184,7 +187,7 @@ func LoadTrace(path string) (*Trace, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown trace format %q (want .csv, .jsonl or .parquet)", path, ext)
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Trace)
 	if err != nil {
 		return nil, err
 	}
@@ -192,11 +195,11 @@ func LoadTrace(path string) (*Trace, error) {
 	b := newTraceBuilder(path)
 	switch ext {
 	case ".csv":
-		err = readTraceCSV(f, b)
+		err = readTraceCSV(safefile.SkipBOM(f), b)
 	case ".parquet":
 		err = readTraceParquet(f, b)
 	default:
-		err = readTraceJSONL(f, b)
+		err = readTraceJSONL(safefile.SkipBOM(f), b)
 	}
 	if err != nil {
 		return nil, err
@@ -209,10 +212,10 @@ func checkColumns(cols []string, where string) error {
 	seen := map[string]bool{}
 	for _, c := range cols {
 		if !slices.Contains(traceColumns, c) {
-			return fmt.Errorf("%s: unknown column %q (known: %s)", where, c, strings.Join(traceColumns, ", "))
+			return fmt.Errorf("%s: unknown column %s (known: %s)", where, safefile.Quote(c), strings.Join(traceColumns, ", "))
 		}
 		if seen[c] {
-			return fmt.Errorf("%s: duplicate column %q", where, c)
+			return fmt.Errorf("%s: duplicate column %s", where, safefile.Quote(c))
 		}
 		seen[c] = true
 	}
@@ -252,7 +255,7 @@ func setField(r *rawRow, col, v string) error {
 		if col == colArrival {
 			kind = "a number"
 		}
-		return fmt.Errorf("want %s, got %q", kind, v)
+		return fmt.Errorf("want %s, got %s", kind, safefile.Quote(v))
 	}
 	return nil
 }
@@ -367,17 +370,13 @@ type TraceParquetRow struct {
 
 // readTraceParquet reads a Parquet trace with the generic reader. A panic inside the
 // Parquet library on a malformed file is returned as an error.
-func readTraceParquet(f *os.File, b *traceBuilder) (err error) {
+func readTraceParquet(f *safefile.File, b *traceBuilder) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: reading parquet: %v", b.tr.Path, p)
 		}
 	}()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := parquet.OpenFile(f, f.Size())
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.tr.Path, err)
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -221,6 +222,7 @@ func TestLoadTraceErrors(t *testing.T) {
 		{"jsonl null required", "t.jsonl", `{"arrival_s": null, "prompt_tokens": 1, "output_tokens": 1}`, "t.jsonl:1: arrival_s: must not be null"},
 		{"jsonl object id", "t.jsonl", `{"arrival_s": 0, "prompt_tokens": 1, "output_tokens": 1, "session_id": {}}`, "t.jsonl:1: session_id: want a string or a number"},
 		{"parquet garbage", "t.parquet", "not parquet at all", "t.parquet"},
+		{"too many clients", "t.csv", manyClients(maxClients + 1), fmt.Sprintf("t.csv:%d: client: more than %d distinct clients", maxClients+2, maxClients)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -303,4 +305,14 @@ func TestSpecWithTrace(t *testing.T) {
 	if total, known := g.Totals(); n != 3 || !known || total != 3 {
 		t.Errorf("replayed %d requests (Totals %d, %v), want 3", n, total, known)
 	}
+}
+
+// manyClients is a CSV trace of n one-request clients.
+func manyClients(n int) string {
+	var b strings.Builder
+	b.WriteString("arrival_s,prompt_tokens,output_tokens,client\n")
+	for i := range n {
+		fmt.Fprintf(&b, "0,1,1,c%d\n", i)
+	}
+	return b.String()
 }

@@ -115,7 +115,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // yaml key with its type, default and doc comment. Nested structs get their
 // own section; Deployment's keys show DefaultDeployment's values.
 func schemaDoc(t *testing.T) string {
-	types := parseStructs(t, map[string]string{"workload": ".", "scheduler": "../scheduler"})
+	types := parseStructs(t, map[string]string{"workload": ".", "settings": "../settings", "scheduler": "../scheduler"})
 	defaults := map[string]string{}
 	var collect func(prefix string, v reflect.Value)
 	collect = func(prefix string, v reflect.Value) {
@@ -298,7 +298,7 @@ func friendlyType(goType string) string {
 		return "integer"
 	case "float64", "float32":
 		return "number"
-	case "string":
+	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel", "Policy":
 		return "string"
 	case "bool":
 		return "true/false"

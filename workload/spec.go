@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
+	"github.com/roofsim/roofsim/settings"
 )
 
 // Spec is a workload file: the model and deployment it targets, vLLM engine knobs, and
@@ -42,7 +43,7 @@ import (
 // settings; like the Deployment's leaf fields they carry a help tag, which marks the
 // fields a command line may also set.
 type Spec struct {
-	Deployment `yaml:",inline" mapstructure:",squash"`
+	settings.Deployment `yaml:",inline" mapstructure:",squash"`
 	// Seed is the run seed from which every random stream is derived.
 	Seed uint64 `yaml:"seed" mapstructure:"seed" json:"seed" help:"random seed from which every random stream is derived"`
 	// Duration is an optional global cut-off of simulated time: no request is generated
@@ -173,7 +174,7 @@ type Session struct {
 // Load reads and parses a workload file (see Parse). An inference-perf
 // config (IsInferencePerf) is converted instead (FromInferencePerf).
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("reading workload: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -169,7 +170,7 @@ func ReadKernels(dir string) (*kernels.Tables, error) {
 	k := &kernels.Tables{Dir: dir, Engine: engine, Provenance: prov}
 	read := func(file string, required bool, parse func(io.Reader, string) (int, error)) error {
 		path := filepath.Join(dir, file)
-		f, err := os.Open(path)
+		f, err := safefile.Open(path, safefile.Table)
 		if errors.Is(err, os.ErrNotExist) && !required {
 			return nil
 		}

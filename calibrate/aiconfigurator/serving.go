@@ -2,10 +2,10 @@ package aiconfigurator
 
 import (
 	"io"
-	"os"
 
 	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/engine"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -17,7 +17,7 @@ import (
 // layout as moe_tp_size, moe_ep_size and attention_dp_size: see
 // serving.Row.ResolveLayout).
 func ReadServing(path string) ([]serving.Row, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Table)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,13 @@ package llamacpp
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/throughput"
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/roofline"
 )
 
@@ -37,13 +38,19 @@ var _ throughput.Source = (*Bench)(nil)
 
 // Load reads path into a Bench of the default builds.
 func Load(path string) (*Bench, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Table)
 	if err != nil {
 		return nil, fmt.Errorf("reading throughput rows: %w", err)
 	}
 	defer f.Close()
-	d := hardware.NewDigest(f)
-	rows, err := ParseRows(d, path)
+	return Read(f, path)
+}
+
+// Read reads a Bench of the default builds from r; name labels errors and is
+// recorded as the Bench's file.
+func Read(r io.Reader, name string) (*Bench, error) {
+	d := hardware.NewDigest(r)
+	rows, err := ParseRows(d, name)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +58,7 @@ func Load(path string) (*Bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading throughput rows: %w", err)
 	}
-	return &Bench{File: path, SHA256: sum, Rows: rows}, nil
+	return &Bench{File: name, SHA256: sum, Rows: rows}, nil
 }
 
 func (b *Bench) builds() (int, int) {

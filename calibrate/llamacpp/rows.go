@@ -14,11 +14,11 @@ package llamacpp
 import (
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -100,7 +100,7 @@ func (r Row) IsLlamaCPP() bool { return strings.HasPrefix(r.Engine, "llama.cpp")
 // ReadRows reads a measurements file with the header of
 // shared/data/gb10/measurements.csv. Errors name the file, line and column.
 func ReadRows(path string) ([]Row, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Table)
 	if err != nil {
 		return nil, fmt.Errorf("reading throughput rows: %w", err)
 	}

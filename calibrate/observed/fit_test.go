@@ -7,6 +7,7 @@ import (
 	"github.com/roofsim/roofsim/calibrate/observed"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -51,7 +52,7 @@ clients:
 			t.Fatal(err)
 		}
 		sink := &recSink{}
-		cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Router: sim.RouterRoundRobin,
+		cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Router: routing.RoundRobin,
 			Clients: gen.ClientNames(), FrontendDelay: prep.FrontendDelay}
 		if _, err := sim.Run(cfg, gen, sink); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/roofsim/roofsim/observe"
 	"github.com/roofsim/roofsim/observe/mock"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -244,7 +245,7 @@ clients:
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Router: sim.RouterRoundRobin,
+			cfg := sim.Config{Scheduler: prep.Scheduler, StepModel: prep.Step, Replicas: 1, Router: routing.RoundRobin,
 				Clients: gen.ClientNames(), FrontendDelay: prep.FrontendDelay}
 			res, err := sim.Run(cfg, gen, sim.DiscardSink{})
 			if err != nil {

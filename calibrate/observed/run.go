@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -71,7 +72,7 @@ type detailLine struct {
 // requests_detail.jsonl, when present, for their shared-prefix segments.
 func LoadRun(dir string) (*Run, error) {
 	wrap := func(err error) error { return fmt.Errorf("observed run %q: %w", dir, err) }
-	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	raw, err := safefile.ReadFile(filepath.Join(dir, "run.json"), safefile.Result)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -118,7 +119,7 @@ func LoadRun(dir string) (*Run, error) {
 // readSegments reads the segments of each request id; an absent file gives
 // an empty map.
 func readSegments(path string) (map[uint64][]workload.Segment, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Trace)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[uint64][]workload.Segment{}, nil
 	}
@@ -127,7 +128,7 @@ func readSegments(path string) (map[uint64][]workload.Segment, error) {
 	}
 	defer f.Close()
 	out := map[uint64][]workload.Segment{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(safefile.SkipBOM(f))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
 	for sc.Scan() {

@@ -9,7 +9,6 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/sim"
-	"github.com/roofsim/roofsim/workload"
 )
 
 // This file gives each row the routed-expert kernel path its engine release
@@ -73,7 +72,7 @@ func rowEngine(d *sim.Deployment, row Row) error {
 	if err != nil {
 		return fmt.Errorf("backend_version: %w", err)
 	}
-	d.Settings.Serving.MoEKernel = workload.MoEKernelAuto
+	d.Settings.Serving.MoEKernel = roofline.MoEKernelAuto
 	d.Settings.Engine = eng
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/settings"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/workload"
 )
@@ -191,7 +192,7 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("gpu %q: %w", row.GPU, err)
 	}
-	st := workload.DefaultDeployment()
+	st := settings.DefaultDeployment()
 	sc := &st.Serving.Config
 	sc.MaxNumSeqs = opts.MaxNumSeqs
 	sc.MaxNumBatchedTokens = opts.MaxNumBatchedTokens
@@ -204,7 +205,7 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	if opts.KVDType != "" {
 		kv = opts.KVDType
 	}
-	st.TP, st.Weights, st.KVCacheDType = row.TP, row.Precision, kv
+	st.TP, st.Weights, st.KVCacheDType = row.TP, roofline.DType(row.Precision), roofline.DType(kv)
 	st.EP, st.DP = max(row.EP, 1), max(row.DP, 1)
 	// A row whose precision mode is the checkpoint's own format serves the
 	// checkpoint (its own expert and attention precisions too). A mode that
@@ -217,7 +218,7 @@ func Predict(row Row, opts Options) (Prediction, error) {
 			st.Weights = ""
 		}
 	}
-	st.Weights = engineWeights(row, m, g, st.Weights)
+	st.Weights = roofline.DType(engineWeights(row, m, g, string(st.Weights)))
 	d := sim.Deployment{Model: m, GPU: g, Settings: st}
 	if err := rowEngine(&d, row); err != nil {
 		return Prediction{}, err

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // EngineConfig is what a per-step table's engine ran with, from the
@@ -41,7 +42,7 @@ const EngineConfigFile = "effective_vllm_config.json"
 // at tablePath. A missing file gives the zero EngineConfig and no error.
 func ReadEngineConfig(tablePath string) (EngineConfig, error) {
 	path := filepath.Join(filepath.Dir(tablePath), EngineConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Config)
 	if errors.Is(err, fs.ErrNotExist) {
 		return EngineConfig{}, nil
 	}

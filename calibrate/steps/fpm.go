@@ -3,8 +3,8 @@ package steps
 import (
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 )
 
@@ -77,7 +77,7 @@ func fpmColumns() []string {
 
 // ReadFPM reads a per-step timing file (fpm_metrics_detail.csv).
 func ReadFPM(path string) (*Table, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Table)
 	if err != nil {
 		return nil, err
 	}

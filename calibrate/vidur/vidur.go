@@ -10,13 +10,13 @@ package vidur
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
 	"github.com/roofsim/roofsim/roofline"
 )
@@ -89,7 +89,7 @@ func Costs(r Row) map[string]roofline.Cost {
 // GPU's bf16 GEMM efficiency and reports the error per operator, as family
 // "vidur:<file>:<op>" (appended to kernels.Report.Vidur by the caller).
 func Validate(gpu *hardware.GPU, path string) ([]kernels.FamilyReport, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Table)
 	if err != nil {
 		return nil, fmt.Errorf("vidur table %s: %w", path, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/observe"
 	"github.com/roofsim/roofsim/observe/mock"
 	"github.com/roofsim/roofsim/pipeline"
@@ -147,7 +148,7 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		sp.Model = opts.SimModel
 	}
 	var notes []string
-	if data, err := os.ReadFile(opts.Workload); err == nil && workload.IsInferencePerf(data) {
+	if data, err := safefile.ReadFile(opts.Workload, safefile.Workload); err == nil && workload.IsInferencePerf(data) {
 		_, notes, _ = workload.FromInferencePerf(data, opts.Workload)
 		if !opts.Quiet {
 			for _, n := range notes {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/plot"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
@@ -183,7 +184,7 @@ func finishRunPlot(dir string, ps *plotSink, res *sim.Result, label string) ([]s
 // run.json for the label and the ITL percentiles.
 func loadRunSide(dir string) (runPlotSide, error) {
 	side := runPlotSide{Label: filepath.Base(filepath.Clean(dir)), Profile: traces.NewRunProfile()}
-	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	raw, err := safefile.ReadFile(filepath.Join(dir, "run.json"), safefile.Result)
 	if err != nil {
 		return side, fmt.Errorf("%s: not a results directory: %w", dir, err)
 	}

@@ -431,7 +431,7 @@ func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", settingOrigin(cmd, "gpu"), err)
 	}
-	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: sp.TP, WeightDType: sp.Weights, KVDType: sp.KVCacheDType, ActDType: sp.ActDType})
+	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: sp.TP, WeightDType: string(sp.Weights), KVDType: string(sp.KVCacheDType), ActDType: string(sp.ActDType)})
 	if err != nil {
 		return err
 	}

@@ -259,7 +259,7 @@ func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 		"max-num-seqs":           fmt.Sprint(def.Serving.MaxNumSeqs),
 		"max-num-batched-tokens": fmt.Sprint(def.Serving.MaxNumBatchedTokens),
 		"gpu-memory-utilization": fmt.Sprint(def.Serving.GPUMemoryUtilization),
-		"act-dtype":              def.ActDType,
+		"act-dtype":              string(def.ActDType),
 	} {
 		if got := run.Flags().Lookup(flag).DefValue; got != want {
 			t.Errorf("--%s default %q, want the library's %q", flag, got, want)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/plot"
 	"github.com/roofsim/roofsim/sim"
@@ -633,11 +633,12 @@ front and the recommendation are recomputed over all rows.`,
 			}
 			var parts []*sweep.Result
 			for _, a := range args {
-				data, err := os.ReadFile(a)
+				f, err := safefile.Open(a, safefile.Result)
 				if err != nil {
 					return err
 				}
-				r, err := sweep.ReadParquet(bytes.NewReader(data), int64(len(data)))
+				r, err := sweep.ReadParquet(f, f.Size())
+				f.Close()
 				if err != nil {
 					return fmt.Errorf("reading %q: %w", a, err)
 				}

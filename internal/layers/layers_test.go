@@ -19,34 +19,40 @@ const module = "github.com/roofsim/roofsim/"
 // layer. A new package gets a row here: where it sits is a design decision.
 func layers() map[string]int {
 	return map[string]int{
-		// Leaves: no module imports but internal ones.
-		"internal/limits": 0, "internal/heapq": 0, "internal/mix": 0, "internal/registry": 0,
+		// Leaves: no module imports but internal ones. The ranges every input
+		// is checked against and the opening of input files sit below the
+		// leaves that parse files (table, yamlstrict), which clip what they
+		// quote with safefile.
+		"internal/limits": -2, "internal/safefile": -1,
+		"internal/heapq": 0, "internal/mix": 0, "internal/registry": 0,
 		"internal/table": 0, "internal/yamlstrict": 0, "internal/progress": 0,
 		"internal/datadriven": 0, "internal/shareddata": 0, "internal/layers": 0,
 		"plot": 0, "observe/mock": 0, "examples": 0,
 		// Catalogs, records and batch formation.
-		"hardware": 1, "traces": 1, "scheduler": 1,
+		"hardware": 1, "traces": 1, "scheduler": 1, "routing": 1,
 		"model": 2,
 		// Physics: what one forward pass costs.
 		"roofline": 3,
 		// What an engine release does (kernel paths keyed on the GPU's arch).
 		"engine": 4,
-		// Workload and settings.
-		"workload": 5,
+		// The deployment settings, typed by the vocabularies below them.
+		"settings": 5,
+		// Workload generation, over the settings.
+		"workload": 6,
 		// The discrete-event engine; observe is its mirror image on a real
 		// server, beside it, never on top of it.
-		"sim": 6, "observe": 6,
+		"sim": 7, "observe": 7,
 		// The run pipeline and what compares runs.
-		"pipeline": 7, "compare": 7,
+		"pipeline": 8, "compare": 8,
 		// Capacity search and calibration, on top of the pipeline.
-		"sweep": 8, "calibrate": 8,
-		"calibrate/internal/fit": 9,
-		"calibrate/kernels":      10, "calibrate/throughput": 10, "calibrate/steps": 10,
-		"calibrate/llamacpp": 11, "calibrate/vidur": 11, "calibrate/serving": 11, "calibrate/observed": 11,
-		"calibrate/aiconfigurator": 12,
+		"sweep": 9, "calibrate": 9,
+		"calibrate/internal/fit": 10,
+		"calibrate/kernels":      11, "calibrate/throughput": 11, "calibrate/steps": 11,
+		"calibrate/llamacpp": 12, "calibrate/vidur": 12, "calibrate/serving": 12, "calibrate/observed": 12,
+		"calibrate/aiconfigurator": 13,
 		// Adapters.
-		"serve":   13,
-		"cmd/sim": 14,
+		"serve":   14,
+		"cmd/sim": 15,
 	}
 }
 

@@ -36,6 +36,11 @@ func TestDocumentedRanges(t *testing.T) {
 		fmt.Sprintf("(`*_us`) | [0, %s] µs", fmtFloat(MaxOverheadUS)),
 		fmt.Sprintf("[0.001, 1], [0, %d]", MaxCurveExp),
 		fmt.Sprintf("default %d", MaxRequestsDefault),
+		fmt.Sprintf("workload files\n  %d MiB", MaxWorkloadFileBytes>>20),
+		fmt.Sprintf("ops\n  files) %d MiB", MaxConfigFileBytes>>20),
+		fmt.Sprintf("throughput and empirical length tables) %d GiB", MaxTableFileBytes>>30),
+		fmt.Sprintf("sweep Parquet) %d GiB", MaxResultFileBytes>>30),
+		fmt.Sprintf("streamed, %d GiB", MaxTraceFileBytes>>30),
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("docs/reliability.md does not state %q", want)

@@ -117,6 +117,33 @@ const (
 	MaxIntermediate = 1 << 24
 )
 
+// Input file sizes, in bytes. Every file roofsim reads is opened through
+// internal/safefile, which refuses anything but a regular file and stops reading
+// at the cap of the file's kind, so a FIFO, a device such as /dev/zero or a file
+// that keeps growing gives an error instead of a hang or an exhausted memory.
+// The caps are far above real inputs: the largest kernel table in shared/data
+// is 10 MB, a 1M-request requests.csv about 150 MB.
+const (
+	// MaxWorkloadFileBytes caps a workload YAML or inference-perf config.
+	MaxWorkloadFileBytes = 64 << 20
+	// MaxConfigFileBytes caps a model config.json, hf_quant_config.json, a GPU
+	// or profile YAML, an engine config JSON and an ops file: all are small
+	// documents read whole.
+	MaxConfigFileBytes = 64 << 20
+	// MaxTableFileBytes caps a measurement table read whole into rows: kernel
+	// tables (CSV), per-step tables, serving and throughput measurements,
+	// empirical length tables, Vidur tables.
+	MaxTableFileBytes = 1 << 30
+	// MaxResultFileBytes caps a result document read whole: run.json, a vllm
+	// bench serve result (with per-request arrays), an inference-perf report, a
+	// sweep result Parquet file.
+	MaxResultFileBytes = 1 << 30
+	// MaxTraceFileBytes caps a trace that is streamed record by record: request
+	// and step traces (CSV, JSON Lines, Parquet), replay traces (whose rows are
+	// also capped at MaxRequests) and per-request detail files.
+	MaxTraceFileBytes = 64 << 30
+)
+
 // IntIn checks lo <= v <= hi; the error reads "must be in [lo, hi], got v".
 func IntIn(v, lo, hi int) error {
 	if v < lo || v > hi {

@@ -31,6 +31,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // ErrEmpty is wrapped by the error of Open on a table without a header row
@@ -134,11 +136,11 @@ func Open(r io.Reader, file string, o Options) (*Reader, error) {
 		}
 		_, col := cr.FieldPos(i)
 		if _, dup := t.cols[h]; dup {
-			return nil, &Error{File: file, Line: hline, Column: col, Msg: fmt.Sprintf("duplicate column %q", h)}
+			return nil, &Error{File: file, Line: hline, Column: col, Msg: fmt.Sprintf("duplicate column %s", safefile.Quote(h))}
 		}
 		if o.Known != nil && !slices.Contains(o.Known, h) && !slices.Contains(o.Required, h) {
 			known := append(slices.Clone(o.Required), o.Known...)
-			return nil, &Error{File: file, Line: hline, Column: col, Msg: fmt.Sprintf("unknown column %q (known: %s)", h, strings.Join(known, ", "))}
+			return nil, &Error{File: file, Line: hline, Column: col, Msg: fmt.Sprintf("unknown column %s (known: %s)", safefile.Quote(h), strings.Join(known, ", "))}
 		}
 		t.cols[h] = i
 		t.header = append(t.header, h)
@@ -278,7 +280,7 @@ func (t *Reader) Int(col string) int {
 	}
 	f, ferr := strconv.ParseFloat(s, 64)
 	if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		t.Failf(col, "want an integer, got %q", s)
+		t.Failf(col, "want an integer, got %s", safefile.Quote(s))
 		return 0
 	}
 	return int(f)
@@ -298,7 +300,7 @@ func (t *Reader) Float(col string) float64 {
 	s := t.Str(col)
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		t.Failf(col, "want a finite number, got %q", s)
+		t.Failf(col, "want a finite number, got %s", safefile.Quote(s))
 		return 0
 	}
 	return v

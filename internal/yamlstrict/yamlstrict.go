@@ -36,6 +36,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // ErrEmpty is returned by Decode when the input holds no YAML document.
@@ -190,7 +192,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) error {
 			return c.want(n, path, kindName(t))
 		}
 		if err := n.Decode(reflect.New(t).Interface()); err != nil || !whole(n, t) {
-			return &Error{Line: n.Line, Path: path, Msg: fmt.Sprintf("want %s, got %q", kindName(t), n.Value)}
+			return &Error{Line: n.Line, Path: path, Msg: fmt.Sprintf("want %s, got %s", kindName(t), safefile.Quote(n.Value))}
 		}
 	}
 	return nil
@@ -219,7 +221,7 @@ func (c *checker) mapping(n *yaml.Node, path string, field func(k *yaml.Node) (r
 			return &Error{Line: k.Line, Path: path, Msg: "keys must be plain scalars"}
 		}
 		if line, dup := first[k.Value]; dup {
-			return &Error{Line: k.Line, Path: join(path, k.Value), Msg: fmt.Sprintf("key %q already defined at line %d", k.Value, line)}
+			return &Error{Line: k.Line, Path: join(path, k.Value), Msg: fmt.Sprintf("key %s already defined at line %d", safefile.Quote(k.Value), line)}
 		}
 		first[k.Value] = k.Line
 		vt, err := field(k)
@@ -336,5 +338,5 @@ func nodeKindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a sequence"
 	}
-	return fmt.Sprintf("%q", n.Value)
+	return safefile.Quote(n.Value)
 }

@@ -1,14 +1,15 @@
-package workload
+package settings
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/internal/limits"
+	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/scheduler"
 )
 
@@ -24,8 +25,10 @@ import (
 //   - its default in DefaultDeployment,
 //   - its checks in Validate.
 //
-// Model, GPU and Router are names that the packages owning those catalogs resolve and
-// check (model.Resolve, hardware.Resolve, sim's routers).
+// Model and GPU are names that the packages owning those catalogs resolve and check
+// (model.Resolve, hardware.Resolve). The settings whose values are names of a fixed
+// vocabulary take their owner's type (routing.Router, roofline.DType,
+// roofline.MoEKernel, engine.Engine), which parses and lists them.
 type Deployment struct {
 	// Model is a model catalog name or a path to a Hugging Face config.json.
 	Model string `yaml:"model" mapstructure:"model" json:"model" help:"model: catalog name or path to a Hugging Face config.json"`
@@ -46,16 +49,16 @@ type Deployment struct {
 	Replicas int `yaml:"replicas" mapstructure:"replicas" json:"replicas" help:"identical instances behind the router"`
 	// Router spreads requests over replicas: round-robin, least-outstanding or
 	// prefix-affinity.
-	Router string `yaml:"router" mapstructure:"router" json:"router" help:"replica routing: round-robin, least-outstanding or prefix-affinity"`
+	Router routing.Router `yaml:"router" mapstructure:"router" json:"router" help:"replica routing: round-robin, least-outstanding or prefix-affinity"`
 	// Weights is the weight precision (bf16, fp8, nvfp4, q4_k, ...); "" means the
 	// model's own dtype.
-	Weights string `yaml:"weights" mapstructure:"weights" json:"weights" help:"weight precision (empty: the model's dtype)"`
+	Weights roofline.DType `yaml:"weights" mapstructure:"weights" json:"weights" help:"weight precision (empty: the model's dtype)"`
 	// KVCacheDType is the KV-cache precision; "" means the activation precision.
-	KVCacheDType string `yaml:"kv_cache_dtype" mapstructure:"kv_cache_dtype" json:"kv_cache_dtype" help:"KV-cache precision (empty: the activation precision)"`
+	KVCacheDType roofline.DType `yaml:"kv_cache_dtype" mapstructure:"kv_cache_dtype" json:"kv_cache_dtype" help:"KV-cache precision (empty: the activation precision)"`
 	// ActDType is the activation precision; "" means the step model's default: bf16, or
 	// fp16 on a GPU without a bf16 peak, with fp8 weights computing at the fp8 peak
 	// where the GPU has one (W8A8). See roofline.StepOptions.ActDType.
-	ActDType string `yaml:"act_dtype" mapstructure:"act_dtype" json:"act_dtype" help:"activation precision (empty: bf16, or fp16 without a bf16 peak; fp8 weights then compute in fp8)"`
+	ActDType roofline.DType `yaml:"act_dtype" mapstructure:"act_dtype" json:"act_dtype" help:"activation precision (empty: bf16, or fp16 without a bf16 peak; fp8 weights then compute in fp8)"`
 	// Engine is the serving engine release whose kernel paths the run follows where
 	// releases differ (serving.moe_kernel auto): name@version, as in vllm@0.12.0 or
 	// llama.cpp@b6500 (engine.Parse). The zero Engine ("") takes the release the GPU
@@ -80,21 +83,14 @@ type Serving struct {
 	// 0 takes the GPU profile's value (hardware.Profile.GraphCaptureMaxTokens).
 	MaxCUDAGraphCaptureSize int `yaml:"max_cudagraph_capture_size" mapstructure:"max_cudagraph_capture_size" json:"max_cudagraph_capture_size" help:"vLLM max_cudagraph_capture_size: largest step in tokens that replays a CUDA graph (0 = the GPU profile's)"`
 	// MoEKernel is the kernel path of a mixture-of-experts model's routed experts:
-	// MoEKernelAuto or "" (the path the engine release, Engine or else the GPU profile's,
+	// "auto" (roofline.MoEKernelAuto) or "" (the path the engine release, Engine or else the GPU profile's,
 	// takes for the experts' format on the GPU's architecture: engine.Engine.MoEKernel),
 	// "fused" (a fused grouped kernel over the
 	// touched experts) or "deepgemm" (DeepGEMM's contiguous grouped GEMM over a
 	// padded buffer: 128x128 block-scaled fp8 experts on Hopper). No effect on dense
 	// models.
-	MoEKernel string `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the engine release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
+	MoEKernel roofline.MoEKernel `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the engine release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
 }
-
-// MoEKernelAuto lets the engine release decide the routed experts' kernel path
-// (Serving.MoEKernel).
-const MoEKernelAuto = "auto"
-
-// MoEKernels returns the values Serving.MoEKernel accepts.
-func MoEKernels() []string { return []string{MoEKernelAuto, "fused", "deepgemm"} }
 
 // DefaultDeployment returns the built-in defaults: Llama-3.1-8B on one H100, one
 // replica, the model's weight precision, and vLLM v1's engine defaults
@@ -108,20 +104,25 @@ func DefaultDeployment() Deployment {
 		EP:       1,
 		DP:       1,
 		Replicas: 1,
-		Router:   "round-robin",
-		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9, MoEKernel: MoEKernelAuto},
+		Router:   routing.RoundRobin,
+		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9, MoEKernel: roofline.MoEKernelAuto},
 	}
 }
 
 // FieldError is one invalid setting. Key is the setting's full key as written in a
 // workload file ("tp", "serving.max_num_seqs"); Error() reads "key: reason". Callers
 // that took the value from elsewhere (a flag, the environment) replace Key by where it
-// came from.
+// came from. Err, when set, is the typed error of the vocabulary that rejected the
+// value (*routing.UnknownError, *roofline.UnknownPrecisionError, ...), for errors.As.
 type FieldError struct {
 	Key, Reason string
+	Err         error
 }
 
 func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // Keys of settings that Validate and the settings metadata (SettingRange,
 // SettingValues) both name.
@@ -156,13 +157,32 @@ func (d *Deployment) intBounds() []intBound {
 	}
 }
 
+// vocabularySetting is a setting whose value is a name its type's owner parses.
+type vocabularySetting struct {
+	key   string
+	value interface{ Validate() error }
+}
+
+// vocabularies lists d's settings whose values are names of a fixed vocabulary, each
+// checked by its own type.
+func (d *Deployment) vocabularies() []vocabularySetting {
+	return []vocabularySetting{
+		{"router", d.Router},
+		{"weights", d.Weights},
+		{"kv_cache_dtype", d.KVCacheDType},
+		{"act_dtype", d.ActDType},
+		{"engine", d.Engine},
+		{keyMoEKernel, d.Serving.MoEKernel},
+	}
+}
+
 // Validate checks every setting that can be checked without the catalogs and returns
 // the first problem as a *FieldError.
 func (d *Deployment) Validate() error {
 	bad := func(key, format string, args ...any) error {
 		return &FieldError{Key: key, Reason: fmt.Sprintf(format, args...)}
 	}
-	for _, f := range []struct{ key, v string }{{"model", d.Model}, {"gpu", d.GPU}, {"router", d.Router}} {
+	for _, f := range []struct{ key, v string }{{"model", d.Model}, {"gpu", d.GPU}, {"router", string(d.Router)}} {
 		if strings.TrimSpace(f.v) == "" {
 			return bad(f.key, "must not be empty")
 		}
@@ -176,11 +196,10 @@ func (d *Deployment) Validate() error {
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad(keyGPUMemoryUtilization, "must be in (0, 1], got %g", u)
 	}
-	if err := d.Engine.Validate(); err != nil {
-		return bad("engine", "%s", err)
-	}
-	if ks := MoEKernels(); d.Serving.MoEKernel != "" && !slices.Contains(ks, d.Serving.MoEKernel) {
-		return bad(keyMoEKernel, "must be one of %s, got %q", strings.Join(ks, ", "), d.Serving.MoEKernel)
+	for _, v := range d.vocabularies() {
+		if err := v.value.Validate(); err != nil {
+			return &FieldError{Key: v.key, Reason: err.Error(), Err: err}
+		}
 	}
 	// Every replica runs dp ranks, each an instance with its own KV cache.
 	if total := d.Replicas * max(d.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {

@@ -1,4 +1,4 @@
-package workload
+package settings
 
 import (
 	"encoding/json"
