@@ -32,17 +32,21 @@ func FuzzAPI(f *testing.F) {
 	}
 	f.Cleanup(s.Close)
 	h := s.Handler()
-	paths := []string{"/api/roofline", "/api/spotcheck", "/api/simulate", "/api/sweep", "/api/validate", "/api/validate/run"}
+	// Each endpoint with the Content-Type it takes; the Host is loopback.
+	paths := map[string]string{"/api/roofline": mediaJSON, "/api/spotcheck": mediaJSON, "/api/simulate": mediaJSON,
+		"/api/sweep": mediaRaw, "/api/validate": mediaRaw, "/api/validate/run": mediaJSON}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, p := range paths {
+		for p, ctype := range paths {
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, p, bytes.NewReader(body)))
+			req := httptest.NewRequest(http.MethodPost, "http://localhost"+p, bytes.NewReader(body))
+			req.Header.Set("Content-Type", ctype)
+			h.ServeHTTP(rec, req)
 			if rec.Code >= 500 || !json.Valid(rec.Body.Bytes()) {
 				t.Fatalf("POST %s %q: %d %s", p, body, rec.Code, rec.Body)
 			}
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/gpus", nil))
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/api/gpus", nil))
 		if rec.Code != http.StatusOK {
 			t.Fatalf("server stopped answering: %d", rec.Code)
 		}

@@ -108,9 +108,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// decodeJSON reads one JSON object into dst, strictly: unknown fields,
-// trailing data and an oversized body are errors.
+// decodeJSON reads one JSON object into dst, strictly: a Content-Type
+// other than application/json (415), unknown fields, trailing data and an
+// oversized body (413) are errors.
 func decodeJSON(r *http.Request, dst any) error {
+	if err := checkMediaType(r, mediaJSON); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mb *http.MaxBytesError
@@ -133,7 +137,6 @@ func decodeJSON(r *http.Request, dst any) error {
 	return nil
 }
 
-// readBody reads the whole (capped) body.
 // dataOrBody returns the file ?file=PATH names under --data (a regular file
 // of at most maxBytes) or else the request body, with the name errors use
 // for it (the path, or "upload").
@@ -174,7 +177,12 @@ func (s *Server) dataOrBody(r *http.Request, maxBytes int64) ([]byte, string, er
 	return data, rel, nil
 }
 
+// readBody reads the whole (capped) body of a raw upload, which must say
+// Content-Type: application/octet-stream (415 otherwise).
 func readBody(r *http.Request) ([]byte, error) {
+	if err := checkMediaType(r, mediaRaw); err != nil {
+		return nil, err
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mb *http.MaxBytesError

@@ -38,6 +38,13 @@ type job struct {
 	requests []traces.RequestRecord
 	steps    []traces.StepRecord
 	run      *pipeline.Record
+
+	// cancel stops the job (queued or running) with a cause; idle fires it
+	// when no client has polled the job for jobs.idle.
+	cancel context.CancelCauseFunc
+	idle   *time.Timer
+	// ended is closed once the job is done or failed and its slot is free.
+	ended chan struct{}
 }
 
 // jobView is what GET /api/jobs/{id} answers.
@@ -71,18 +78,20 @@ func (j *job) view() jobView {
 }
 
 // jobs runs at most cap(slots) simulations at once and keeps the last
-// keep jobs.
+// keep jobs. A job holds its slot until it finishes, fails, passes its
+// wall-time limit, is cancelled, or goes idle unpolled for idle.
 type jobs struct {
 	slots chan struct{}
 	keep  int
+	idle  time.Duration
 
 	mu    sync.Mutex
 	byID  map[string]*job
 	order []string // oldest first
 }
 
-func newJobs(running, keep int) *jobs {
-	return &jobs{slots: make(chan struct{}, running), keep: keep, byID: map[string]*job{}}
+func newJobs(running, keep int, idle time.Duration) *jobs {
+	return &jobs{slots: make(chan struct{}, running), keep: keep, idle: idle, byID: map[string]*job{}}
 }
 
 // add registers a new queued job, evicting the oldest finished one when
@@ -92,7 +101,7 @@ func (js *jobs) add(label string) (*job, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	j := &job{id: hex.EncodeToString(b[:]), label: label, state: jobQueued}
+	j := &job{id: hex.EncodeToString(b[:]), label: label, state: jobQueued, ended: make(chan struct{})}
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if len(js.order) >= js.keep {
@@ -126,38 +135,78 @@ func (js *jobs) get(id string) (*job, bool) {
 }
 
 // run executes f in the background once a slot is free, with a context
-// that ends at timeout or when parent ends.
+// that ends at timeout (counted from when the job starts running), when
+// parent ends, when the job is cancelled (DELETE /api/jobs/{id}), or when
+// no client has polled it for js.idle. The slot comes back in every case.
 func (js *jobs) run(parent context.Context, j *job, timeout time.Duration, f func(ctx context.Context, j *job) error) {
+	ctx, cancel := context.WithCancelCause(parent)
+	j.mu.Lock()
+	j.cancel = cancel
+	j.idle = time.AfterFunc(js.idle, func() {
+		cancel(errorf(http.StatusGone, "simulate: cancelled: no client asked about this job for %s (was the page closed?)", js.idle))
+	})
+	j.mu.Unlock()
 	go func() {
-		select {
-		case js.slots <- struct{}{}:
-		case <-parent.Done():
-			j.finish(parent.Err())
-			return
-		}
-		defer func() { <-js.slots }()
-		j.mu.Lock()
-		j.state, j.started = jobRunning, time.Now()
-		j.mu.Unlock()
-		ctx, cancel := context.WithTimeout(parent, timeout)
-		defer cancel()
-		var err error
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					err = errorf(http.StatusInternalServerError, "internal error: %v", p)
-				}
-			}()
-			err = f(ctx, j)
-		}()
-		if err != nil && ctx.Err() == context.DeadlineExceeded {
-			err = errorf(http.StatusRequestTimeout, "simulate: stopped after the %s limit; lower max_requests or the rate", timeout)
-		}
+		err := js.execute(ctx, j, timeout, f)
+		j.idle.Stop()
+		cancel(nil)
 		j.finish(err)
 	}()
 }
 
+// execute waits for a slot, runs f under the wall-time limit and gives the
+// slot back before it returns.
+func (js *jobs) execute(ctx context.Context, j *job, timeout time.Duration, f func(ctx context.Context, j *job) error) (err error) {
+	select {
+	case js.slots <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-js.slots }()
+	j.mu.Lock()
+	j.state, j.started = jobRunning, time.Now()
+	j.mu.Unlock()
+	tctx, tcancel := context.WithTimeout(ctx, timeout)
+	defer tcancel()
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = errorf(http.StatusInternalServerError, "internal error: %v", p)
+			}
+		}()
+		err = f(tctx, j)
+	}()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		err = context.Cause(ctx)
+	case tctx.Err() == context.DeadlineExceeded:
+		err = errorf(http.StatusRequestTimeout, "simulate: stopped after the %s limit; lower max_requests or the rate", timeout)
+	}
+	return err
+}
+
+// touch records that a client asked about j: its idle timer restarts.
+func (j *job) touch(idle time.Duration) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.idle != nil && (j.state == jobQueued || j.state == jobRunning) {
+		j.idle.Reset(idle)
+	}
+}
+
+// stop cancels j with cause; a finished job is left as it is.
+func (j *job) stop(cause error) {
+	j.mu.Lock()
+	cancel := j.cancel
+	j.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
 func (j *job) finish(err error) {
+	defer close(j.ended)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.started.IsZero() {

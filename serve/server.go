@@ -26,6 +26,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"time"
+
+	"github.com/roofsim/roofsim/internal/limits"
 )
 
 //go:embed assets
@@ -53,11 +55,26 @@ type Options struct {
 	AgentTimeout time.Duration
 	// Version is roofsim's version, as run.json downloads record it.
 	Version string
+	// Addr is the address the server listens on (host:port, as --addr
+	// gives it). Requests whose Host header names neither a loopback name
+	// (localhost, 127.0.0.1, [::1]) nor this host and port are refused;
+	// an unspecified host (0.0.0.0, [::]) also accepts the machine's host
+	// name and interface addresses. Empty accepts loopback names on any
+	// port (tests on httptest servers).
+	Addr string
+	// AllowHosts are further host names (or IP addresses) the Host header
+	// may name, e.g. a DNS name the machine is reached by.
+	AllowHosts []string
+	// JobIdleTimeout cancels a queued or running simulation that no client
+	// has asked about (GET /api/jobs/{id}) for this long, so a job whose
+	// page was closed frees its slot. The page polls every 250 ms, and a
+	// browser that throttles a background tab still polls once a minute.
+	JobIdleTimeout time.Duration
 }
 
 // DefaultOptions returns the defaults: 8 MiB uploads, 20,000 requests and
-// 60 s per simulation, 2 simulations at once, 8 kept, 60 s per agent
-// measurement.
+// 60 s per simulation, 2 simulations at once, 8 kept, a job cancelled
+// after 2 minutes without a poll, 60 s per agent measurement.
 func DefaultOptions() Options {
 	return Options{
 		MaxUploadBytes: 8 << 20,
@@ -66,8 +83,12 @@ func DefaultOptions() Options {
 		MaxJobs:        2,
 		KeepJobs:       8,
 		AgentTimeout:   60 * time.Second,
+		JobIdleTimeout: 2 * time.Minute,
 	}
 }
+
+// maxUploadBytes bounds Options.MaxUploadBytes: 1 GiB.
+const maxUploadBytes = 1 << 30
 
 // Validate checks the options after defaults were applied.
 func (o *Options) Validate() error {
@@ -78,16 +99,18 @@ func (o *Options) Validate() error {
 		}
 	}
 	switch {
-	case o.MaxUploadBytes < 1024:
-		return fmt.Errorf("max upload: must be >= 1024 bytes, got %d", o.MaxUploadBytes)
-	case o.MaxRequests < 1:
-		return fmt.Errorf("max requests: must be >= 1, got %d", o.MaxRequests)
+	case o.MaxUploadBytes < 1024 || o.MaxUploadBytes > maxUploadBytes:
+		return fmt.Errorf("max upload: must be in [1024, %d] bytes, got %d", int64(maxUploadBytes), o.MaxUploadBytes)
+	case o.MaxRequests < 1 || o.MaxRequests > limits.MaxRequests:
+		return fmt.Errorf("max requests: %w", limits.IntIn(o.MaxRequests, 1, limits.MaxRequests))
 	case o.SimTimeout <= 0:
 		return fmt.Errorf("simulation timeout: must be > 0, got %s", o.SimTimeout)
 	case o.MaxJobs < 1 || o.KeepJobs < o.MaxJobs:
 		return fmt.Errorf("jobs: want 1 <= running (%d) <= kept (%d)", o.MaxJobs, o.KeepJobs)
 	case o.AgentTimeout <= 0:
 		return fmt.Errorf("agent timeout: must be > 0, got %s", o.AgentTimeout)
+	case o.JobIdleTimeout <= 0:
+		return fmt.Errorf("job idle timeout: must be > 0, got %s", o.JobIdleTimeout)
 	}
 	return nil
 }
@@ -112,6 +135,9 @@ func (o *Options) defaults() {
 	if o.AgentTimeout == 0 {
 		o.AgentTimeout = d.AgentTimeout
 	}
+	if o.JobIdleTimeout == 0 {
+		o.JobIdleTimeout = d.JobIdleTimeout
+	}
 }
 
 // Server is the web view. It is safe for concurrent use.
@@ -125,6 +151,8 @@ type Server struct {
 	// validating holds a token while a validation runs (one at a time).
 	validating chan struct{}
 	mux        *http.ServeMux
+	// hosts are the Host headers that name this server.
+	hosts *hostPolicy
 	// ctx is cancelled by Close: running simulations stop.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -137,6 +165,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts}
+	hosts, err := newHostPolicy(opts.Addr, opts.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
+	s.hosts = hosts
 	if opts.DataDir != "" {
 		d, err := openDataDir(opts.DataDir)
 		if err != nil {
@@ -148,15 +181,16 @@ func New(opts Options) (*Server, error) {
 		s.agent = &AgentClient{BaseURL: opts.MeasureURL, HTTP: &http.Client{Timeout: opts.AgentTimeout}}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.jobs = newJobs(opts.MaxJobs, opts.KeepJobs)
+	s.jobs = newJobs(opts.MaxJobs, opts.KeepJobs, opts.JobIdleTimeout)
 	s.validating = make(chan struct{}, 1)
 	s.maxSteps = maxStepsPerJob
 	s.routes()
 	return s, nil
 }
 
-// Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the server's HTTP handler: the routes behind the host
+// check and cross-origin protection (protect.go).
+func (s *Server) Handler() http.Handler { return s.protect(s.mux) }
 
 // Close stops running simulations.
 func (s *Server) Close() { s.cancel() }
@@ -186,6 +220,7 @@ func (s *Server) routes() {
 		"GET /api/measured-example": s.handleMeasuredExample,
 		"POST /api/simulate":        s.handleSimulate,
 		"GET /api/jobs/{id}":        s.handleJob,
+		"DELETE /api/jobs/{id}":     s.handleCancelJob,
 		"GET /api/data":             s.handleDataList,
 		"POST /api/sweep":           s.handleSweep,
 		"POST /api/validate":        s.handleValidate,

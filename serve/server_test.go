@@ -35,27 +35,38 @@ func newTestServer(t *testing.T, o Options) (*Server, *httptest.Server) {
 	return s, ts
 }
 
-// call sends body (a value marshalled to JSON, or raw bytes) and decodes
+// jsonText is a request body sent as is with Content-Type application/json
+// (malformed JSON, for instance).
+type jsonText string
+
+// call sends body (a value marshalled to JSON, or raw bytes, with their
+// Content-Type) and decodes
 // the answer into out when out is non-nil; it returns the status.
 func call(t *testing.T, ts *httptest.Server, method, path string, body any, out any) int {
 	t.Helper()
 	var rd io.Reader
+	ctype := mediaRaw
 	switch b := body.(type) {
 	case nil:
 	case []byte:
 		rd = bytes.NewReader(b)
 	case string:
 		rd = strings.NewReader(b)
+	case jsonText:
+		rd, ctype = strings.NewReader(string(b)), mediaJSON
 	default:
 		js, err := json.Marshal(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd = bytes.NewReader(js)
+		rd, ctype = bytes.NewReader(js), mediaJSON
 	}
 	req, err := http.NewRequest(method, ts.URL+path, rd)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", ctype)
 	}
 	resp, err := ts.Client().Do(req)
 	if err != nil {
@@ -176,7 +187,7 @@ func TestRooflineUploadedGPUAndErrors(t *testing.T) {
 	wantError(t, ts, "POST", "/api/roofline", map[string]any{"gpu": "/etc/passwd"}, 400, "gpu:")
 	wantError(t, ts, "POST", "/api/roofline", map[string]any{"gpu": "h100", "model": "nope"}, 400, "model:")
 	wantError(t, ts, "POST", "/api/roofline", map[string]any{"gpu": "h100", "bogus": 1}, 400, "unknown field")
-	wantError(t, ts, "POST", "/api/roofline", "{", 400, "body")
+	wantError(t, ts, "POST", "/api/roofline", jsonText("{"), 400, "body")
 	wantError(t, ts, "POST", "/api/roofline", map[string]any{"gpu": "h100", "model": "llama-3.1-8b", "tp": 3}, 400, "")
 }
 
@@ -257,7 +268,7 @@ func TestSpotCheckBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { wantError(t, ts, "POST", "/api/spotcheck", r, c.status, c.substr) })
 	}
 	wantError(t, ts, "POST", "/api/spotcheck", map[string]any{"gpu_yaml": strings.Repeat("#", 5000)}, 413, "limit")
-	wantError(t, ts, "POST", "/api/spotcheck", `{"gpu":"h100"} {"gpu":"h100"}`, 400, "trailing")
+	wantError(t, ts, "POST", "/api/spotcheck", jsonText(`{"gpu":"h100"} {"gpu":"h100"}`), 400, "trailing")
 	if call(t, ts, "POST", "/api/spotcheck", good(), nil) != 200 {
 		t.Error("server did not recover after bad requests")
 	}
@@ -825,7 +836,7 @@ func TestServeShutsDownOnCancel(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	for _, o := range []Options{{MeasureURL: "ftp://x"}, {MeasureURL: "localhost:8765"}, {MaxUploadBytes: 10}, {MaxRequests: -1}, {DataDir: "/nonexistent/dir"}} {
+	for _, o := range []Options{{MeasureURL: "ftp://x"}, {MeasureURL: "localhost:8765"}, {MaxUploadBytes: 10}, {MaxUploadBytes: 2 << 30}, {MaxRequests: -1}, {MaxRequests: 1e9}, {DataDir: "/nonexistent/dir"}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v): want an error", o)
 		}

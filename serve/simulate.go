@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/roofsim/roofsim/examples"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/pipeline"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -106,6 +107,8 @@ func parseWorkload(req *simulateRequest) (*workload.Spec, string, error) {
 	var data []byte
 	var name string
 	switch {
+	case len(req.WorkloadYAML) > limits.MaxWorkloadBytes:
+		return nil, "", errorf(http.StatusRequestEntityTooLarge, "workload_yaml: %d bytes, more than the %d-byte limit", len(req.WorkloadYAML), limits.MaxWorkloadBytes)
 	case strings.TrimSpace(req.WorkloadYAML) != "":
 		data, name = []byte(req.WorkloadYAML), "uploaded.yaml"
 	case req.Example != "":
@@ -160,6 +163,9 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	if sp.Trace != "" {
 		return nil, errorf(http.StatusBadRequest, "workload: trace replay is not offered in the web view")
 	}
+	if err := checkUpfront(sp, s.opts.MaxRequests); err != nil {
+		return nil, err
+	}
 	if err := applySettings(&sp.Deployment, req.Settings); err != nil {
 		return nil, err
 	}
@@ -211,6 +217,32 @@ func (s *Server) resolvePlan(req *simulateRequest) (*plan, error) {
 	}
 	p.total = total
 	return p, nil
+}
+
+// checkUpfront refuses a workload whose generator would allocate more
+// than maxRequests (the server's --max-requests) items before the first
+// request: one state per client, one segment per shared-prefix group, one
+// start per closed-loop user. No simulation here serves more than
+// maxRequests requests, so a larger count only costs memory (30,000
+// clients of a million users each would take hundreds of GB); the error
+// names the field that passes the cap.
+func checkUpfront(sp *workload.Spec, maxRequests int) error {
+	if n := len(sp.Clients); n > maxRequests {
+		return errorf(http.StatusBadRequest, "clients: %d clients, more than the %d requests a simulation may generate here (--max-requests)", n, maxRequests)
+	}
+	groups, users := 0, 0
+	for i := range sp.Clients {
+		c := &sp.Clients[i]
+		if c.Prefix != nil {
+			if groups += c.Prefix.Groups; groups > maxRequests {
+				return errorf(http.StatusBadRequest, "clients[%d].prefix.groups: the clients' prefix groups add up to more than the %d requests a simulation may generate here (--max-requests)", i, maxRequests)
+			}
+		}
+		if users += c.Concurrency; users > maxRequests {
+			return errorf(http.StatusBadRequest, "clients[%d].concurrency: the clients' concurrency adds up to more than the %d requests a simulation may generate here (--max-requests)", i, maxRequests)
+		}
+	}
+	return nil
 }
 
 type simulateResponse struct {
@@ -324,6 +356,24 @@ func (s *Server) handleJob(r *http.Request) (any, error) {
 	j, ok := s.jobs.get(r.PathValue("id"))
 	if !ok {
 		return nil, errorf(http.StatusNotFound, "job: unknown id %q (finished jobs are kept until %d newer ones exist)", r.PathValue("id"), s.opts.KeepJobs)
+	}
+	j.touch(s.opts.JobIdleTimeout)
+	return j.view(), nil
+}
+
+// handleCancelJob stops a queued or running job, which frees its slot,
+// and answers its state once it has stopped (a finished job is left as
+// it is).
+func (s *Server) handleCancelJob(r *http.Request) (any, error) {
+	j, ok := s.jobs.get(r.PathValue("id"))
+	if !ok {
+		return nil, errorf(http.StatusNotFound, "job: unknown id %q", r.PathValue("id"))
+	}
+	j.stop(errorf(http.StatusGone, "simulate: cancelled by the client"))
+	select {
+	case <-j.ended:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
 	}
 	return j.view(), nil
 }

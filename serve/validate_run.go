@@ -79,8 +79,11 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 			return nil, badRequest(hideDataRoot(err, s.data.root))
 		}
 		// Seed 1 is sim validate serving's --seed default, so the page and
-		// the command print the same numbers.
-		rep = serving.Validate(rows, serving.Options{Seed: 1})
+		// the command print the same numbers. The rows stop being simulated
+		// when the client goes away.
+		if rep, err = serving.ValidateContext(r.Context(), rows, serving.Options{Seed: 1}); err != nil {
+			return nil, errorf(http.StatusServiceUnavailable, "validate: stopped: %v", err)
+		}
 	}
 	data, err := json.Marshal(rep)
 	if err != nil {

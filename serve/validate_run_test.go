@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +24,18 @@ func TestValidateRunOnMeasuredData(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(small, "few.csv"), []byte(strings.Join(lines[:min(len(lines), 13)], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, tsSmall := newTestServer(t, Options{DataDir: small})
+	sSmall, tsSmall := newTestServer(t, Options{DataDir: small})
+	// A client gone before the rows are simulated stops the validation and
+	// frees its slot.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequestWithContext(gone, "POST", "http://localhost/api/validate/run", strings.NewReader(`{"kind":"serving","file":"few.csv"}`))
+	req.Header.Set("Content-Type", mediaJSON)
+	sSmall.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "canceled") || len(sSmall.validating) != 0 {
+		t.Errorf("validation for a gone client: %d %s, %d slots held", rec.Code, rec.Body, len(sSmall.validating))
+	}
 	var res validateResponse
 	if st := call(t, tsSmall, "POST", "/api/validate/run", map[string]any{"kind": "serving", "file": "few.csv"}, &res); st != 200 {
 		t.Fatalf("serving: status %d", st)

@@ -9,6 +9,7 @@
 package serving
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -319,6 +320,14 @@ func memoModels(rows []Row, lookup func(string) (*model.Config, error)) func(str
 // reports TTFT and TPOT errors per row and overall. Rows that cannot be
 // simulated (unknown model, does not fit) are kept with Skipped set.
 func Validate(rows []Row, opts Options) *Report {
+	rep, _ := ValidateContext(context.Background(), rows, opts)
+	return rep
+}
+
+// ValidateContext is Validate stopped by ctx: once ctx is done no further
+// row is simulated (rows under way finish) and it returns ctx's cause and
+// no report.
+func ValidateContext(ctx context.Context, rows []Row, opts Options) (*Report, error) {
 	opts.defaults()
 	opts.Model = memoModels(rows, opts.Model)
 	out := make([]Result, len(rows))
@@ -333,14 +342,22 @@ func Validate(rows []Row, opts Options) *Report {
 			}
 		}()
 	}
+dispatch:
 	for i := range rows {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break dispatch
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	rep := &Report{Rows: out, BenchRequestsPerClient: opts.BenchRequestsPerClient}
 	rep.summarize()
-	return rep
+	return rep, nil
 }
 
 // predictRow simulates row (Predict) and returns its Result blended for

@@ -1,6 +1,8 @@
 package serving
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -142,5 +144,24 @@ func TestFitServingOverheadsRecoversSynthetic(t *testing.T) {
 		o.GraphLaunchFactor < 0 || o.GraphLaunchFactor > 1 || o.GEMMInputFusedFraction < 0 || o.GEMMInputFusedFraction > 1 ||
 		fit.BenchRequestsPerClient < 1 {
 		t.Errorf("unphysical fit %+v, k %g", o, fit.BenchRequestsPerClient)
+	}
+}
+
+// TestValidateContextStops: a cancelled context simulates no row and
+// answers its cause; a live one gives Validate's report.
+func TestValidateContextStops(t *testing.T) {
+	rows := fixtureRows()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("client went away")
+	cancel(stop)
+	if rep, err := ValidateContext(ctx, rows, Options{RequestsPerClient: 3, Jobs: 1}); !errors.Is(err, stop) || rep != nil {
+		t.Errorf("cancelled: report %v, error %v; want none and the cause", rep, err)
+	}
+	rep, err := ValidateContext(context.Background(), rows, Options{RequestsPerClient: 3, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := Validate(rows, Options{RequestsPerClient: 3, Jobs: 1}); rep.TTFT != want.TTFT || len(rep.Rows) != len(want.Rows) {
+		t.Errorf("ValidateContext %+v, Validate %+v", rep.TTFT, want.TTFT)
 	}
 }

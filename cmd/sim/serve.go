@@ -19,6 +19,7 @@ type serveOptions struct {
 	MaxRequests  int
 	SimTimeout   time.Duration
 	MaxUploadMiB int
+	AllowHosts   []string
 }
 
 func newServeCmd(s streams, runF func(context.Context, *serveOptions) error) *cobra.Command {
@@ -38,7 +39,11 @@ needed) over the same libraries as the other commands.
   Validation   a sim validate --json report, or a validation run on data under
                --data: predicted-vs-measured scatter, error tables
 
-It binds to loopback unless --addr says otherwise. With --measure-url, the
+It binds to loopback unless --addr says otherwise. It answers only requests
+whose Host names it (loopback names, the --addr host and port, --allow-host;
+with --addr 0.0.0.0 also the machine's host name and addresses), refuses
+state-changing requests from other origins, and cancels a simulation whose
+page stopped polling it. With --measure-url, the
 Spot Check also times GEMMs on a measurement agent (tools/gpu-agent). Files
 are read only from --data. Every flag also reads SIM_<FLAG> (SIM_ADDR,
 SIM_DATA, ...). Ctrl-C or SIGTERM stops it.`,
@@ -61,12 +66,13 @@ SIM_DATA, ...). Ctrl-C or SIGTERM stops it.`,
 	f.IntVar(&o.MaxRequests, "max-requests", d.MaxRequests, "cap on the requests of one simulation")
 	f.DurationVar(&o.SimTimeout, "sim-timeout", d.SimTimeout, "wall-time limit of one simulation")
 	f.IntVar(&o.MaxUploadMiB, "max-upload-mib", int(d.MaxUploadBytes>>20), "size limit of a request body (uploads), MiB")
+	f.StringSliceVar(&o.AllowHosts, "allow-host", nil, "further host names the browser may reach the server by (the Host header); loopback names and the --addr host are always accepted")
 	return cmd
 }
 
 func runServe(ctx context.Context, s streams, o *serveOptions) error {
-	if o.MaxUploadMiB < 1 {
-		return fmt.Errorf("--max-upload-mib: must be >= 1, got %d", o.MaxUploadMiB)
+	if o.MaxUploadMiB < 1 || o.MaxUploadMiB > 1024 {
+		return fmt.Errorf("--max-upload-mib: must be in [1, 1024], got %d", o.MaxUploadMiB)
 	}
 	if o.MaxRequests < 1 {
 		return fmt.Errorf("--max-requests: must be >= 1, got %d", o.MaxRequests)
@@ -75,7 +81,8 @@ func runServe(ctx context.Context, s streams, o *serveOptions) error {
 		return fmt.Errorf("--sim-timeout: must be > 0, got %s", o.SimTimeout)
 	}
 	srv, err := serve.New(serve.Options{MeasureURL: o.MeasureURL, DataDir: o.Data, MaxRequests: o.MaxRequests,
-		SimTimeout: o.SimTimeout, MaxUploadBytes: int64(o.MaxUploadMiB) << 20, Version: version})
+		SimTimeout: o.SimTimeout, MaxUploadBytes: int64(o.MaxUploadMiB) << 20, Version: version,
+		Addr: o.Addr, AllowHosts: o.AllowHosts})
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func TestServePrintsURLAndStopsOnCancel(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- execute(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), &out, &errOut)
+		done <- execute(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--allow-host", "sim.example"}, strings.NewReader(""), &out, &errOut)
 	}()
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
 	deadline := time.Now().Add(10 * time.Second)
@@ -61,6 +61,20 @@ func TestServePrintsURLAndStopsOnCancel(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "max_requests") {
 		t.Fatalf("info: %s %s", resp.Status, body)
 	}
+	// The Host header must name the server: a loopback name, the --addr
+	// host, or an --allow-host name (DNS rebinding).
+	for host, want := range map[string]int{"evil.example": 421, "sim.example:8080": 200, "localhost": 200} {
+		req, _ := http.NewRequest("GET", base+"api/info", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: %s, want %d", host, resp.Status, want)
+		}
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -78,10 +92,13 @@ func TestServeRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--max-upload-mib", "0"}, "--max-upload-mib"},
+		{[]string{"serve", "--max-upload-mib", "1000000000000"}, "--max-upload-mib"},
+		{[]string{"serve", "--max-requests", "1000000000"}, "max requests"},
 		{[]string{"serve", "--measure-url", "ftp://gpu"}, "measure-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, "--addr"},
 		{[]string{"serve", "--data", "/nonexistent/dir", "--addr", "127.0.0.1:0"}, "data"},
 		{[]string{"serve", "extra"}, ""},
+		{[]string{"serve", "--allow-host", "http://sim.example/"}, "allow-host"},
 	} {
 		var out, errOut bytes.Buffer
 		code := execute(context.Background(), c.args, strings.NewReader(""), &out, &errOut)

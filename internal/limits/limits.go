@@ -59,6 +59,14 @@ const (
 	MaxCV = 1e3
 )
 
+// Uploads to the web view (sim serve).
+const (
+	// MaxWorkloadBytes bounds a workload YAML sent to the web view: 1 MiB,
+	// hundreds of times an example's size. Parsing costs about 150 bytes of
+	// memory per byte of YAML, so the cap keeps one upload near 150 MB.
+	MaxWorkloadBytes = 1 << 20
+)
+
 // Deployment.
 const (
 	// MaxTP bounds the tensor-parallel degree (GPUs in one instance).
