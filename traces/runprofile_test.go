@@ -124,3 +124,22 @@ func TestRunChartsHandBins(t *testing.T) {
 		t.Errorf("ttft cdf %+v, itl %+v", c.TTFT, c.ITL)
 	}
 }
+
+// TestRunProfileReplicasBounded: steps from ever more replicas do not grow
+// the profile past maxProfileReplicas (+1 shared entry), and the KV series
+// still counts every replica's blocks.
+func TestRunProfileReplicasBounded(t *testing.T) {
+	p := NewRunProfile()
+	n := 3 * maxProfileReplicas
+	for r := 0; r < n; r++ {
+		p.AddStep(&StepRecord{Replica: r, TimeS: 0, DurationS: 0.01, KVBlocksUsed: 1, KVBlocksTotal: 2})
+	}
+	if len(p.replicas) > maxProfileReplicas+1 {
+		t.Errorf("%d replica entries", len(p.replicas))
+	}
+	c := p.Charts(ChartCDFPoints)
+	// The shared entry averages its replicas: its blocks count once.
+	if want := float64(maxProfileReplicas + 1); len(c.KVBlocks) == 0 || c.KVBlocks[0] != want {
+		t.Errorf("kv %v, want %v in the first bin", c.KVBlocks, want)
+	}
+}
