@@ -97,6 +97,7 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newResultsPlotCmd(s),
 	)
 	attachCalibrateObserved(root, s)
+	strictNumbers(root)
 	for _, c := range root.Commands() {
 		if c.Name() == "calibrate" || c.Name() == "validate" {
 			makeInterruptible(c) // signals.go
