@@ -56,7 +56,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.TrimSpace(err.Error())
+	// An error may quote input (a name, a path): its control characters
+	// are escaped so that none reaches the terminal.
+	msg := termSafe(strings.TrimSpace(err.Error()), "\n\t")
 	fmt.Fprintf(stderr, "sim: %s\n", msg)
 	var ue usageError
 	if errors.As(err, &ue) {
