@@ -15,6 +15,9 @@ type vocabulary struct {
 	key   string
 	names func() []string
 	check func(v string) error
+	// same, where set, is the name v resolves to, equal for aliases of one
+	// entry (h100 and h100-sxm; BF16 and bf16).
+	same func(v string) (string, error)
 }
 
 // vocabularies lists the settings whose values are names owned by a catalog
@@ -24,15 +27,36 @@ type vocabulary struct {
 // a boolean or free text that settings.Deployment.Validate checks.
 func vocabularies() []vocabulary {
 	dtype := func(v string) error { _, err := roofline.ParseDType(v); return err }
+	precision := func(v string) (string, error) {
+		if v == "" {
+			return "", nil
+		}
+		p, err := roofline.LookupPrecision(v)
+		return p.Name, err
+	}
+	modelName := func(v string) (string, error) {
+		m, err := model.Resolve(v)
+		if err != nil {
+			return "", err
+		}
+		return m.Name, nil
+	}
+	gpuName := func(v string) (string, error) {
+		g, err := hardware.Resolve(v)
+		if err != nil {
+			return "", err
+		}
+		return g.Name, nil
+	}
 	return []vocabulary{
-		{"model", model.Names, func(v string) error { _, err := model.Resolve(v); return err }},
-		{"gpu", hardware.Names, func(v string) error { _, err := hardware.Resolve(v); return err }},
-		{"router", routing.Names, func(v string) error { _, err := routing.Parse(v); return err }},
-		{"weights", roofline.DTypes, dtype},
-		{"kv_cache_dtype", roofline.DTypes, dtype},
-		{"act_dtype", roofline.DTypes, dtype},
-		{"serving.scheduling_policy", scheduler.PolicyNames, nil},
-		{"serving.moe_kernel", roofline.MoEKernels, nil},
+		{"model", model.Names, func(v string) error { _, err := model.Resolve(v); return err }, modelName},
+		{"gpu", hardware.Names, func(v string) error { _, err := hardware.Resolve(v); return err }, gpuName},
+		{"router", routing.Names, func(v string) error { _, err := routing.Parse(v); return err }, nil},
+		{"weights", roofline.DTypes, dtype, precision},
+		{"kv_cache_dtype", roofline.DTypes, dtype, precision},
+		{"act_dtype", roofline.DTypes, dtype, precision},
+		{"serving.scheduling_policy", scheduler.PolicyNames, nil, nil},
+		{"serving.moe_kernel", roofline.MoEKernels, nil, nil},
 	}
 }
 
@@ -59,4 +83,20 @@ func CheckSettingValue(key, value string) error {
 		}
 	}
 	return nil
+}
+
+// SameSettingValue is the name value of the setting key resolves to in the
+// catalog that owns its names, equal for two aliases of one entry ("h100"
+// and "h100-sxm" are both "h100"); value itself for a setting without a
+// catalog or a value the catalog does not resolve (CheckSettingValue
+// reports that).
+func SameSettingValue(key, value string) string {
+	for _, v := range vocabularies() {
+		if v.key == key && v.same != nil {
+			if name, err := v.same(value); err == nil {
+				return name
+			}
+		}
+	}
+	return value
 }

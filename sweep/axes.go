@@ -199,10 +199,16 @@ func (g Grid) checkSettings(base workload.Deployment) error {
 		if err := c.canonicalize(); err != nil {
 			return err
 		}
+		same := map[string]string{} // the catalog's name -> as listed
 		for _, v := range c.Values {
 			if err := checkValue(base, a.Key, v); err != nil {
 				return err
 			}
+			name := sim.SameSettingValue(a.Key, v)
+			if first, dup := same[name]; dup {
+				return &GridError{Field: a.Key, Reason: fmt.Sprintf("%s listed twice (%s is the same, %s)", v, first, name)}
+			}
+			same[name] = v
 		}
 	}
 	return nil

@@ -147,6 +147,7 @@ func TestValidateGridSettings(t *testing.T) {
 		{[]Axis{{"tp", []string{"2"}}}, "tp: has its own list"},
 		{[]Axis{{"weights", []string{"fp8"}}, {"weights", []string{"bf16"}}}, "weights: given twice"},
 		{[]Axis{{"model", []string{"nope"}}}, `model: unknown model "nope"`},
+		{[]Axis{{"weights", []string{"bf16", "BF16"}}}, "weights: BF16 listed twice (bf16 is the same, bf16)"},
 		{[]Axis{{"nope", []string{"1"}}}, `unknown setting "nope"`},
 	} {
 		o := smallOptions(t)

@@ -138,6 +138,7 @@ func (g Grid) resolve(base *sim.Deployment) (map[string]*hardware.GPU, error) {
 		return nil, &GridError{"gpus", "empty list"}
 	}
 	gpus := make(map[string]*hardware.GPU, len(g.GPUs))
+	given := make(map[string]string, len(g.GPUs)) // catalog name -> as listed
 	for _, name := range g.GPUs {
 		if _, dup := gpus[name]; dup {
 			return nil, &GridError{"gpus", fmt.Sprintf("%q listed twice", name)}
@@ -146,6 +147,10 @@ func (g Grid) resolve(base *sim.Deployment) (map[string]*hardware.GPU, error) {
 		if err != nil {
 			return nil, &GridError{"gpus", err.Error()}
 		}
+		if first, dup := given[gpu.Name]; dup {
+			return nil, &GridError{"gpus", fmt.Sprintf("%q listed twice (%q is the same GPU, %s)", name, first, gpu.Name)}
+		}
+		given[gpu.Name] = name
 		gpus[name] = gpu
 	}
 	ints := []struct {
@@ -201,6 +206,11 @@ func ParseShard(s string) (Shard, error) {
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
 	if err1 != nil || err2 != nil {
 		return Shard{}, fmt.Errorf("%q: want i/n with integers (e.g. 0/4)", s)
+	}
+	// 0/0 is the zero Shard, which Validate takes for "not sharded"; as
+	// text it is a count of no shards.
+	if n < 1 {
+		return Shard{}, fmt.Errorf("%q: shard count must be >= 1, got %d", s, n)
 	}
 	sh := Shard{Index: i, Count: n}
 	return sh, sh.Validate()

@@ -41,6 +41,8 @@ func TestValidateGrid(t *testing.T) {
 		{"empty tp", func(o *Options) { o.Grid.TP = nil }, "tp: empty list"},
 		{"zero seqs", func(o *Options) { o.Grid.MaxNumSeqs = []int{0} }, "max_num_seqs: 0: must be >= 1"},
 		{"dup tokens", func(o *Options) { o.Grid.MaxNumBatchedTokens = []int{2048, 2048} }, "max_num_batched_tokens: 2048 listed twice"},
+		{"dup gpu", func(o *Options) { o.Grid.GPUs = []string{"h100", "h100"} }, `gpus: "h100" listed twice`},
+		{"gpu alias", func(o *Options) { o.Grid.GPUs = []string{"h100", "H100-SXM"} }, `gpus: "H100-SXM" listed twice ("h100" is the same GPU, h100)`},
 		{"no slo", func(o *Options) { o.SLO = SLO{} }, "slo: at least one bound"},
 		{"bad shard", func(o *Options) { o.Shard = Shard{Index: 3, Count: 3} }, "shard: index must be in [0, 3)"},
 		{"target", func(o *Options) { o.TargetRateRPS = -1 }, "target_rate: must be >= 0"},
@@ -72,6 +74,7 @@ func TestParseShard(t *testing.T) {
 	}{
 		{"0/4", Shard{0, 4}, false}, {" 3/4 ", Shard{3, 4}, false},
 		{"4/4", Shard{}, true}, {"-1/4", Shard{}, true}, {"1/0", Shard{}, true},
+		{"0/0", Shard{}, true}, {"0/-1", Shard{}, true},
 		{"1", Shard{}, true}, {"a/b", Shard{}, true},
 	} {
 		got, err := ParseShard(tt.in)

@@ -81,6 +81,7 @@ func (g Goodput) Enabled() bool { return g.TTFTms > 0 || g.TPOTms > 0 || g.E2ELm
 // spaces or commas: "ttft:500 tpot:50", or "ttft:500,tpot:50".
 func ParseGoodput(args []string) (Goodput, error) {
 	var g Goodput
+	seen := map[string]bool{}
 	for _, a := range args {
 		for _, pair := range strings.FieldsFunc(a, func(r rune) bool { return r == ' ' || r == ',' }) {
 			k, v, ok := strings.Cut(pair, ":")
@@ -94,7 +95,12 @@ func ParseGoodput(args []string) (Goodput, error) {
 			if ms <= 0 {
 				return Goodput{}, fmt.Errorf("%q: must be > 0 ms", pair)
 			}
-			switch strings.ToLower(k) {
+			key := strings.ToLower(k)
+			if seen[key] {
+				return Goodput{}, fmt.Errorf("%q: %s given twice", pair, key)
+			}
+			seen[key] = true
+			switch key {
 			case "ttft":
 				g.TTFTms = ms
 			case "tpot":

@@ -219,6 +219,14 @@ func TestParseGoodputAndPercentiles(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// A metric given twice, in one argument or across two, is refused
+	// and named rather than the last value silently winning.
+	for _, dup := range [][]string{{"ttft:500,ttft:300"}, {"ttft:500", "TTFT:300"}} {
+		_, err := ParseGoodput(dup)
+		if err == nil || !strings.Contains(err.Error(), "ttft given twice") {
+			t.Errorf("%q: got %v, want ttft named as given twice", dup, err)
+		}
+	}
 	p, err := ParsePercentiles("50, 90,99.9")
 	if err != nil || len(p) != 3 || p[2] != 99.9 {
 		t.Fatalf("got %v, %v", p, err)

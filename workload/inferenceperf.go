@@ -162,6 +162,14 @@ func FromInferencePerf(data []byte, filename string) (*Spec, []string, error) {
 	var notes []string
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 	s := &Spec{Deployment: DefaultDeployment(), BaseDir: filepath.Dir(filename)}
+	// A seed is a non-negative integer (roofsim's seed is unsigned): a
+	// negative one would wrap round to a huge seed nobody asked for.
+	if c.Load.BaseSeed != nil && *c.Load.BaseSeed < 0 {
+		return nil, nil, wrap(fmt.Errorf("load.base_seed: must be >= 0, got %d", *c.Load.BaseSeed))
+	}
+	if c.Data.SharedPrefix != nil && c.Data.SharedPrefix.Seed != nil && *c.Data.SharedPrefix.Seed < 0 {
+		return nil, nil, wrap(fmt.Errorf("data.shared_prefix.seed: must be >= 0, got %d", *c.Data.SharedPrefix.Seed))
+	}
 	if c.Load.BaseSeed != nil {
 		s.Seed = uint64(*c.Load.BaseSeed)
 	}

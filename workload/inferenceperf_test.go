@@ -152,6 +152,8 @@ func TestInferencePerfErrors(t *testing.T) {
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {num_groups: 2, num_unique_system_prompts: 3}}", "given twice"},
 		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: random, input_distribution: {type: weibull}, output_distribution: {mean: 5}}", "unknown distribution \"weibull\""},
 		{"load: {stages: [{rate: 1, duration: 5}]}\nbogus: 1\ndata: {type: shared_prefix, shared_prefix: {}}", "line 2: bogus: unknown field"},
+		{"load: {base_seed: -1, stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {}}", "load.base_seed: must be >= 0, got -1"},
+		{"load: {stages: [{rate: 1, duration: 5}]}\ndata: {type: shared_prefix, shared_prefix: {seed: -7}}", "data.shared_prefix.seed: must be >= 0, got -7"},
 	} {
 		_, _, err := FromInferencePerf([]byte(c.yaml), "ip.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -116,6 +116,47 @@ func LoadRun(dir string) (*Run, error) {
 	return r, nil
 }
 
+// DuplicateRunError is LoadRuns' refusal of a directory given twice (by the
+// same path or by two paths to the same directory): the leave-one-run-out
+// error would then test a run on itself.
+type DuplicateRunError struct {
+	Dir, Same string // the later path and the earlier one it names again
+}
+
+func (e *DuplicateRunError) Error() string {
+	if filepath.Clean(e.Dir) == filepath.Clean(e.Same) {
+		return fmt.Sprintf("observed run %q given twice", e.Dir)
+	}
+	return fmt.Sprintf("observed run %q given twice (%q is the same directory)", e.Dir, e.Same)
+}
+
+// LoadRuns reads the run directories dirs (LoadRun), refusing a directory
+// given twice with a *DuplicateRunError before reading any.
+func LoadRuns(dirs []string) ([]*Run, error) {
+	seen := make([]os.FileInfo, 0, len(dirs))
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			return nil, fmt.Errorf("observed run %q: %w", d, err)
+		}
+		for j, prev := range seen {
+			if os.SameFile(prev, st) {
+				return nil, &DuplicateRunError{Dir: d, Same: dirs[j]}
+			}
+		}
+		seen = append(seen, st)
+	}
+	runs := make([]*Run, 0, len(dirs))
+	for _, d := range dirs {
+		r, err := LoadRun(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
 // readSegments reads the segments of each request id; an absent file gives
 // an empty map.
 func readSegments(path string) (map[uint64][]workload.Segment, error) {

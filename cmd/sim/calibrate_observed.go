@@ -73,13 +73,13 @@ func runCalibrateObserved(s streams, dirs []string, gpuArg, out string, terms []
 	if out == "" {
 		return usageError{errors.New("--out: required with --observed (the fitted GPU YAML)")}
 	}
-	var runs []*observed.Run
-	for _, d := range dirs {
-		r, err := observed.LoadRun(d)
-		if err != nil {
-			return fmt.Errorf("--observed: %w", err)
-		}
-		runs = append(runs, r)
+	runs, err := observed.LoadRuns(dirs)
+	var dup *observed.DuplicateRunError
+	switch {
+	case errors.As(err, &dup):
+		return usageError{fmt.Errorf("--observed: %w", err)}
+	case err != nil:
+		return fmt.Errorf("--observed: %w", err)
 	}
 	if gpuArg == "" {
 		gpuArg = runs[0].Deployment.GPU

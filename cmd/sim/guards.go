@@ -44,8 +44,7 @@ func guardRequests(cmd *cobra.Command, p *pipeline.Plan, rate *float64, g *workl
 		est = p.Requests().EstimateRequests()
 	}
 	if est > float64(max) {
-		return fmt.Errorf("this workload generates %s requests, above --max-requests %d; pass --max-requests %d to allow it",
-			humanCount(est), max, roundUp2(est*1.1))
+		return overMaxRequests(est, max)
 	}
 	if p.Settings.Trace == "" {
 		if err := p.Spec.CheckContext(p.Prepared.Scheduler.MaxModelLen); err != nil {
@@ -56,9 +55,27 @@ func guardRequests(cmd *cobra.Command, p *pipeline.Plan, rate *float64, g *workl
 	return nil
 }
 
+// overMaxRequests is the refusal of a workload expected to generate est
+// requests under --max-requests max. It suggests a --max-requests that
+// allows the workload (10% headroom, two significant digits) but never one
+// above the flag's own maximum, limits.MaxRequests: a workload over that is
+// over the hard limit, and no flag value lets it run.
+func overMaxRequests(est float64, max int) error {
+	if est > limits.MaxRequests {
+		return fmt.Errorf("this workload generates %s requests, above the hard limit of %d requests per run (--max-requests %d); make it smaller (fewer requests, a shorter duration or a lower rate)",
+			humanCount(est), int64(limits.MaxRequests), max)
+	}
+	suggest := min(roundUp2(est*1.1), int64(limits.MaxRequests))
+	return fmt.Errorf("this workload generates %s requests, above --max-requests %d; pass --max-requests %d to allow it",
+		humanCount(est), max, suggest)
+}
+
 // exceededError is the error of a run stopped by the --max-requests cap.
 func exceededError(max int) error {
-	return fmt.Errorf("the workload generated more than --max-requests %d requests (its size is random: bursty arrivals or a duration-bounded closed loop); nothing written; pass a larger --max-requests to allow it", max)
+	if max >= limits.MaxRequests {
+		return fmt.Errorf("the workload generated more than %d requests, the hard limit per run (its size is random: bursty arrivals or a duration-bounded closed loop); nothing written; make it smaller", max)
+	}
+	return fmt.Errorf("the workload generated more than --max-requests %d requests (its size is random: bursty arrivals or a duration-bounded closed loop); nothing written; pass a larger --max-requests (at most %d) to allow it", max, int64(limits.MaxRequests))
 }
 
 // roundUp2 rounds x up to two significant digits (3.96e6 -> 4000000).

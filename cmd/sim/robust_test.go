@@ -65,6 +65,11 @@ func TestRobustnessTable(t *testing.T) {
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "clients[0].arrival.cv: must be in [0.001, 1000], got 10000"},
 		{name: "3.5M requests", files: map[string]string{"w.yaml": open("{stages: [{rate: 350000, duration: 10s}]}")},
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "this workload generates 3.5M requests, above --max-requests 2000000; pass --max-requests 3900000 to allow it"},
+		// A suggested --max-requests is never above the flag's own maximum.
+		{name: "95M requests", files: map[string]string{"w.yaml": open("{stages: [{rate: 9500000, duration: 10s}]}")},
+			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "this workload generates 95.0M requests, above --max-requests 2000000; pass --max-requests 100000000 to allow it"},
+		{name: "1e9 requests", files: map[string]string{"w.yaml": open("{stages: [{rate: 1000000, duration: 1000s}]}")},
+			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "this workload generates 1000.0M requests, above the hard limit of 100000000 requests per run (--max-requests 2000000); make it smaller"},
 		{name: "validate serving batch_size 1e8", files: map[string]string{"s.csv": "model_path,system,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\nmeta-llama/Llama-3.1-8B,h100_sxm,100,100,100000000,1,10,10\n"},
 			args: []string{"validate", "serving", "--file", "s.csv"}, code: 1, want: "s.csv:2: batch_size: must be in [1, 65536], got 100000000", afterWork: true},
 		{name: "sweep tp 2000", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}")},

@@ -56,7 +56,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.TrimSpace(err.Error())
+	// An error may quote input (a name, a path): its control characters
+	// are escaped so that none reaches the terminal.
+	msg := termSafe(strings.TrimSpace(err.Error()), "\n\t")
 	fmt.Fprintf(stderr, "sim: %s\n", msg)
 	var ue usageError
 	if errors.As(err, &ue) {
@@ -97,6 +99,7 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 		newResultsPlotCmd(s),
 	)
 	attachCalibrateObserved(root, s)
+	strictNumbers(root)
 	for _, c := range root.Commands() {
 		if c.Name() == "calibrate" || c.Name() == "validate" {
 			makeInterruptible(c) // signals.go

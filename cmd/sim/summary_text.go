@@ -14,7 +14,9 @@ import (
 )
 
 // writeSummaryText prints a run's summary for people.
+// Names and paths from the input reach the terminal only through termSafe.
 func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *traces.Result, out *outputDir) error {
+	w = termWriter{w}
 	r := p.Settings
 	s := res.Summary
 	layout := fmt.Sprintf("tp %d", r.TP)
@@ -62,7 +64,7 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 		tw := newTable(w)
 		fmt.Fprintln(tw, "client\tcompleted\tfailed\treq/s\ttok/s\tMedian TTFT\tP99 TTFT\tMedian TPOT\tP99 TPOT\tP99 E2EL")
 		for _, c := range s.PerClient {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Completed, c.Rejected,
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termSafe(c.Name, ""), c.Completed, c.Rejected,
 				fmtF(c.ThroughputRPS, 3), fmtF(c.OutputTokensPerS, 1), fmtF(c.TTFTms.P50, 2), fmtF(c.TTFTms.P99, 2),
 				fmtF(c.TPOTms.P50, 2), fmtF(c.TPOTms.P99, 2), fmtF(c.E2Ems.P99, 2))
 		}

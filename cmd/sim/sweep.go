@@ -483,8 +483,9 @@ func writeSweepOutputs(res *sweep.Result, slo sweep.SLO, out, csvPath, plotPath 
 }
 
 // writeSweepTable prints one line per configuration and the recommendation.
+// Names from the input reach the terminal only through termSafe.
 func writeSweepTable(w io.Writer, res *sweep.Result) error {
-	tw := newTable(w)
+	tw := newTable(termWriter{w})
 	var notes []string
 	conc := concurrencySweep(res)
 	swept := ""
