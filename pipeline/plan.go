@@ -48,9 +48,11 @@ type Settings struct {
 	// (serving.num_gpu_blocks), not derived from memory.
 	NumGPUBlocksPinned bool `json:"num_gpu_blocks_pinned"`
 	// Profile is the GPU profile's source (how it was obtained).
-	Profile  string `json:"gpu_profile,omitempty"`
-	Workload string `json:"workload,omitempty"`
-	Trace    string `json:"trace,omitempty"`
+	Profile string `json:"gpu_profile,omitempty"`
+	// ProfileStatus says how the GPU was priced: calibrated or defaults.
+	ProfileStatus hardware.ProfileStatus `json:"gpu_profile_status,omitzero"`
+	Workload      string                 `json:"workload,omitempty"`
+	Trace         string                 `json:"trace,omitempty"`
 }
 
 // Plan is a resolved simulation, ready to Run: nothing has been generated
@@ -117,7 +119,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	st := Settings{Deployment: spec.Deployment, Seed: spec.Seed, Duration: spec.Duration,
-		NumGPUBlocksPinned: prep.Pinned, Profile: g.EffectiveProfile().Summary(),
+		NumGPUBlocksPinned: prep.Pinned, Profile: g.EffectiveProfile().Summary(), ProfileStatus: g.EffectiveProfile().Status(),
 		Workload: opts.Workload, Trace: opts.Trace}
 	so := prep.Step.Options()
 	st.Model, st.GPU = m.Name, g.Name

@@ -113,7 +113,7 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 func (p *Plan) Info() traces.RunInfo {
 	s := &p.Settings
 	return traces.RunInfo{Model: s.Model, GPU: s.GPU, TP: s.TP, Replicas: s.Replicas,
-		Profile: ProfileLabel(p.GPU.EffectiveProfile())}
+		Profile: ProfileLabel(p.GPU.EffectiveProfile()), ProfileStatus: p.GPU.EffectiveProfile().Status()}
 }
 
 // GoodputSink counts the request records that meet the SLOs (Good) on

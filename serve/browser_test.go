@@ -198,6 +198,7 @@ func TestBrowser(t *testing.T) {
 	// Every summary figure is a number: a key the page reads that the
 	// result lacks shows as "–".
 	kpis := eval(`document.querySelectorAll("#sim-summary .kpi .v").length`)
+	profileTiles := eval(`[...document.querySelectorAll("#sim-summary .kpi .k")].filter(e => e.textContent === "GPU profile").length`)
 	blankKPIs := eval(`[...document.querySelectorAll("#sim-summary .kpi .v")].filter(e => e.textContent.includes("–")).length`)
 	// A tile for every metric flagged for one, and no other keyed tile.
 	var tileKeys []string
@@ -229,6 +230,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#sw-values`), "64, 256"),
 		chromedp.Click(chromedp.CSS(`#sw-add`)),
 		wait(`document.getElementById("sw-cmd").textContent.includes("--grid serving.max_num_seqs=64,256")`))
+	profileHead := eval(`document.querySelector('#sw-table th[data-k="profile_status"]') ? 1 : 0`)
 	gridHeads := eval(`["dp", "ep", "weights"].filter(k => document.querySelector('#sw-table th[data-k="' + k + '"]')).length`)
 	shot("web-sweep-grid.png")
 	step("validation",
@@ -255,6 +257,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if generated < len(workload.DeploymentSettings()) || genApplied != 1 {
 		t.Errorf("simulate form: %d generated fields (want one per setting), tp and replicas applied: %v", generated, genApplied == 1)
+	}
+	if profileTiles < 1 || profileHead != 1 {
+		t.Errorf("GPU profile status: %d summary tiles, sweep column shown %v", profileTiles, profileHead == 1)
 	}
 	if gridHeads != 3 {
 		t.Errorf("grid sweep table shows %d of the columns dp, ep, weights", gridHeads)

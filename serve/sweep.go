@@ -115,7 +115,7 @@ func csvCell(col, v string) []byte {
 	case v == "true" || v == "false":
 		return []byte(v)
 	}
-	if col != "fingerprint" && col != "gpu" && col != "status" && col != "reason" {
+	if col != "fingerprint" && col != "gpu" && col != "status" && col != "reason" && col != "profile_status" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && !isNaNOrInf(f) {
 			return strconv.AppendFloat(nil, f, 'g', -1, 64)
 		}

@@ -1,6 +1,10 @@
 package sweep
 
-import "math"
+import (
+	"math"
+
+	"github.com/roofsim/roofsim/hardware"
+)
 
 // Status values of a Row.
 const (
@@ -58,6 +62,9 @@ type Row struct {
 	Pareto, Recommended bool
 	// Probes lists every probe in the order run.
 	Probes []Probe `json:"probe_log"`
+	// ProfileStatus says how the GPU was priced (calibrated or defaults);
+	// zero in a row read from a file written before the column existed.
+	ProfileStatus hardware.ProfileStatus `json:"profile_status"`
 }
 
 // newRow returns a row for c with every optional float NaN.

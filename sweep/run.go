@@ -252,6 +252,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	c.GPU = gpu.Name
 	row := newRow(c)
 	row.Fingerprint, row.GridSize = p.fingerprint, o.Grid.Size()
+	row.ProfileStatus = gpu.EffectiveProfile().Status()
 	if price, ok := o.price(gridName, gpu); ok {
 		row.GPUCostPerHour = price
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -58,6 +59,9 @@ type tableRow struct {
 	Pareto                 bool     `parquet:"pareto"`
 	Recommended            bool     `parquet:"recommended"`
 	ProbeLog               string   `parquet:"probe_log"`
+	// ProfileStatus is the last column, added after the others: a file
+	// written before it has one column fewer and reads with it null.
+	ProfileStatus *string `parquet:"profile_status,optional"`
 }
 
 // Columns returns the fixed column names of the result table, in order:
@@ -227,7 +231,7 @@ func toTable(r *Row) (tableRow, error) {
 		OutputTokensPerRequest: optF(r.OutputTokensPerRequest), TargetRateRPS: optF(r.TargetRateRPS),
 		Replicas: optI(r.Replicas), GPUsTotal: optI(r.GPUsTotal), GPUCostPerHour: optF(r.GPUCostPerHour),
 		CostPerHour: optF(r.CostPerHour), CostPerMTok: optF(r.CostMTok),
-		Pareto: r.Pareto, Recommended: r.Recommended, ProbeLog: string(js),
+		Pareto: r.Pareto, Recommended: r.Recommended, ProbeLog: string(js), ProfileStatus: optS(r.ProfileStatus.String()),
 	}
 	if r.Status != StatusSkipped {
 		t.MaxRateRPS = optF(r.MaxRateRPS)
@@ -257,6 +261,13 @@ func fromTable(t *tableRow) (Row, error) {
 	}
 	if t.Reason != nil {
 		r.Reason = *t.Reason
+	}
+	if t.ProfileStatus != nil {
+		st, err := hardware.ParseProfileStatus(*t.ProfileStatus)
+		if err != nil {
+			return r, fmt.Errorf("row %d: profile_status: %w", t.Index, err)
+		}
+		r.ProfileStatus = st
 	}
 	var logs []probeLog
 	if err := json.Unmarshal([]byte(t.ProbeLog), &logs); err != nil {
@@ -338,6 +349,11 @@ func ReadParquet(r io.ReaderAt, size int64) (res *Result, err error) {
 	}
 	want := Columns()
 	fields := f.Schema().Fields()
+	if len(fields) == len(want)-1 {
+		// Written before the profile_status column: the rows read with it
+		// null (unknown).
+		want = want[:len(want)-1]
+	}
 	if len(fields) != len(want) {
 		return nil, fmt.Errorf("parquet: not a sweep result: %d columns, want %d", len(fields), len(want))
 	}
@@ -450,7 +466,7 @@ func (t *tableRow) cells() []string {
 		of(t.ITLP50Ms), of(t.ITLP99Ms), of(t.E2EP50Ms), of(t.E2EP99Ms),
 		of(t.ThroughputRPS), of(t.OutputTokensPerS), of(t.GoodputRPS), of(t.OutputTokensPerSPerGPU), of(t.TokensPerSPerUser),
 		of(t.OutputTokensPerRequest), of(t.TargetRateRPS), oi(t.Replicas), oi(t.GPUsTotal),
-		of(t.GPUCostPerHour), of(t.CostPerHour), of(t.CostPerMTok), b(t.Pareto), b(t.Recommended), t.ProbeLog,
+		of(t.GPUCostPerHour), of(t.CostPerHour), of(t.CostPerMTok), b(t.Pareto), b(t.Recommended), t.ProbeLog, os(t.ProfileStatus),
 	}
 }
 
@@ -487,8 +503,8 @@ func JSONRows(res *Result) ([]json.RawMessage, error) {
 
 func jsonCell(col, cell string) []byte {
 	switch col {
-	case "fingerprint", "gpu", "status", "reason":
-		if cell == "" && col == "reason" {
+	case "fingerprint", "gpu", "status", "reason", "profile_status":
+		if cell == "" && (col == "reason" || col == "profile_status") {
 			return []byte("null")
 		}
 		return strconv.AppendQuote(nil, cell)

@@ -5,8 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/roofsim/roofsim/hardware"
 )
 
 func sampleResult() *Result {
@@ -17,6 +21,7 @@ func sampleResult() *Result {
 	a.Probes = []Probe{{RateRPS: 12.5, Pass: true, TTFTP99Ms: 100, TPOTP99Ms: 20}, {RateRPS: 25, EarlyStop: true, TTFTP99Ms: math.NaN(), TPOTP99Ms: math.NaN()}}
 	b := newRow(Config{Index: 2, GPU: "l40s", TP: 1, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192})
 	b.Fingerprint, b.GridSize, b.Status, b.Reason = "abc", 3, StatusSkipped, "does not fit, \"quoted\""
+	a.ProfileStatus, b.ProfileStatus = hardware.StatusCalibrated, hardware.StatusBorrowed("l40")
 	r.Rows = []Row{a, b}
 	r.finalize()
 	return r
@@ -85,5 +90,78 @@ func TestCSVColumns(t *testing.T) {
 	}
 	if m["max_rate_rps"] != nil || m["status"] != StatusSkipped || m["reason"] != `does not fit, "quoted"` {
 		t.Errorf("json row: %v", m)
+	}
+}
+
+// profile_status is the tables' last column, in every format; a Parquet
+// file written before it existed still reads, with the status unknown.
+func TestProfileStatusColumn(t *testing.T) {
+	r := sampleResult()
+	cols := Columns()
+	if cols[len(cols)-1] != "profile_status" {
+		t.Fatalf("last column %q", cols[len(cols)-1])
+	}
+	back := parquetRoundTrip(t, r)
+	if back.Rows[0].ProfileStatus != hardware.StatusCalibrated || back.Rows[1].ProfileStatus != hardware.StatusBorrowed("l40") {
+		t.Errorf("parquet round trip: %v, %v", back.Rows[0].ProfileStatus, back.Rows[1].ProfileStatus)
+	}
+	var c bytes.Buffer
+	if err := WriteCSV(&c, r); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&c).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[1][len(recs[1])-1]; got != "calibrated" {
+		t.Errorf("CSV profile_status %q", got)
+	}
+	js, err := JSONRows(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row map[string]any
+	if err := json.Unmarshal(js[1], &row); err != nil {
+		t.Fatal(err)
+	}
+	if row["profile_status"] != "borrowed:l40" {
+		t.Errorf("JSON profile_status %v", row["profile_status"])
+	}
+
+	// An older file: the same columns but the last.
+	rows := make([]tableRow, len(r.Rows))
+	for i := range r.Rows {
+		if rows[i], err = toTable(&r.Rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := reflect.TypeFor[tableRow]()
+	fields := make([]reflect.StructField, rt.NumField()-1)
+	for i := range fields {
+		fields[i] = rt.Field(i)
+	}
+	old := reflect.StructOf(fields)
+	var buf bytes.Buffer
+	pw := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(old).Interface()),
+		parquet.KeyValueMetadata(metaFingerprint, r.Fingerprint), parquet.KeyValueMetadata(metaGridSize, "3"))
+	for i := range rows {
+		v := reflect.New(old).Elem()
+		src := reflect.ValueOf(rows[i])
+		for k := range fields {
+			v.Field(k).Set(src.Field(k))
+		}
+		if err := pw.Write(v.Addr().Interface()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatalf("older file: %v", err)
+	}
+	if len(got.Rows) != 2 || !got.Rows[0].ProfileStatus.IsZero() || got.Rows[0].MaxRateRPS != 12.5 || got.Rows[1].Reason != r.Rows[1].Reason {
+		t.Errorf("older file read as %+v", got.Rows)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/hardware"
 )
 
 // ResultSchemaVersion is the version of the Result JSON schema
@@ -154,6 +156,10 @@ type RunInfo struct {
 	// Profile is the GPU profile's label (calibrated for an engine, or
 	// built-in defaults).
 	Profile string
+	// ProfileStatus says how the GPU was priced (calibrated, defaults or
+	// borrowed:<gpu>); the zero value, for a result that simulated
+	// nothing, leaves gpu_profile_status out.
+	ProfileStatus hardware.ProfileStatus
 	// Notes are remarks on how the run was set up (an explicit weight
 	// precision overriding a quantised checkpoint's); omitted when none.
 	Notes []string
@@ -286,6 +292,9 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	o.add("tp", r.Info.TP)
 	o.add("replicas", r.Info.Replicas)
 	o.add("gpu_profile", r.Info.Profile)
+	if !r.Info.ProfileStatus.IsZero() {
+		o.add("gpu_profile_status", r.Info.ProfileStatus)
+	}
 	r.addScalars(o, SectionRate)
 	r.addDists(o, &s.Stats)
 	o.add("metric_percentiles", r.Percentiles)

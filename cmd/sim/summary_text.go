@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/pipeline"
 
 	"github.com/roofsim/roofsim/sim"
@@ -38,7 +39,7 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.MoEKernelNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
-	fmt.Fprintf(w, "GPU profile: %s\n\n", pipeline.ProfileLabel(p.GPU.EffectiveProfile()))
+	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
 	if res.InFlight > 0 {
@@ -85,4 +86,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// profileLine is the summary's GPU-profile line: the status first, so that
+// a GPU priced from the built-in defaults reads as such at a glance.
+func profileLine(prof *hardware.Profile) string {
+	if prof.Status() == hardware.StatusDefaults {
+		return "defaults (built-in default efficiencies, not a calibrated profile; treat the rates as rough)"
+	}
+	return pipeline.ProfileLabel(prof)
 }

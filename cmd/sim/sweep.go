@@ -493,9 +493,9 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		swept += "\t" + a.Key
 	}
 	if conc {
-		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched"+swept+"\tstatus\tmax conc\treq/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+		fmt.Fprintln(tw, "#\tgpu\tprofile\ttp\tseqs\tbatched"+swept+"\tstatus\tmax conc\treq/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
 	} else {
-		fmt.Fprintln(tw, "#\tgpu\ttp\tseqs\tbatched"+swept+"\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
+		fmt.Fprintln(tw, "#\tgpu\tprofile\ttp\tseqs\tbatched"+swept+"\tstatus\tmax req/s\tTTFT p99 ms\tTPOT p99 ms\ttok/s/GPU\ttok/s/user\treplicas\tGPUs\t$/h\t$/Mtok\tpareto")
 	}
 	for _, r := range res.Rows {
 		mark := ""
@@ -527,8 +527,8 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		for _, sv := range r.Settings {
 			vals += "\t" + sv.Value
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Index, r.GPU, layoutCell(r.Config), r.MaxNumSeqs, r.MaxNumBatchedTokens, vals, status, maxRate,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Index, r.GPU, profileCell(r.ProfileStatus), layoutCell(r.Config), r.MaxNumSeqs, r.MaxNumBatchedTokens, vals, status, maxRate,
 			fmtF(r.TTFTP99Ms, 1), fmtF(r.TPOTP99Ms, 2), fmtF(r.OutputTokensPerSPerGPU, 0), fmtF(r.TokensPerSPerUser, 1),
 			ints(r.Replicas), ints(r.GPUsTotal), fmtF(r.CostPerHour, 2), fmtF(r.CostMTok, 3), mark)
 	}
@@ -548,16 +548,21 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 		if t := r.SettingsText(); t != "" {
 			extra = " " + t
 		}
-		if r.Recommended && conc {
-			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d%s (concurrency %d, %.2f req/s per instance)\n",
+		if !r.Recommended {
+			continue
+		}
+		var err error
+		if conc {
+			_, err = fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d%s (concurrency %d, %.2f req/s per instance)\n",
 				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, extra, r.MaxConcurrency, r.MaxRateRPS)
-			return err
-		}
-		if r.Recommended {
-			_, err := fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d%s (%.2f req/s per instance)\n",
+		} else {
+			_, err = fmt.Fprintf(w, "recommended: #%d %s tp %d max_num_seqs %d max_num_batched_tokens %d%s (%.2f req/s per instance)\n",
 				r.Index, r.GPU, r.TP, r.MaxNumSeqs, r.MaxNumBatchedTokens, extra, r.MaxRateRPS)
-			return err
 		}
+		if err == nil && r.ProfileStatus == hardware.StatusDefaults {
+			_, err = fmt.Fprintf(w, "warning: %s is priced with built-in default efficiencies, not a calibrated profile; treat its rates as rough\n", r.GPU)
+		}
+		return err
 	}
 	return nil
 }
@@ -685,4 +690,13 @@ func layoutCell(c sweep.Config) string {
 		s += fmt.Sprintf(" ep%d", c.EP)
 	}
 	return s
+}
+
+// profileCell is a row's GPU-profile status in the text table: "-" when
+// unknown (a file written before the column existed).
+func profileCell(s hardware.ProfileStatus) string {
+	if s.IsZero() {
+		return "-"
+	}
+	return s.String()
 }

@@ -437,7 +437,9 @@ function simChartsRender() {
       kpi("TTFT p50 / p99 (ms)", `${fmtNum(s.median_ttft_ms)} / ${fmtNum(s.p99_ttft_ms)}`) +
       kpi("TPOT p50 / p99 (ms)", `${fmtNum(s.median_tpot_ms)} / ${fmtNum(s.p99_tpot_ms)}`) +
       kpi("E2E p50 / p99 (ms)", `${fmtNum(s.median_e2el_ms)} / ${fmtNum(s.p99_e2el_ms)}`) +
-      kpi("simulated / wall", `${fmtNum(c.simulated_s)} s / ${fmtNum(r.wall_s, 2)} s`) + `</div>`;
+      kpi("simulated / wall", `${fmtNum(c.simulated_s)} s / ${fmtNum(r.wall_s, 2)} s`) +
+      (s.gpu_profile_status ? kpi("GPU profile", esc(s.gpu_profile_status), s.gpu_profile || "") : "") + `</div>` +
+      (s.gpu_profile_status === "defaults" ? `<p class="hint">The GPU is priced with built-in default efficiencies, not a calibrated profile; treat its rates as rough.</p>` : "");
   }
   sumEl.innerHTML = html;
   const cdfChart = (id, key, label) => chart($(id), {
@@ -525,7 +527,7 @@ async function runSim() {
 // The sweep table: the index, a column per swept setting (every column
 // named by a setting key, or by its last element, with a value in some
 // row: gpu, tp, dp, ep, max_num_seqs, ... and --grid keys), then these.
-const SWEEP_METRICS = ["status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
+const SWEEP_METRICS = ["status", "profile_status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
   "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "replicas", "gpus_total", "cost_per_hour", "cost_per_mtok", "pareto", "recommended"];
 
 function sweptColumns(res) {
@@ -579,7 +581,8 @@ function renderSweep() {
     lines: front.length ? [{ label: "Pareto front", color: "#2b6cb0", x: front.map((r) => r.tokens_per_s_per_user), y: front.map((r) => r.output_tokens_per_s_per_gpu), width: 1.5 }] : [],
     points: pts });
   $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, ${sweepSettingsText(rec, swept)}: ${rec.max_concurrency > 0 ? `concurrency ${rec.max_concurrency}, ` : ""}${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
-    (rec.cost_per_mtok != null ? `, $${fmtNum(rec.cost_per_mtok)} per M output tokens` : "") : "No configuration is recommended (none met the SLO).";
+    (rec.cost_per_mtok != null ? `, $${fmtNum(rec.cost_per_mtok)} per M output tokens` : "") +
+    (rec.profile_status === "defaults" ? `<br><span class="error">warning: ${esc(rec.gpu)} is priced with built-in default efficiencies, not a calibrated profile; treat its rates as rough</span>` : "") : "No configuration is recommended (none met the SLO).";
   rows.sort((a, b) => {
     const x = a[sortKey], y = b[sortKey];
     if (x === y) return 0;
