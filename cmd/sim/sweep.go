@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -583,7 +584,11 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 	}
 	fmt.Fprintln(w, "\n* = on the Pareto front of output tokens/s per GPU against tokens/s per user")
 	if res.Recommended < 0 {
-		_, err := fmt.Fprintln(w, "no configuration met the SLO")
+		msg := "no configuration met the SLO"
+		if slices.ContainsFunc(res.Rows, func(r sweep.Row) bool { return r.TooShort() }) {
+			msg = "no configuration recommended: every one that met the SLO was measured by a probe too short to measure a rate; raise --requests"
+		}
+		_, err := fmt.Fprintln(w, msg)
 		return err
 	}
 	for _, r := range res.Rows {

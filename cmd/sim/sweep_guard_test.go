@@ -37,3 +37,22 @@ func TestSweepMaxRequests(t *testing.T) {
 		t.Errorf("at the cap: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestSweepTooShortTable: a sweep of probes too short to measure a rate
+// says so in the row's note and instead of a recommendation.
+func TestSweepTooShortTable(t *testing.T) {
+	dir, w := sweepWorkloadFile(t)
+	code, stdout, stderr := sweepCLI(t, dir, "sweep", "--workload", w, "--gpus", "h100", "--slo", "ttft_p99=500ms,tpot_p99=50ms",
+		"--target-rate", "40", "--requests", "20", "--probes", "4", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{
+		"#0: probe too short: all 20 requests arrived before the first finished; raise --requests",
+		"no configuration recommended: every one that met the SLO was measured by a probe too short",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+}
