@@ -524,13 +524,25 @@ func TestSimulateJobResultsAndDownloads(t *testing.T) {
 	if err != nil || int64(len(steps)) != c.Steps {
 		t.Fatalf("steps.parquet: %d rows (%v), want %d", len(steps), err, c.Steps)
 	}
-	var decodes int
-	for _, s := range steps {
-		decodes += s.DecodeRequests
+	var outTokens int
+	for _, r := range reqs {
+		if r.Status == traces.StatusOK {
+			outTokens += r.OutputTokens
+		}
 	}
-	if math.Abs(decoded-float64(decodes)) > 1e-6*float64(decodes) {
-		t.Errorf("timeline decode tokens %g, step trace %d", decoded, decodes)
+	if math.Abs(decoded-float64(outTokens)) > 1e-6*float64(outTokens) {
+		t.Errorf("timeline output tokens %g, request trace %d", decoded, outTokens)
 	}
+	// The page's charts are the static plots' (sim plot run): the same
+	// records streamed into a traces.RunProfile give the same series.
+	prof := traces.NewRunProfile()
+	for i := range reqs {
+		prof.AddRequest(&reqs[i])
+	}
+	for i := range steps {
+		prof.AddStep(&steps[i])
+	}
+	chartsAgree(t, prof.Charts(traces.ChartCDFPoints), &r.simResult)
 	var run pipeline.Record
 	if err := json.Unmarshal(download(t, ts, j.ID, "run.json"), &run); err != nil || run.Counters.Completed != c.Completed || run.Config.GPU != "h100" {
 		t.Errorf("run.json: %v %+v", err, run.Counters)
@@ -889,5 +901,50 @@ func TestSimulateUploadedGPUAndWorkload(t *testing.T) {
 	jt, ht := j.summary(t).Numbers["mean_tpot_ms"], h.summary(t).Numbers["mean_tpot_ms"]
 	if !(jt > ht) {
 		t.Errorf("TPOT on the 2 TB/s part %.3f ms, on h100 %.3f ms: want slower", jt, ht)
+	}
+}
+
+// chartsAgree fails t unless the page's result draws the series of ch.
+func chartsAgree(t *testing.T, ch traces.RunCharts, r *simResult) {
+	t.Helper()
+	same := func(what string, want []float64, got []float64) {
+		t.Helper()
+		if len(want) != len(got) || len(want) == 0 {
+			t.Errorf("%s: %d points on the page, %d in the plots' shaping", what, len(got), len(want))
+			return
+		}
+		for i := range want {
+			w, g := want[i], got[i]
+			if math.IsNaN(w) {
+				w = 0 // null on the page, decoded as 0
+			}
+			if math.Abs(w-g) > 1e-9*math.Max(1, math.Abs(w)) {
+				t.Errorf("%s[%d]: page %v, plots %v", what, i, g, w)
+				return
+			}
+		}
+	}
+	fl := func(v []num) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	same("ttft cdf x", ch.TTFT.X, r.CDF.TTFT.X)
+	same("ttft cdf p", ch.TTFT.P, r.CDF.TTFT.P)
+	same("tpot cdf x", ch.TPOT.X, r.CDF.TPOT.X)
+	same("e2e cdf x", ch.E2EL.X, r.CDF.E2E.X)
+	tl := r.Timeline
+	same("t", ch.T, tl.T)
+	same("output tok/s", ch.OutputTokS, tl.OutputTokS)
+	same("prefill tok/s", ch.PrefillTokS, tl.PrefillTokS)
+	same("running", ch.Running, tl.Running)
+	same("waiting", ch.Waiting, tl.Waiting)
+	same("kv", ch.KVBlocks, fl(tl.KVUsed))
+	same("step compute ms", ch.StepComputeMs, fl(r.Split.ComputeMs))
+	same("step overhead ms", ch.StepOverheadMs, fl(r.Split.OverMs))
+	if tl.BinS != ch.BinS || tl.KVTotal != ch.KVTotal || math.Abs(r.Split.ComputeS-ch.Total.Compute) > 1e-9 {
+		t.Errorf("page: bin %v, kv total %d, compute %v s; plots: %v, %d, %v s", tl.BinS, tl.KVTotal, r.Split.ComputeS, ch.BinS, ch.KVTotal, ch.Total.Compute)
 	}
 }

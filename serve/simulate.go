@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -490,16 +489,4 @@ func writeZip(w *bytes.Buffer, f traces.Format, reqs []traces.RequestRecord, ste
 		}
 	}
 	return zw.Close()
-}
-
-// sortedFinite returns the finite values of xs, sorted.
-func sortedFinite(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if x == x && x < 1e308 && x > -1e308 {
-			out = append(out, x)
-		}
-	}
-	sort.Float64s(out)
-	return out
 }

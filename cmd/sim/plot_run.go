@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,14 +62,19 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 		}
 		return s.Label + " " + what
 	}
+	// One shaping for the web view and these plots: traces.RunCharts.
+	charts := make([]traces.RunCharts, len(sides))
+	for i, s := range sides {
+		charts[i] = s.Profile.Charts(traces.ChartCDFPoints)
+	}
 	// Latency CDFs.
 	var cdfs []plot.Panel
 	for _, m := range []struct{ name, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2el", "E2EL"}} {
 		c := plot.XYChart{Title: m.title + " CDF", XLabel: m.title + " (ms)", YLabel: "fraction of " + map[bool]string{true: "gaps", false: "requests"}[m.name == "itl"], LogX: true}
-		for _, s := range sides {
-			sk := map[string]*traces.Sketch{"ttft": &s.Profile.TTFT, "tpot": &s.Profile.TPOT, "itl": &s.Profile.ITL, "e2el": &s.Profile.E2EL}[m.name]
-			if x, q := traces.CDF(sk, 200); x != nil {
-				c.Series = append(c.Series, plot.Series{Label: label(s, ""), X: x, Y: q, Line: true})
+		for i, s := range sides {
+			cd := map[string]traces.CDFSeries{"ttft": charts[i].TTFT, "tpot": charts[i].TPOT, "itl": charts[i].ITL, "e2el": charts[i].E2EL}[m.name]
+			if cd.X != nil {
+				c.Series = append(c.Series, plot.Series{Label: label(s, ""), X: cd.X, Y: cd.P, Line: true})
 			} else if m.name == "itl" && len(s.ITLPoints) > 0 {
 				ser := plot.Series{Label: label(s, "(percentiles from run.json)"), Points: true}
 				for _, p := range s.ITLPoints {
@@ -87,17 +93,25 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 	tput := plot.XYChart{Title: "Output throughput", XLabel: "time (s)", YLabel: "output tokens/s"}
 	queue := plot.XYChart{Title: "Requests in the system", XLabel: "time (s)", YLabel: "requests (mean over bin)"}
 	kv := plot.XYChart{Title: "KV cache", XLabel: "time (s)", YLabel: "KV blocks in use"}
-	for _, s := range sides {
-		ts := s.Profile.TimeSeries()
-		add := func(c *plot.XYChart, key, what string) {
-			if ser := ts[key]; len(ser.X) > 0 {
-				c.Series = append(c.Series, plot.Series{Label: label(s, what), X: ser.X, Y: ser.Y, Line: true})
+	for i, s := range sides {
+		ch := &charts[i]
+		// add draws ys over the bins, leaving out the NaN ones (no step).
+		add := func(c *plot.XYChart, ys []float64, what string) {
+			var ser plot.Series
+			for j, y := range ys {
+				if !math.IsNaN(y) {
+					ser.X, ser.Y = append(ser.X, ch.T[j]), append(ser.Y, y)
+				}
+			}
+			if len(ser.X) > 0 {
+				ser.Label, ser.Line = label(s, what), true
+				c.Series = append(c.Series, ser)
 			}
 		}
-		add(&tput, "output_tok_s", "")
-		add(&queue, "running", "running")
-		add(&queue, "waiting", "waiting")
-		add(&kv, "kv_blocks", "")
+		add(&tput, ch.OutputTokS, "")
+		add(&queue, ch.Running, "running")
+		add(&queue, ch.Waiting, "waiting")
+		add(&kv, ch.KVBlocks, "")
 	}
 	for _, c := range []plot.XYChart{tput, queue, kv} {
 		if len(c.Series) > 0 {
@@ -107,14 +121,14 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 	// Step split.
 	bars := plot.BarChart{Title: "Step time by phase and bound", YLabel: "simulated seconds"}
 	comps := [4]plot.BarStack{{Label: "compute"}, {Label: "memory"}, {Label: "communication"}, {Label: "overhead"}}
-	for _, s := range sides {
-		phases := make([]string, 0, len(s.Profile.Split))
-		for ph := range s.Profile.Split {
+	for i, s := range sides {
+		phases := make([]string, 0, len(charts[i].Split))
+		for ph := range charts[i].Split {
 			phases = append(phases, ph)
 		}
 		sort.Strings(phases)
 		for _, ph := range phases {
-			sp := s.Profile.Split[ph]
+			sp := charts[i].Split[ph]
 			bars.Categories = append(bars.Categories, label(s, ph))
 			for i, v := range []float64{sp.Compute, sp.Memory, sp.Comm, sp.Overhead} {
 				comps[i].Values = append(comps[i].Values, v)
