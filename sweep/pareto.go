@@ -48,12 +48,17 @@ func Pareto(pts []Point) []int {
 // (each replica gets target/Replicas <= MaxRateRPS, below the threshold by
 // monotonicity); rows with a price beat rows without; then the lower
 // CostPerHour, then the lower CostMTok, then fewer GPUs, then the lower
-// Index. Without a target: the highest OutputTokensPerSPerGPU, then the
+// Index; but a row needing ManyReplicas or more loses to any row needing
+// fewer, and a row whose maximum came from a burst (Row.TooShort) is never
+// recommended. Without a target: the highest OutputTokensPerSPerGPU, then the
 // lower Index.
 func Recommend(rows []Row) int {
 	best := -1
 	better := func(a, b *Row) bool { // a strictly preferred to b
 		if a.TargetRateRPS > 0 {
+			if am, bm := a.Replicas >= ManyReplicas, b.Replicas >= ManyReplicas; am != bm {
+				return bm
+			}
 			ap, bp := !math.IsNaN(a.CostPerHour), !math.IsNaN(b.CostPerHour)
 			if ap != bp {
 				return ap
@@ -75,7 +80,7 @@ func Recommend(rows []Row) int {
 		return a.Index < b.Index
 	}
 	for i := range rows {
-		if rows[i].Status != StatusOK || !(rows[i].MaxRateRPS > 0) {
+		if rows[i].Status != StatusOK || !(rows[i].MaxRateRPS > 0) || rows[i].TooShort() {
 			continue
 		}
 		if best < 0 || better(&rows[i], &rows[best]) {

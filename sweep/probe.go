@@ -1,10 +1,13 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/pipeline"
@@ -50,6 +53,17 @@ type Probe struct {
 	// when it was stopped early, rejected requests, or the overload
 	// ("overloaded: offered ... req/s, sustained ..."); "" when it passed.
 	Failed string `json:"failed,omitempty"`
+	// Burst is true when every request of the probe arrived before the
+	// first one finished (see spanSink): the probe measured how a burst
+	// drains, not a sustainable rate, so no replica count is sized from it
+	// (see Row.TooShort). Requests is how many requests it ran (not
+	// kept in the probe log).
+	Burst    bool `json:"burst,omitempty"`
+	Requests int  `json:"-"`
+	// Rejected counts the probe's rejected requests by reason
+	// ("prompt_too_long"), as the run's RejectedReasons; a probe stopped
+	// early by a rejection holds that one reason with count 1.
+	Rejected map[string]int64 `json:"rejected,omitempty"`
 	// margin is SLO.Margin of the probe (NaN when stopped early).
 	margin float64
 	// ratios is SLO.Ratios of the probe (nil when stopped early).
@@ -84,6 +98,9 @@ type earlyStop struct {
 	n      float64 // total requests; 0 when unknown
 	checks []stopCheck
 	why    string // the reason of the stop, once stopped
+	// rejected is the status of the rejected request that stopped the run
+	// ("rejected:<reason>"), "" otherwise.
+	rejected string
 }
 
 type stopCheck struct {
@@ -164,7 +181,8 @@ func (e *earlyStop) Request(rec *traces.RequestRecord) error {
 		return err
 	}
 	if rec.Status != "ok" {
-		return e.stop("a request was rejected (" + rec.Status + ")")
+		e.rejected = rec.Status
+		return e.stop("a request was rejected (" + strings.TrimPrefix(rec.Status, traces.RejectedPrefix) + ")")
 	}
 	for i := range e.checks {
 		c := &e.checks[i]
@@ -252,16 +270,20 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 		total = 0
 	}
 	early := newEarlyStop(ctx, p.slo, total)
-	inner := sim.Sink(early)
+	var inner sim.Sink = early
 	if noEarly {
 		inner = ctxSink{ctx}
 	}
-	load := pipeline.NewLoadSink(inner, w)
+	span := &spanSink{Sink: inner, firstFinish: math.Inf(1)}
+	load := pipeline.NewLoadSink(span, w)
 	good := &pipeline.GoodputSink{Sink: load, SLO: p.slo.Goodput()}
 	res, err := sim.Run(cfg, gen, good)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
 		r.Failed = early.why
+		if reason, ok := strings.CutPrefix(early.rejected, traces.RejectedPrefix); ok {
+			r.Rejected = map[string]int64{reason: 1}
+		}
 		return r, nil
 	}
 	if err != nil {
@@ -271,6 +293,11 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	r.stats = &st
 	r.good = good.Good
 	r.TTFTP99Ms, r.TPOTP99Ms = st.TTFTms.P99, st.TPOTms.P99
+	r.Requests = span.n
+	r.Burst = span.burst()
+	if len(st.RejectedReasons) > 0 {
+		r.Rejected = maps.Clone(st.RejectedReasons)
+	}
 	// An overloaded probe fails whatever its latencies: they grow with the
 	// run's length, so they say nothing about the deployment.
 	ld := load.Load(res)
@@ -281,7 +308,7 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 			why = append(why, ld.Summary())
 		}
 		if res.Rejected > 0 {
-			why = append(why, fmt.Sprintf("%d requests rejected", res.Rejected))
+			why = append(why, fmt.Sprintf("%d requests rejected (%s)", res.Rejected, rejectedText(st.RejectedReasons)))
 		}
 		if res.InFlight > 0 {
 			why = append(why, fmt.Sprintf("%d requests unfinished", res.InFlight))
@@ -296,6 +323,43 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 		r.ratios = p.slo.Ratios(&st)
 	}
 	return r, nil
+}
+
+// spanSink passes records on and notes the latest arrival, the earliest
+// finish of a completed request and how many requests it saw.
+type spanSink struct {
+	sim.Sink
+	n                        int
+	lastArrival, firstFinish float64 // s
+}
+
+func (s *spanSink) Request(rec *traces.RequestRecord) error {
+	s.n++
+	s.lastArrival = math.Max(s.lastArrival, rec.ArrivalS)
+	if rec.Status == "ok" && rec.FinishS < s.firstFinish {
+		s.firstFinish = rec.FinishS
+	}
+	return s.Sink.Request(rec)
+}
+
+// burst reports whether every request arrived before the first one
+// finished: the run never reached a steady state of arrivals and
+// departures, so its latencies describe a burst draining, whatever its
+// nominal rate. A run of one request is not a burst.
+func (s *spanSink) burst() bool {
+	return s.n > 1 && s.lastArrival < s.firstFinish
+}
+
+// rejectedText writes rejection counts by reason, most frequent first:
+// "prompt longer than max_model_len: 12, kv cache full: 3".
+func rejectedText(m map[string]int64) string {
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ctxSink only watches for cancellation.

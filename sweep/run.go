@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -202,6 +205,9 @@ func Run(ctx context.Context, opts Options, onProgress func(done, total int)) (*
 			defer wg.Done()
 			for i := range next {
 				row, err := opts.runConfig(ctx, p, p.configs[i])
+				if err == nil {
+					row.noteRejected()
+				}
 				mu.Lock()
 				switch {
 				case err == nil:
@@ -419,10 +425,80 @@ func (o *Options) fillMetrics(row *Row, c Config, best probeResult) {
 	if st.Completed > 0 {
 		row.OutputTokensPerRequest = float64(st.OutputTokens) / float64(st.Completed)
 	}
+	if best.Burst {
+		// A burst measures no sustainable rate: no replicas are sized
+		// from it, and Recommend passes the row over (Row.TooShort).
+		row.Reason = joinReason(row.Reason, tooShortReason(best.Requests))
+		return
+	}
 	if plan, ok := PlanFor(o.TargetRateRPS, row.MaxRateRPS, c.GPUsPerInstance(), row.OutputTokensPerRequest, row.GPUCostPerHour); ok {
 		row.Replicas, row.GPUsTotal = plan.Replicas, plan.GPUs
 		row.CostPerHour, row.CostMTok = plan.CostPerHour, plan.CostPerMTok
+		if plan.Replicas >= ManyReplicas {
+			row.Reason = joinReason(row.Reason, fmt.Sprintf("needs %d replicas for %.4g req/s", plan.Replicas, o.TargetRateRPS))
+		}
 	}
+}
+
+// ManyReplicas is the replica count from which a row is flagged ("needs
+// 340 replicas") and Recommend prefers any row needing fewer: at that scale
+// one instance is a poor fit for the target rate.
+const ManyReplicas = 100
+
+// tooShortReason is the reason of a row whose best probe was a burst of n
+// requests.
+func tooShortReason(n int) string {
+	return fmt.Sprintf("probe too short: all %d requests arrived before the first finished; raise --requests", n)
+}
+
+// TooShort reports whether the probe the row's maximum was measured by was
+// a burst (Probe.Burst): every request arrived before the first finished,
+// so the row's rate is not a sustainable one and no replicas are sized
+// from it. It reads the probe log, so it holds after a Parquet round trip.
+func (r *Row) TooShort() bool {
+	if r.Status != StatusOK {
+		return false
+	}
+	for _, p := range r.Probes {
+		if !p.Pass || !p.Burst {
+			continue
+		}
+		if (r.MaxConcurrency > 0 && p.Concurrency == r.MaxConcurrency) || (r.MaxConcurrency == 0 && p.RateRPS == r.MaxRateRPS) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteRejected adds to the row's reason the reasons for which its probes
+// rejected requests (counts are per probe, in the probe log), unless the
+// reason already names them all.
+func (r *Row) noteRejected() {
+	seen := map[string]bool{}
+	for _, p := range r.Probes {
+		for k := range p.Rejected {
+			seen[k] = true
+		}
+	}
+	if len(seen) == 0 {
+		return
+	}
+	reasons := slices.Sorted(maps.Keys(seen))
+	named := true
+	for _, k := range reasons {
+		named = named && strings.Contains(r.Reason, k)
+	}
+	if !named {
+		r.Reason = joinReason(r.Reason, "probes rejected requests: "+strings.Join(reasons, ", "))
+	}
+}
+
+// joinReason appends b to the reason a, "; "-separated.
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func (o *Options) onProbe(c Config, p Probe) {

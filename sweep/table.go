@@ -204,13 +204,17 @@ type probeLog struct {
 	Saturation  bool     `json:"saturation,omitempty"`
 	SatRPS      *float64 `json:"saturation_rps,omitempty"`
 	Failed      string   `json:"failed,omitempty"`
+	// Burst and Rejected as in Probe.
+	Burst    bool             `json:"burst,omitempty"`
+	Rejected map[string]int64 `json:"rejected,omitempty"`
 }
 
 func toTable(r *Row) (tableRow, error) {
 	logs := make([]probeLog, len(r.Probes))
 	for i, p := range r.Probes {
 		logs[i] = probeLog{RateRPS: p.RateRPS, Concurrency: p.Concurrency, Pass: p.Pass, EarlyStop: p.EarlyStop, TTFTP99Ms: optF(p.TTFTP99Ms), TPOTP99Ms: optF(p.TPOTP99Ms),
-			ZeroLoad: p.ZeroLoad, Saturation: p.Saturation, Failed: p.Failed}
+			ZeroLoad: p.ZeroLoad, Saturation: p.Saturation, Failed: p.Failed,
+			Burst: p.Burst, Rejected: p.Rejected}
 		if p.SaturationRPS > 0 {
 			logs[i].SatRPS = optF(p.SaturationRPS)
 		}
@@ -276,7 +280,8 @@ func fromTable(t *tableRow) (Row, error) {
 	for _, l := range logs {
 		r.Probes = append(r.Probes, Probe{RateRPS: l.RateRPS, Concurrency: l.Concurrency, Pass: l.Pass, EarlyStop: l.EarlyStop,
 			TTFTP99Ms: getF(l.TTFTP99Ms), TPOTP99Ms: getF(l.TPOTP99Ms), ZeroLoad: l.ZeroLoad, Saturation: l.Saturation,
-			SaturationRPS: getPos(l.SatRPS), Failed: l.Failed})
+			SaturationRPS: getPos(l.SatRPS), Failed: l.Failed,
+			Burst: l.Burst, Rejected: l.Rejected})
 	}
 	return r, nil
 }

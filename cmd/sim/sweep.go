@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ type sweepOptions struct {
 	TargetRate                                        float64
 	GPUCost                                           string
 	Requests                                          int
+	MaxRequests                                       int
 	Probes                                            int
 	Jobs                                              int
 	Out, CSV                                          string
@@ -82,7 +84,11 @@ does not help). Failing probes stop as soon as their failure is certain. The
 probe log names the bound each probe broke. Report the metrics there,
 tokens/s per GPU and per user, replicas, GPUs and cost for --target-rate,
 the Pareto front and a recommendation. Configurations that do not fit are
-listed with the reason.
+listed with the reason; a row also notes the requests its probes rejected
+(by reason), a plan needing 100 replicas or more (never preferred to one
+needing fewer), and a maximum measured by a probe too short to measure a
+rate (every request arrived before the first finished: raise --requests;
+no replicas are sized from it and it is never recommended).
 
 A workload whose clients are all closed loop (concurrency set, as
 vllm bench serve --max-concurrency runs) is swept by concurrency instead:
@@ -93,6 +99,9 @@ min(max_num_seqs, KV tokens / mean request tokens), doubles or bisects over
 integers, and reports max conc with the req/s measured there (which
 --target-rate sizes replicas against). Open- and closed-loop clients mixed
 in one workload are refused.
+
+A sweep whose probes may simulate more than --max-requests requests in all
+(configurations x (probes + 2) x requests a probe) is refused up front.
 
 Time: the example below (16 configurations, 20,000 requests a probe, about
 7 probes each with the zero-load and saturation probes) takes about 5 s on
@@ -129,6 +138,7 @@ join the shards with 'sim sweep merge'.`,
 	f.Float64Var(&opts.TargetRate, "target-rate", 0, "total request rate to size replicas and cost for (req/s)")
 	f.StringVar(&opts.GPUCost, "gpu-cost", "", "US$ per GPU-hour overrides, e.g. h100=2.9,h200=3.8")
 	f.IntVar(&opts.Requests, "requests", 20000, "requests per probe, split over the clients by rate (open loop) or concurrency (closed loop) (0 = the workload's counts)")
+	f.IntVar(&opts.MaxRequests, "max-requests", sweepMaxRequestsDefault, "refuse a sweep whose probes may simulate more requests than this in all (configurations x (probes + 2) x requests), or a --requests above it (at most 1e8)")
 	f.IntVar(&opts.Probes, "probes", sweep.DefaultProbes, "probe budget per configuration")
 	f.IntVar(&opts.Jobs, "jobs", 0, "configurations simulated in parallel (default: GOMAXPROCS)")
 	f.StringVar(&opts.Out, "out", "", "write the results as Parquet")
@@ -220,14 +230,17 @@ func runSweep(cmd *cobra.Command, s streams, opts *sweepOptions) error {
 		}
 		return err
 	}
-	if err := checkOutputs(opts.Out, opts.CSV, opts.Plot); err != nil {
-		return err
-	}
 	total := 0
 	for i := 0; i < so.Grid.Size(); i++ {
 		if so.Shard.Has(i) {
 			total++
 		}
+	}
+	if err := guardSweep(cmd, opts, so, total); err != nil {
+		return err
+	}
+	if err := checkOutputs(opts.Out, opts.CSV, opts.Plot); err != nil {
+		return err
 	}
 	bar := newMeter(s.errOut, int64(total), opts.Quiet, "sweeping", "configs")
 	so.OnProbe = sweepProbeNote(bar)
@@ -378,6 +391,38 @@ func checkGridInts(base workload.Deployment, key string, vals []int, where strin
 			}
 			return usageError{fmt.Errorf("%s: %d: %w", where, v, err)}
 		}
+	}
+	return nil
+}
+
+// sweepMaxRequestsDefault is sim sweep's default --max-requests: the
+// requests its probes may simulate in all. A sweep's probes keep no
+// records and most failing ones stop early, so it affords more than a run
+// (limits.MaxRequestsDefault): the README's sweep may simulate 3.8M and
+// takes seconds; 50M take a few minutes on two cores.
+const sweepMaxRequestsDefault = 50_000_000
+
+// guardSweep refuses, before any simulation, a sweep of configs
+// configurations whose probes may simulate more than --max-requests
+// requests in all (each configuration runs up to --probes search probes
+// plus the zero-load and saturation ones), or whose --requests alone is
+// above it.
+func guardSweep(cmd *cobra.Command, opts *sweepOptions, so *sweep.Options, configs int) error {
+	max := opts.MaxRequests
+	if err := limits.IntIn(max, 1, limits.MaxRequests); err != nil {
+		return usageError{fmt.Errorf("%s: %w", flagOrigin(cmd, "max-requests", "--max-requests"), err)}
+	}
+	per := float64(opts.Requests)
+	if per == 0 {
+		per = so.Workload.EstimateRequests()
+	}
+	if per > float64(max) {
+		return usageError{fmt.Errorf("--requests: %s requests a probe is above --max-requests %d; lower --requests or pass --max-requests %d", humanCount(per), max, roundUp2(per))}
+	}
+	work := float64(configs) * float64(opts.Probes+2) * per
+	if work > float64(max) {
+		return usageError{fmt.Errorf("--max-requests: this sweep may simulate %s requests (%d configurations x %d probes x %s requests), above --max-requests %d; lower --requests or --probes, shard it (--shard), or pass --max-requests %d",
+			humanCount(work), configs, opts.Probes+2, humanCount(per), max, roundUp2(work*1.1))}
 	}
 	return nil
 }
@@ -540,7 +585,11 @@ func writeSweepTable(w io.Writer, res *sweep.Result) error {
 	}
 	fmt.Fprintln(w, "\n* = on the Pareto front of output tokens/s per GPU against tokens/s per user")
 	if res.Recommended < 0 {
-		_, err := fmt.Fprintln(w, "no configuration met the SLO")
+		msg := "no configuration met the SLO"
+		if slices.ContainsFunc(res.Rows, func(r sweep.Row) bool { return r.TooShort() }) {
+			msg = "no configuration recommended: every one that met the SLO was measured by a probe too short to measure a rate; raise --requests"
+		}
+		_, err := fmt.Fprintln(w, msg)
 		return err
 	}
 	for _, r := range res.Rows {
