@@ -29,8 +29,8 @@ func layers() map[string]int {
 		"internal/datadriven": 0, "internal/shareddata": 0, "internal/layers": 0,
 		"plot": 0, "observe/mock": 0, "examples": 0,
 		// Catalogs, records and batch formation.
-		"hardware": 1, "traces": 1, "scheduler": 1, "routing": 1,
-		"model": 2,
+		"hardware": 1, "scheduler": 1, "routing": 1,
+		"model": 2, "traces": 2,
 		// Physics: what one forward pass costs.
 		"roofline": 3,
 		// What an engine release does (kernel paths keyed on the GPU's arch).
