@@ -305,12 +305,28 @@ func join(path, key string) string {
 
 // whole reports whether scalar n fits integer type t as written: yaml.v3
 // itself would truncate 2.9 into 2 and accept 1e3 as 1000, so an integer
-// field takes only an !!int scalar. Other types always pass.
+// field takes only an !!int scalar, and only in decimal (yaml.v3 also reads
+// 0x2, 0o2, 0b10 and 1_0, which the flags and SIM_* variables refuse).
+// Other types always pass.
 func whole(n *yaml.Node, t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return n.ShortTag() == "!!int"
+		return n.ShortTag() == "!!int" && decimal(n.Value)
+	}
+	return true
+}
+
+// decimal reports whether s is an optional sign followed by decimal digits.
+func decimal(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
 	}
 	return true
 }
