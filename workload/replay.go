@@ -31,6 +31,8 @@ import (
 //	session_id     identifier of a conversation                        optional
 //	client         client name                                          optional
 //
+// In a Parquet trace the count columns must be INT32 or INT64 (see TraceColumnTypeError).
+//
 // Rows with the same prefix_id share their first prefix_tokens tokens; rows with the same
 // session_id share their history after the prefix (each turn's logged prompt contains the
 // earlier turns), so prefix caching sees the reuse. Arrival times are taken as recorded:
@@ -368,6 +370,46 @@ type TraceParquetRow struct {
 	Client       *string `parquet:"client,optional"`
 }
 
+// TraceColumnTypeError is a Parquet trace column whose physical type cannot hold its
+// values without loss: a count column (prompt_tokens, output_tokens, prefix_tokens)
+// must be INT32 or INT64 (a FLOAT or DOUBLE column is refused even when its values are
+// whole, since the conversion would silently truncate 100.7 to 100; a BOOLEAN would
+// read true as 1), arrival_s must be numeric, identifiers must be strings (BYTE_ARRAY)
+// or integers. Every row has the column's type, so Row is the first row (1).
+type TraceColumnTypeError struct {
+	Path, Column, Type, Want string
+	Row                      int
+}
+
+func (e *TraceColumnTypeError) Error() string {
+	return fmt.Sprintf("%s: row %d: column %s has Parquet type %s, want %s", e.Path, e.Row, e.Column, e.Type, e.Want)
+}
+
+// checkParquetTypes refuses a trace column whose physical type the generic reader
+// would convert lossily (see TraceColumnTypeError).
+func checkParquetTypes(s *parquet.Schema, path string) error {
+	for _, f := range s.Fields() {
+		if !f.Leaf() {
+			return &TraceColumnTypeError{Path: path, Column: f.Name(), Type: "group", Want: "a leaf column", Row: 1}
+		}
+		kind := f.Type().Kind()
+		var ok bool
+		var want string
+		switch f.Name() {
+		case colPrompt, colOutput, colPrefixTokens:
+			ok, want = kind == parquet.Int32 || kind == parquet.Int64, "INT32 or INT64"
+		case colArrival:
+			ok, want = kind == parquet.Int32 || kind == parquet.Int64 || kind == parquet.Float || kind == parquet.Double, "a numeric type (INT32, INT64, FLOAT or DOUBLE)"
+		default: // identifiers
+			ok, want = kind == parquet.ByteArray || kind == parquet.Int32 || kind == parquet.Int64, "BYTE_ARRAY (string), INT32 or INT64"
+		}
+		if !ok {
+			return &TraceColumnTypeError{Path: path, Column: f.Name(), Type: kind.String(), Want: want, Row: 1}
+		}
+	}
+	return nil
+}
+
 // readTraceParquet reads a Parquet trace with the generic reader. A panic inside the
 // Parquet library on a malformed file is returned as an error.
 func readTraceParquet(f *safefile.File, b *traceBuilder) (err error) {
@@ -385,6 +427,9 @@ func readTraceParquet(f *safefile.File, b *traceBuilder) (err error) {
 		cols = append(cols, fld.Name())
 	}
 	if err := checkColumns(cols, b.tr.Path); err != nil {
+		return err
+	}
+	if err := checkParquetTypes(pf.Schema(), b.tr.Path); err != nil {
 		return err
 	}
 	// The reader converts the file's columns to TraceParquetRow's schema; optional

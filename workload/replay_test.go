@@ -2,6 +2,7 @@ package workload
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -315,4 +316,68 @@ func manyClients(n int) string {
 		fmt.Fprintf(&b, "0,1,1,c%d\n", i)
 	}
 	return b.String()
+}
+
+// A count column of a non-integer Parquet type is refused (it would be truncated: 100.7
+// read as 100, true read as 1), naming the file, the column and the first row.
+func TestLoadTraceParquetRefusesNonIntegerCounts(t *testing.T) {
+	type floatPrompt struct {
+		ArrivalS     float64 `parquet:"arrival_s"`
+		PromptTokens float64 `parquet:"prompt_tokens"`
+		OutputTokens int64   `parquet:"output_tokens"`
+	}
+	type boolOutput struct {
+		ArrivalS     float64 `parquet:"arrival_s"`
+		PromptTokens int64   `parquet:"prompt_tokens"`
+		OutputTokens bool    `parquet:"output_tokens"`
+	}
+	type stringPrefix struct {
+		ArrivalS     float64 `parquet:"arrival_s"`
+		PromptTokens int64   `parquet:"prompt_tokens"`
+		OutputTokens int64   `parquet:"output_tokens"`
+		PrefixID     string  `parquet:"prefix_id"`
+		PrefixTokens string  `parquet:"prefix_tokens"`
+	}
+	type boolArrival struct {
+		ArrivalS     bool  `parquet:"arrival_s"`
+		PromptTokens int64 `parquet:"prompt_tokens"`
+		OutputTokens int64 `parquet:"output_tokens"`
+	}
+	dir := t.TempDir()
+	cases := []struct {
+		name, col, typ string
+		write          func(p string) error
+	}{
+		{"float.parquet", "prompt_tokens", "DOUBLE", func(p string) error {
+			return parquet.WriteFile(p, []floatPrompt{{0, 100.7, 2}})
+		}},
+		{"bool.parquet", "output_tokens", "BOOLEAN", func(p string) error {
+			return parquet.WriteFile(p, []boolOutput{{0, 10, true}})
+		}},
+		{"string.parquet", "prefix_tokens", "BYTE_ARRAY", func(p string) error {
+			return parquet.WriteFile(p, []stringPrefix{{0, 10, 2, "a", "5"}})
+		}},
+		{"arrival.parquet", "arrival_s", "BOOLEAN", func(p string) error {
+			return parquet.WriteFile(p, []boolArrival{{true, 10, 2}})
+		}},
+	}
+	for _, c := range cases {
+		p := filepath.Join(dir, c.name)
+		if err := c.write(p); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := LoadTrace(p)
+		if err == nil {
+			t.Errorf("%s: loaded %+v, want an error", c.name, tr.Rows)
+			continue
+		}
+		var te *TraceColumnTypeError
+		if !errors.As(err, &te) {
+			t.Errorf("%s: err = %v, want a *TraceColumnTypeError", c.name, err)
+			continue
+		}
+		if te.Path != p || te.Column != c.col || te.Type != c.typ || te.Row != 1 {
+			t.Errorf("%s: error %+v, want path %s column %s type %s row 1", c.name, te, p, c.col, c.typ)
+		}
+	}
 }
