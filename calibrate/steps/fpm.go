@@ -87,7 +87,10 @@ func ReadFPM(path string) (*Table, error) {
 
 // ParseFPM reads a per-step timing table from r; name labels errors
 // ("name:line:column: column: reason"). Every row must describe a
-// non-empty batch with consistent counts and a positive latency.
+// non-empty batch with consistent counts and a positive latency; the
+// optional dp_rank and queued_* columns, where present, must be integers
+// >= 0 (variances finite >= 0). The first bad row is a *table.Error naming
+// the file, line and column (no rows are skipped).
 func ParseFPM(r io.Reader, name string) (*Table, error) {
 	t, err := table.Open(r, name, table.Options{Required: fpmColumns()})
 	if err != nil {
@@ -101,6 +104,7 @@ func ParseFPM(r io.Reader, name string) (*Table, error) {
 			DecodeRequests: t.IntMin("num_decode_requests", 0), DecodeKV: int64(t.IntMin("sum_decode_kv_tokens", 0)),
 			VarDecodeKV: t.Float("var_decode_kv_tokens"), LatencyMS: t.Positive("latency_ms")}
 		checkRow(t, &row)
+		checkOptional(t)
 		if t.Err() != nil {
 			break
 		}
@@ -117,6 +121,35 @@ func ParseFPM(r io.Reader, name string) (*Table, error) {
 		return nil, fmt.Errorf("%s: no rows", name)
 	}
 	return out, nil
+}
+
+// fpmOptionalCounts and fpmOptionalVariances are columns a per-step table
+// may have that the fit does not use; where present they are still checked
+// (an integer >= 0, a finite number >= 0), since Record writes them back and
+// a bad one means a corrupt row.
+func fpmOptionalCounts() []string {
+	return []string{"dp_rank", "queued_prefill_requests", "queued_prefill_tokens",
+		"queued_decode_requests", "queued_decode_kv_tokens"}
+}
+
+func fpmOptionalVariances() []string {
+	return []string{"queued_var_prefill_length", "queued_var_decode_kv_tokens"}
+}
+
+// checkOptional records the first bad optional column of the current row.
+func checkOptional(t *table.Reader) {
+	for _, c := range fpmOptionalCounts() {
+		if t.Err() == nil && t.Has(c) {
+			t.IntMin(c, 0)
+		}
+	}
+	for _, c := range fpmOptionalVariances() {
+		if t.Err() == nil && t.Has(c) {
+			if v := t.Float(c); t.Err() == nil && v < 0 {
+				t.Failf(c, "must be >= 0, got %g", v)
+			}
+		}
+	}
 }
 
 // checkRow records the first inconsistency of r in t.

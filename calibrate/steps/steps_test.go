@@ -3,12 +3,14 @@ package steps
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/table"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 )
@@ -291,5 +293,51 @@ func TestFitPerRequestForm(t *testing.T) {
 	got := res.Terms
 	if math.Abs(got.PerRequestUS-60) > 3 || got.PerRequestKVHeadUS != 0 || math.Abs(got.StepUS-200) > 30 {
 		t.Errorf("per-request fit %+v, want %+v", got, want)
+	}
+}
+
+// A row of a table with the full fpm_metrics_detail.csv header is refused with
+// a *table.Error naming the file, line and column: the used columns (negative
+// counts, NaN/Inf/zero latency, more requests than tokens) and the optional
+// count columns the fit ignores but Record writes back.
+func TestParseFPMFullHeaderErrors(t *testing.T) {
+	const full = "phase,workload_segment,counter_id,worker_id,dp_rank,sum_prefill_tokens,num_prefill_requests,sum_prefill_kv_tokens,var_prefill_length,num_decode_requests,sum_decode_kv_tokens,var_decode_kv_tokens,queued_prefill_requests,queued_prefill_tokens,queued_var_prefill_length,queued_decode_requests,queued_decode_kv_tokens,queued_var_decode_kv_tokens,latency_ms\n"
+	const good = "context,sweep,1045,2643417971761755901,0,128,1,0,0.000,0,0,0.000,0,0,0.000,0,0,0.000,17.111\n"
+	// with returns good with column i replaced by v.
+	with := func(i int, v string) string {
+		cells := strings.Split(strings.TrimSuffix(good, "\n"), ",")
+		cells[i] = v
+		return strings.Join(cells, ",") + "\n"
+	}
+	if _, err := ParseFPM(strings.NewReader(full+good), "f.csv"); err != nil {
+		t.Fatalf("good row: %v", err)
+	}
+	tests := []struct {
+		row string
+		col string
+	}{
+		{with(5, "-128"), "sum_prefill_tokens"},
+		{with(6, "200"), "num_prefill_requests"},
+		{with(18, "NaN"), "latency_ms"},
+		{with(18, "+Inf"), "latency_ms"},
+		{with(18, "-3"), "latency_ms"},
+		{with(18, "0"), "latency_ms"},
+		{with(4, "-1"), "dp_rank"},
+		{with(12, "-2"), "queued_prefill_requests"},
+		{with(13, "1.5"), "queued_prefill_tokens"},
+		{with(14, "NaN"), "queued_var_prefill_length"},
+		{with(16, "-7"), "queued_decode_kv_tokens"},
+		{with(17, "-0.5"), "queued_var_decode_kv_tokens"},
+	}
+	for _, tt := range tests {
+		_, err := ParseFPM(strings.NewReader(full+good+tt.row), "f.csv")
+		var te *table.Error
+		if !errors.As(err, &te) {
+			t.Errorf("%s: err = %v, want a *table.Error", tt.col, err)
+			continue
+		}
+		if te.File != "f.csv" || te.Line != 3 || te.Col != tt.col {
+			t.Errorf("%s: error %+v, want f.csv line 3 column %s", tt.col, te, tt.col)
+		}
 	}
 }
