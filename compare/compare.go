@@ -88,7 +88,10 @@ func Compare(real, sim *Side) *Report {
 	}
 	if real.HasIDs && sim.HasIDs {
 		rep.Matched = match(real.Requests, sim.Requests)
-		if rep.Matched.Pairs > 0 {
+		if why := workloadMismatch(real, sim); why != "" {
+			rep.Matched = nil
+			rep.Warnings = append(rep.Warnings, "request ids not matched: "+why+"; compared by distribution")
+		} else if rep.Matched.Pairs > 0 {
 			rep.Matching = "request id"
 		} else {
 			rep.Matched = nil
@@ -96,6 +99,38 @@ func Compare(real, sim *Side) *Report {
 		}
 	}
 	return rep
+}
+
+// workloadMismatch says why the two sides cannot be matched by request id
+// ("" when they can): ids are positions in a workload's request stream, so
+// they name the same request only when both sides ran the same workload with
+// the same seed. It is so when both sides record different seeds, or when
+// most requests with the same id differ in prompt length (by more than 5%
+// and 2 tokens).
+func workloadMismatch(real, sim *Side) string {
+	if real.Seed != nil && sim.Seed != nil && *real.Seed != *sim.Seed {
+		return fmt.Sprintf("the sides ran different workloads (seed %d on the real side, %d on the simulated side)", *real.Seed, *sim.Seed)
+	}
+	prompt := make(map[uint64]int, len(sim.Requests))
+	for i := range sim.Requests {
+		prompt[sim.Requests[i].ID] = sim.Requests[i].Prompt
+	}
+	pairs, differ := 0, 0
+	for i := range real.Requests {
+		r := &real.Requests[i]
+		s, ok := prompt[r.ID]
+		if !ok || r.Prompt <= 0 || s <= 0 {
+			continue
+		}
+		pairs++
+		if d := math.Abs(float64(r.Prompt - s)); d > 2 && d > 0.05*float64(max(r.Prompt, s)) {
+			differ++
+		}
+	}
+	if pairs > 0 && 2*differ > pairs {
+		return fmt.Sprintf("the sides ran different workloads (%d of %d requests with the same id differ in prompt length)", differ, pairs)
+	}
+	return ""
 }
 
 // match pairs requests by id.

@@ -268,3 +268,108 @@ func TestRunJSONITLBothForms(t *testing.T) {
 		}
 	}
 }
+
+// setSeed records seed as config.seed in dir's run.json.
+func setSeed(t *testing.T, dir string, seed uint64) {
+	t.Helper()
+	p := filepath.Join(dir, "run.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj map[string]any
+	if err := json.Unmarshal(b, &rj); err != nil {
+		t.Fatal(err)
+	}
+	rj["config"].(map[string]any)["seed"] = seed
+	if b, err = json.Marshal(rj); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setPrompts rewrites dir's requests.csv with prompt(i) prompt tokens for request i.
+func setPrompts(t *testing.T, dir string, prompt func(i int) int) {
+	t.Helper()
+	p := filepath.Join(dir, "requests.csv")
+	recs, err := traces.ReadRequestsFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := traces.NewRequestWriter(f, traces.CSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		recs[i].PromptTokens = prompt(int(recs[i].ID))
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// Runs of different workloads (different seeds, or requests of the same id
+// with different prompt lengths) are not matched by id, only by
+// distribution, with a warning; runs of the same workload still are.
+func TestCompareRefusesIDMatchAcrossWorkloads(t *testing.T) {
+	ttft := func(i int) float64 { return 20 + float64(i%5) }
+	compare := func(real, sim string) *Report {
+		t.Helper()
+		rs, err := Load(real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := Load(sim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Compare(rs, ss)
+	}
+	unmatched := func(name string, rep *Report, want string) {
+		t.Helper()
+		if rep.Matching != "distribution" || rep.Matched != nil {
+			t.Errorf("%s: matching %q %+v, want distribution only", name, rep.Matching, rep.Matched)
+		}
+		found := false
+		for _, w := range rep.Warnings {
+			found = found || strings.Contains(w, want)
+		}
+		if !found {
+			t.Errorf("%s: warnings %q lack %q", name, rep.Warnings, want)
+		}
+		if len(rep.Rows) == 0 {
+			t.Errorf("%s: no distribution rows", name)
+		}
+	}
+
+	real, sim := writeRun(t, true, ttft, 10), writeRun(t, false, ttft, 9)
+	setSeed(t, real, 1)
+	setSeed(t, sim, 2)
+	unmatched("seeds", compare(real, sim), "seed 1 on the real side, 2 on the simulated side")
+
+	setSeed(t, sim, 1)
+	if rep := compare(real, sim); rep.Matching != "request id" || rep.Matched == nil || rep.Matched.Pairs != 39 {
+		t.Errorf("same seed: matching %q %+v", rep.Matching, rep.Matched)
+	}
+
+	// No seeds recorded; the prompts of most ids differ.
+	real, sim = writeRun(t, true, ttft, 10), writeRun(t, false, ttft, 9)
+	setPrompts(t, sim, func(i int) int { return 100 + 10*(i%3) })
+	unmatched("prompts", compare(real, sim), "25 of 39 requests with the same id differ in prompt length")
+
+	// A few differing prompts (e.g. tokenization) still match.
+	setPrompts(t, sim, func(i int) int { return 100 + 10*min(i%20, 1) - 10 })
+	if rep := compare(real, sim); rep.Matching != "request id" {
+		t.Errorf("few differing prompts: matching %q, warnings %q", rep.Matching, rep.Warnings)
+	}
+}

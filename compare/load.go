@@ -64,7 +64,8 @@ func Load(path string) (*Side, error) {
 type runJSON struct {
 	Kind   string `json:"kind"`
 	Config struct {
-		Workload string `json:"workload"`
+		Workload string  `json:"workload"`
+		Seed     *uint64 `json:"seed"`
 	} `json:"config"`
 	Workload *stagedWorkload `json:"workload"`
 	Summary  json.RawMessage `json:"summary"`
@@ -120,7 +121,7 @@ func loadRoofsim(dir string) (*Side, error) {
 	if err := json.Unmarshal(raw, &rj); err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err)
 	}
-	side := &Side{Kind: "roofsim run", Path: dir, HasIDs: true}
+	side := &Side{Kind: "roofsim run", Path: dir, HasIDs: true, Seed: rj.Config.Seed}
 	if rj.Kind == "observed" {
 		side.Kind = "roofsim observe"
 	}
@@ -150,7 +151,7 @@ func loadRoofsim(dir string) (*Side, error) {
 			continue
 		}
 		side.Requests = append(side.Requests, Request{ID: r.ID, ArrivalS: r.ArrivalS, TTFT: r.TTFTms, TPOT: r.TPOTms,
-			E2E: r.E2Ems, Queue: r.QueueMs, ITL: itls[r.ID], Output: r.OutputTokens})
+			E2E: r.E2Ems, Queue: r.QueueMs, ITL: itls[r.ID], Output: r.OutputTokens, Prompt: r.PromptTokens})
 	}
 	side.Overall = summarize(side.Requests, failed)
 	d, err := rj.itlDist()

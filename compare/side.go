@@ -8,7 +8,8 @@
 // stage_N_lifecycle_metrics.json files beside it) or a `vllm bench serve`
 // result JSON; the simulated side is a `sim run --out` directory. Where both
 // sides have per-request ids (observe and run directories of the same
-// workload and seed), requests are also matched one to one.
+// workload and seed), requests are also matched one to one; sides that
+// visibly ran different workloads (seeds, prompt lengths) are not.
 //
 // Reading order: Side and Load (one side, from any source), Compare (the
 // rows), report.go (markdown and HTML), plot.go (CDF panels).
@@ -73,6 +74,8 @@ type Request struct {
 	Queue    float64
 	ITL      []float64
 	Output   int
+	// Prompt is the prompt length in tokens; 0 when not known.
+	Prompt int
 }
 
 // Side is one side of a comparison.
@@ -89,6 +92,8 @@ type Side struct {
 	Requests []Request
 	// HasIDs is true when Requests carry workload request ids.
 	HasIDs bool
+	// Seed is run.json's config.seed; nil when the source does not say.
+	Seed *uint64
 }
 
 // quantile is numpy's default (linear) percentile of sorted xs, q in [0, 1].

@@ -33,7 +33,9 @@ stage_N_lifecycle_metrics.json files) or one of its JSON files, or a
 'vllm bench serve' result JSON. --sim takes a 'sim run --out' directory.
 Requests are matched one to one by id where both sides have ids (an observe
 and a run directory of the same workload and seed), by distribution
-otherwise.
+otherwise. Sides that ran different workloads (run.json seeds differ, or
+most requests of the same id differ in prompt length) are compared by
+distribution only, with a warning.
 
 The report is Markdown on stdout, or written to --out (.md or .html);
 --plot draws CDF overlays (.svg or .png).`,
