@@ -252,6 +252,39 @@ func (p *parquetWriter[R, Row]) Close() error {
 	return p.err
 }
 
+// ColumnTypeError is a Parquet column whose physical type the reader would
+// convert lossily into its integer field: a count column (prompt_tokens,
+// output_tokens, ...) must be INT32 or INT64; a FLOAT or DOUBLE one is
+// refused even when its values are whole (100.7 would be read as 100), a
+// BOOLEAN one too (true would be read as 1). Every row has the column's
+// type, so Row is the first row (1). The caller adds the file's path.
+type ColumnTypeError struct {
+	Column, Type string
+	Row          int
+}
+
+func (e *ColumnTypeError) Error() string {
+	return fmt.Sprintf("parquet: row %d: column %s has type %s, want INT32 or INT64", e.Row, e.Column, e.Type)
+}
+
+// checkIntColumns returns a *ColumnTypeError for the first column of f that
+// Row reads into an integer field but f stores as another type.
+func checkIntColumns[Row any](f *parquet.File) error {
+	for _, want := range parquet.SchemaOf(new(Row)).Fields() {
+		if k := want.Type().Kind(); k != parquet.Int32 && k != parquet.Int64 {
+			continue
+		}
+		got, ok := f.Schema().Lookup(want.Name())
+		if !ok {
+			continue
+		}
+		if k := got.Node.Type().Kind(); k != parquet.Int32 && k != parquet.Int64 {
+			return &ColumnTypeError{Column: want.Name(), Type: k.String(), Row: 1}
+		}
+	}
+	return nil
+}
+
 // readParquet reads every row of a Parquet file of Row and converts it.
 func readParquet[Row any, R any](r io.ReaderAt, size int64, convert func(*Row) R) (out []R, err error) {
 	// parquet-go panics on some malformed inputs; report them as errors.
@@ -263,6 +296,9 @@ func readParquet[Row any, R any](r io.ReaderAt, size int64, convert func(*Row) R
 	f, err := parquet.OpenFile(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	if err := checkIntColumns[Row](f); err != nil {
+		return nil, err
 	}
 	pr := parquet.NewGenericReader[Row](f)
 	defer pr.Close()

@@ -2,6 +2,8 @@ package traces
 
 import (
 	"bytes"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +53,40 @@ func TestParquetLayout(t *testing.T) {
 	}
 	if got, want := strings.Join(cols, ","), strings.Join(StepColumns(), ","); got != want {
 		t.Errorf("parquet step columns:\n got %s\nwant %s", got, want)
+	}
+}
+
+// A requests file whose token column is not an integer type is refused by
+// the reader and the scanner, naming the file, column and first row.
+func TestParquetRefusesNonIntegerCounts(t *testing.T) {
+	type floatPrompt struct {
+		ID           uint64  `parquet:"id"`
+		PromptTokens float64 `parquet:"prompt_tokens"`
+		OutputTokens int64   `parquet:"output_tokens"`
+		Status       string  `parquet:"status"`
+	}
+	type boolOutput struct {
+		ID           uint64 `parquet:"id"`
+		PromptTokens int64  `parquet:"prompt_tokens"`
+		OutputTokens bool   `parquet:"output_tokens"`
+		Status       string `parquet:"status"`
+	}
+	dir := t.TempDir()
+	fp, bp := filepath.Join(dir, "f.parquet"), filepath.Join(dir, "b.parquet")
+	if err := parquet.WriteFile(fp, []floatPrompt{{0, 100.7, 2, StatusOK}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.WriteFile(bp, []boolOutput{{0, 10, true, StatusOK}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, col, typ string }{{fp, "prompt_tokens", "DOUBLE"}, {bp, "output_tokens", "BOOLEAN"}} {
+		recs, err := ReadRequestsFile(c.path)
+		serr := ScanRequestsFile(c.path, func(*RequestRecord) error { return nil })
+		for _, err := range []error{err, serr} {
+			var ce *ColumnTypeError
+			if !errors.As(err, &ce) || ce.Column != c.col || ce.Type != c.typ || ce.Row != 1 || !strings.Contains(err.Error(), c.path) {
+				t.Errorf("%s: err = %v (records %+v), want a *ColumnTypeError for %s %s naming the file", c.path, err, recs, c.col, c.typ)
+			}
+		}
 	}
 }

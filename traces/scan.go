@@ -118,6 +118,9 @@ func scanParquet[Row any, T any](r io.ReaderAt, size int64, convert func(*Row) T
 	if err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
+	if err := checkIntColumns[Row](f); err != nil {
+		return err
+	}
 	pr := parquet.NewGenericReader[Row](f)
 	defer pr.Close()
 	buf := make([]Row, parquetBatchRows)
