@@ -11,15 +11,10 @@ import (
 	"github.com/roofsim/roofsim/workload"
 )
 
-// runLoad runs examples/<name>.yaml (its rates scaled to rate when > 0) and
-// returns the result's overload measure.
-func runLoad(t *testing.T, name string, rate float64) *traces.Load {
+// runOutcome resolves sp with opts and runs it to the end, no sink.
+func runOutcome(t *testing.T, sp *workload.Spec, opts Options) *Outcome {
 	t.Helper()
-	opts := Options{}
-	if rate > 0 {
-		opts.Rate = &rate
-	}
-	p, err := Resolve(loadExample(t, name), opts)
+	p, err := Resolve(sp, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +26,18 @@ func runLoad(t *testing.T, name string, rate float64) *traces.Load {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return o
+}
+
+// runLoad runs examples/<name>.yaml (its rates scaled to rate when > 0) and
+// returns the result's overload measure.
+func runLoad(t *testing.T, name string, rate float64) *traces.Load {
+	t.Helper()
+	opts := Options{}
+	if rate > 0 {
+		opts.Rate = &rate
+	}
+	o := runOutcome(t, loadExample(t, name), opts)
 	if o.Result.Load == nil {
 		t.Fatalf("%s: no load measure", name)
 	}
@@ -86,18 +93,7 @@ func TestHorizonOverloaded(t *testing.T) {
 	}{{200, true}, {10, false}} {
 		sp := loadExample(t, "chat")
 		sp.Duration = workload.Duration(20 * time.Second)
-		p, err := Resolve(sp, Options{Rate: &tc.rate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := p.Source()
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := p.Run(context.Background(), src, nil, RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := runOutcome(t, sp, Options{Rate: &tc.rate})
 		res, l := o.Sim, o.Result.Load
 		if res.Waiting < 0 || res.Waiting > res.InFlight || res.InFlight == 0 {
 			t.Errorf("rate %g: waiting %d, in flight %d", tc.rate, res.Waiting, res.InFlight)

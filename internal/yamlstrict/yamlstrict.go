@@ -33,6 +33,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -317,18 +318,12 @@ func whole(n *yaml.Node, t reflect.Type) bool {
 	return true
 }
 
-// decimal reports whether s is an optional sign followed by decimal digits.
+// decimal reports whether s is an optional sign followed by decimal digits,
+// as strconv reads base 10 (a value out of range is left to the decoder's
+// own error).
 func decimal(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // kindName describes what a scalar of type t must look like.
