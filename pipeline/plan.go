@@ -115,6 +115,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	cfg.Horizon = sim.FromSeconds(spec.Duration.Seconds())
+	if cfg.Speculative != nil {
+		cfg.Speculative.Seed = spec.Seed
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -130,6 +133,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		p.Notes = append(p.Notes, p.WeightsNote)
 	}
 	if n := prep.MoEKernelNote; n != "" {
+		p.Notes = append(p.Notes, n)
+	}
+	if n := prep.SpeculativeNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
 	return p, nil
@@ -170,13 +176,18 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // front-end delay. Clients, Horizon and the run's hooks are left to the
 // caller.
 func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
-	return sim.Config{
+	cfg := sim.Config{
 		Scheduler:     prep.Scheduler,
 		StepModel:     prep.Step,
 		Replicas:      max(replicas, 1),
 		Router:        router,
 		FrontendDelay: prep.FrontendDelay,
 	}
+	if prep.Speculative != nil {
+		s := *prep.Speculative // the caller sets its seed
+		cfg.Speculative = &s
+	}
+	return cfg
 }
 
 // ProfileLabel is a one-line description of a GPU profile, as a result's

@@ -21,6 +21,8 @@ type Measures struct {
 	// Load is the overload measure (nil: not measured; LoadSink measures
 	// it).
 	Load *traces.Load
+	// Speculative is the speculative-decoding outcome (nil: off).
+	Speculative *traces.SpecDecode
 }
 
 // NewResult assembles a run's result in vllm bench serve's schema
@@ -32,6 +34,7 @@ func NewResult(info traces.RunInfo, s traces.Summary, m Measures) *traces.Result
 	r.MaxConcurrentRequests = m.MaxConcurrentRequests
 	r.MaxOutputTokensPerS = m.MaxOutputTokensPerS
 	r.Load = m.Load
+	r.Speculative = m.Speculative
 	if m.Goodput.Enabled() {
 		r.Goodput, r.GoodRequests = m.Goodput, m.GoodRequests
 	}

@@ -101,7 +101,7 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 		return nil, err
 	}
 	m := Measures{Percentiles: o.Percentiles, MaxConcurrentRequests: res.PeakInSystem,
-		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes, Load: load.Load(res)}
+		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes, Load: load.Load(res), Speculative: res.Speculative}
 	if good != nil {
 		m.Goodput, m.GoodRequests = good.SLO, good.Good
 	}

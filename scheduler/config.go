@@ -50,6 +50,10 @@ type Config struct {
 	// chunk per step (vLLM long_prefill_token_threshold). 0 means no cap. It requires
 	// EnableChunkedPrefill.
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold" mapstructure:"long_prefill_token_threshold" json:"long_prefill_token_threshold" help:"vLLM long_prefill_token_threshold: most prompt tokens of one request per step (0 = no cap)"`
+	// Speculative configures speculative decoding (speculative.go); the
+	// zero value is off. It is not a setting of its own: the engine sets it
+	// from serving.speculative.
+	Speculative Speculation `yaml:"-" mapstructure:"-" json:"-"`
 }
 
 // DefaultConfig returns vLLM v1's defaults. NumGPUBlocks and MaxModelLen have no
@@ -122,6 +126,7 @@ func (c *Config) check(settings bool) error {
 	} else if c.LongPrefillTokenThreshold > 0 && !c.EnableChunkedPrefill {
 		bad("long_prefill_token_threshold", "requires enable_chunked_prefill")
 	}
+	c.Speculative.check(bad)
 	if !settings && !c.EnableChunkedPrefill && c.MaxNumBatchedTokens > 0 && c.MaxModelLen > 0 && c.MaxNumBatchedTokens < c.MaxModelLen {
 		bad("max_num_batched_tokens", "must be >= max_model_len (%d) when chunked prefill is disabled, got %d", c.MaxModelLen, c.MaxNumBatchedTokens)
 	}

@@ -67,6 +67,9 @@ func TestSettingsEndpoint(t *testing.T) {
 	if full.Engine, err = engine.Parse("vllm@0.12.0"); err != nil {
 		t.Fatal(err)
 	}
+	// Nor does it show speculative decoding when off.
+	sp := &full.Serving.Speculative
+	sp.Method, sp.NumSpeculativeTokens, sp.AcceptanceRate, sp.MeanAcceptanceLength, sp.DraftModel = roofline.SpecDraftModel, 3, 0.5, 2, "llama-3.2-1b"
 	if want := jsonLeafKeys(t, full); !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant every leaf of the deployment %v", keys, want)
 	}

@@ -23,6 +23,10 @@ type Setting struct {
 	Index []int
 	// Type is the field's Go type: a string, int, uint64, float64, bool or Duration.
 	Type reflect.Type
+	// FlagName, when set (the field's flag tag), replaces the flag name
+	// derived from the key: for a nested key whose last element alone is
+	// too vague ("serving.speculative.method" is --speculative-method).
+	FlagName string
 }
 
 var durationType = reflect.TypeFor[Duration]()
@@ -54,8 +58,11 @@ func (s Setting) TypeName() string {
 }
 
 // Flag is the setting's command-line flag name, without dashes in front: the key's
-// last element with underscores as dashes ("max-num-seqs").
+// last element with underscores as dashes ("max-num-seqs"), or FlagName.
 func (s Setting) Flag() string {
+	if s.FlagName != "" {
+		return s.FlagName
+	}
 	return strings.ReplaceAll(s.Key[strings.LastIndex(s.Key, ".")+1:], "_", "-")
 }
 
@@ -85,7 +92,7 @@ func SettingsOf(t reflect.Type) []Setting {
 			if !ok || name == "" {
 				continue
 			}
-			out = append(out, Setting{Key: prefix + name, Help: help, Index: idx, Type: f.Type})
+			out = append(out, Setting{Key: prefix + name, Help: help, Index: idx, Type: f.Type, FlagName: f.Tag.Get("flag")})
 		}
 	}
 	walk(t, "", nil)
@@ -276,6 +283,9 @@ func SettingRange(key string) (Range, bool) {
 	}
 	if key == keyGPUMemoryUtilization {
 		return Range{Min: 0, Max: 1, MinExclusive: true}, true
+	}
+	if r, ok := speculativeRange(key); ok {
+		return r, true
 	}
 	return Range{}, false
 }

@@ -78,6 +78,9 @@ type Config struct {
 	// CheckInvariants makes every step verify the scheduler's KV and queue
 	// invariants (used + free == total, ...); for tests, it costs O(blocks).
 	CheckInvariants bool
+	// Speculative, when not nil, turns on speculative decoding
+	// (speculative.go); Scheduler.Speculative must then draft the same K.
+	Speculative *Speculation
 	// Context, when not nil, stops the run once it is cancelled (a signal, a
 	// deadline): the engine checks it every 1024 events and returns its
 	// cause, with no result. It is no input to the simulation itself.
@@ -100,6 +103,13 @@ func (c *Config) Validate() error {
 	}
 	if c.FrontendDelay < 0 {
 		return fmt.Errorf("frontend delay: must be >= 0, got %d", c.FrontendDelay)
+	}
+	if c.Speculative != nil {
+		if err := c.Speculative.validate(c.Scheduler.Speculative); err != nil {
+			return err
+		}
+	} else if c.Scheduler.Speculative.NumTokens > 0 {
+		return errors.New("scheduler speculative tokens: set without Config.Speculative")
 	}
 	return c.Scheduler.Validate()
 }
@@ -137,6 +147,8 @@ type Result struct {
 	// second, seconds counted from the first arrival (vllm bench serve's
 	// max_output_tokens_per_s; traces.TokenRate).
 	MaxOutputTokensPerS float64
+	// Speculative is the speculative-decoding outcome (nil when off).
+	Speculative *traces.SpecDecode
 	// tokensLate counts output tokens accounted more than
 	// traces.TokenRateWindow seconds out of time order, which
 	// MaxOutputTokensPerS leaves out (tests check there are none).
@@ -190,6 +202,8 @@ type engine struct {
 	// bounds prices decode-run passes to within a bound; nil when the step
 	// model cannot (boundedDuration).
 	bounds decodeBounder
+	// specStats are the speculative-decoding totals (speculative.go).
+	specStats specStats
 	// flush is the instance whose decode run spans the next event, with
 	// passes to account before that event is processed (flushRun); nil when
 	// none.
@@ -289,6 +303,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	e.col.AddPreemptions(int(e.res.Preemptions))
 	e.col.SetKV(e.res.KVBlocksTotal, e.res.KVBlocksPeak)
 	e.res.Summary = e.col.Summary()
+	e.res.Speculative = e.specResult()
 	return &e.res, nil
 }
 

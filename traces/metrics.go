@@ -15,6 +15,9 @@ const (
 	SectionCounts
 	// SectionLoad holds the overload measure, after rejected_reasons.
 	SectionLoad
+	// SectionSpec holds the speculative-decoding outcome, last
+	// (speculative.go).
+	SectionSpec
 )
 
 // MetricDesc describes one scalar metric of a Result: the one place that
@@ -79,7 +82,7 @@ func withLoad(f func(l *Load) any) func(r *Result) (any, bool) {
 // (section by section). Latency distributions (ResultMetrics), the SLOs,
 // rejected_reasons and per_client are not scalars and are not listed.
 func ResultScalars() []MetricDesc {
-	return []MetricDesc{
+	return append([]MetricDesc{
 		{Key: "duration", Unit: "s", VLLM: true, Section: SectionRate,
 			Doc:   "the measured window: first arrival (of any request) to the last completion",
 			Value: always(func(r *Result) any { return r.Summary.DurationS })},
@@ -166,7 +169,7 @@ func ResultScalars() []MetricDesc {
 		{Key: "queue_end_requests", Unit: "requests", Section: SectionLoad,
 			Doc:   "requests waiting at the last arrival (the backlog)",
 			Value: withLoad(func(l *Load) any { return l.QueueEnd })},
-	}
+	}, specScalars()...)
 }
 
 // goodputLine is the text summary's request goodput: the rate and how

@@ -188,6 +188,9 @@ type Result struct {
 	// sustained (nil: not measured, as for an observed run; its keys are
 	// then omitted).
 	Load *Load
+	// Speculative is the speculative-decoding outcome (nil: speculation
+	// off; its keys are then omitted).
+	Speculative *SpecDecode
 }
 
 // NewResult returns the Result of a summary; nil percentiles mean
@@ -304,6 +307,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	r.addScalars(o, SectionCounts)
 	o.add("rejected_reasons", s.RejectedReasons)
 	r.addScalars(o, SectionLoad)
+	r.addScalars(o, SectionSpec)
 	clients := make([]*ordered, len(s.PerClient))
 	for i := range s.PerClient {
 		c := &s.PerClient[i]

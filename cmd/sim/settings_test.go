@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/workload"
+	"go.yaml.in/yaml/v3"
 )
 
 // settingTestValues holds, for every setting, a valid value other than its
@@ -39,8 +40,52 @@ var settingTestValues = map[string]any{
 	"serving.max_cudagraph_capture_size":   256,
 	"serving.kv_cache_memory_bytes":        21474836480,
 	"serving.moe_kernel":                   "fused",
-	"seed":                                 7,
-	"duration":                             "30s",
+	"serving.speculative.method":           "ngram",
+	"serving.speculative.num_speculative_tokens": 3,
+	"serving.speculative.acceptance_rate":        0.7,
+	"serving.speculative.mean_acceptance_length": 2.5,
+	"serving.speculative.draft_model":            "llama-3.2-1b",
+	"seed":                                       7,
+	"duration":                                   "30s",
+}
+
+// settingCompanions gives, for a setting that is only valid together with
+// others, valid values of those others: the workload file sets them in
+// every check of that setting.
+var settingCompanions = map[string]map[string]any{
+	"serving.speculative.method":                 {"serving.speculative.num_speculative_tokens": 2, "serving.speculative.acceptance_rate": 0.6},
+	"serving.speculative.num_speculative_tokens": {"serving.speculative.method": "eagle", "serving.speculative.acceptance_rate": 0.6},
+	"serving.speculative.acceptance_rate":        {"serving.speculative.method": "mtp", "serving.speculative.num_speculative_tokens": 1},
+	"serving.speculative.mean_acceptance_length": {"serving.speculative.method": "eagle3", "serving.speculative.num_speculative_tokens": 2},
+	"serving.speculative.draft_model":            {"serving.speculative.method": "draft_model", "serving.speculative.num_speculative_tokens": 2, "serving.speculative.acceptance_rate": 0.6},
+}
+
+// yamlForAll writes the settings of kv (dotted keys) at their places in a
+// workload file.
+func yamlForAll(t *testing.T, kv map[string]any) string {
+	t.Helper()
+	root := map[string]any{}
+	for key, v := range kv {
+		m := root
+		parts := strings.Split(key, ".")
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	if len(root) == 0 {
+		return ""
+	}
+	b, err := yaml.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 const tinyWorkload = `clients:
@@ -134,7 +179,15 @@ func TestEverySettingReachable(t *testing.T) {
 		}
 		t.Run(s.Key, func(t *testing.T) {
 			file := filepath.Join(dir, strings.ReplaceAll(s.Key, ".", "_")+".yaml")
-			if err := os.WriteFile(file, []byte(yamlFor(s.Key, want)+tinyWorkload), 0o644); err != nil {
+			withValue := map[string]any{s.Key: want}
+			for k, v := range settingCompanions[s.Key] {
+				withValue[k] = v
+			}
+			if err := os.WriteFile(file, []byte(yamlForAll(t, withValue)+tinyWorkload), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			base := filepath.Join(dir, strings.ReplaceAll(s.Key, ".", "_")+"_base.yaml")
+			if err := os.WriteFile(base, []byte(yamlForAll(t, settingCompanions[s.Key])+tinyWorkload), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			check := func(source string, cfg map[string]any) {
