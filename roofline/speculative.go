@@ -170,6 +170,9 @@ func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config
 			d.fcFirst = 3 * h
 		}
 		d.Note = fmt.Sprintf("speculative decoding: %s, %d tokens; the draft is priced as one decoder layer of %s plus a %d-wide fusion GEMM and the LM head", method, k, target.cfg.Name, d.fcFirst)
+		if method == SpecMTP {
+			d.Note += " (roofsim reads no MTP layers from model configs yet: a generic layer of the target stands for them)"
+		}
 	}
 	opts := target.opts
 	if method == SpecDraftModel {

@@ -70,11 +70,18 @@ func always(f func(r *Result) any) func(r *Result) (any, bool) {
 // withLoad wraps a value of the overload measure, present when it was
 // measured.
 func withLoad(f func(l *Load) any) func(r *Result) (any, bool) {
+	return withPart(func(r *Result) *Load { return r.Load }, f)
+}
+
+// withPart wraps a value of an optional part of a Result, which part
+// returns (nil: the key is left out).
+func withPart[T any](part func(r *Result) *T, f func(p *T) any) func(r *Result) (any, bool) {
 	return func(r *Result) (any, bool) {
-		if r.Load == nil {
+		p := part(r)
+		if p == nil {
 			return nil, false
 		}
-		return f(r.Load), true
+		return f(p), true
 	}
 }
 

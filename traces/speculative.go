@@ -46,12 +46,7 @@ func ratio(a, b float64) float64 {
 // withSpec wraps a value of the speculative outcome, present when
 // speculation was on.
 func withSpec(f func(s *SpecDecode) any) func(r *Result) (any, bool) {
-	return func(r *Result) (any, bool) {
-		if r.Speculative == nil {
-			return nil, false
-		}
-		return f(r.Speculative), true
-	}
+	return withPart(func(r *Result) *SpecDecode { return r.Speculative }, f)
 }
 
 // specScalars are the speculative-decoding metrics (SectionSpec; left out
