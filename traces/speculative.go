@@ -64,7 +64,7 @@ func specScalars() []MetricDesc {
 			Value: withSpec(func(s *SpecDecode) any { return s.AcceptedTokens })},
 		{Key: "spec_decode_mean_acceptance_length", Unit: "tokens", Section: SectionSpec,
 			Doc:   "speculative decoding: tokens emitted per verify, the bonus token included: `1 + accepted / drafts` (vLLM's mean acceptance length)",
-			Label: "Mean acceptance length", Format: "%.3f", Tile: "acceptance length",
+			Label: "Mean acceptance length", Format: "%.3f",
 			Value: withSpec(func(s *SpecDecode) any { return s.MeanAcceptanceLength() })},
 		{Key: "spec_decode_acceptance_rate", Unit: "fraction", Section: SectionSpec,
 			Doc:   "speculative decoding: `accepted / draft tokens`",
