@@ -115,9 +115,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	cfg.Horizon = sim.FromSeconds(spec.Duration.Seconds())
-	if cfg.Speculative != nil {
-		cfg.Speculative.Seed = spec.Seed
-	}
+	cfg = cfg.WithSpeculationSeed(spec.Seed)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -220,3 +220,15 @@ func prepareSpeculation(target *roofline.StepModel, sp settings.Speculative) (*s
 	return &speculationPlan{spec: &Speculation{K: k, AcceptanceRate: a, Drafter: d}, sched: sc, drafter: d, rateNote: note,
 		weightsPG: d.WeightBytesPerGPU(), kvPG: d.KVBytesPerTokenPerGPU()}, nil
 }
+
+// WithSpeculationSeed returns c with its acceptance draws seeded by seed
+// (Speculation.Seed, on a copy of c.Speculative); c unchanged when
+// speculation is off. Callers pass the run's workload seed.
+func (c Config) WithSpeculationSeed(seed uint64) Config {
+	if c.Speculative != nil {
+		s := *c.Speculative
+		s.Seed = seed
+		c.Speculative = &s
+	}
+	return c
+}

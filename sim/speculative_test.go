@@ -206,3 +206,17 @@ func TestSpeculativeTPOTPhysics(t *testing.T) {
 	}
 	t.Logf("TPOT ms: low load off %.2f, a=0 %.2f, a=0.8 %.2f (%.2fx); high load off %.2f, a=0.8 %.2f (%.2fx)", lowOff, lowZero, lowGood, lowGain, highOff, highGood, highGain)
 }
+
+// WithSpeculationSeed seeds a copy: the configuration it was called on
+// keeps its seed, and one without speculation is unchanged.
+func TestWithSpeculationSeed(t *testing.T) {
+	cfg := specConfig(t, 100, 2, 0.5)
+	seeded := cfg.WithSpeculationSeed(9)
+	if seeded.Speculative.Seed != 9 || cfg.Speculative.Seed != 3 {
+		t.Fatalf("seeded %d, original %d", seeded.Speculative.Seed, cfg.Speculative.Seed)
+	}
+	off := Config{Scheduler: schedCfg(100)}
+	if off.WithSpeculationSeed(9).Speculative != nil {
+		t.Fatal("speculation turned on by a seed")
+	}
+}
