@@ -21,6 +21,28 @@ func stageResults(t *testing.T, target, tag string, overwrite bool) *stagedDir {
 	return d
 }
 
+// earlierResults is a --out directory holding an earlier run's results
+// ("old").
+func earlierResults(t *testing.T) string {
+	t.Helper()
+	target := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, resultsMarker), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// wantResults checks that dir's results are tag's.
+func wantResults(t *testing.T, name, dir, tag string) {
+	t.Helper()
+	if got, _ := os.ReadFile(filepath.Join(dir, resultsMarker)); string(got) != tag {
+		t.Errorf("%s: %s holds results %q, want %q", name, dir, got, tag)
+	}
+}
+
 // wantConflict checks that err is an *outputConflict whose kept directory
 // holds tag's results.
 func wantConflict(t *testing.T, name string, err error, tag string) {
@@ -29,9 +51,7 @@ func wantConflict(t *testing.T, name string, err error, tag string) {
 	if !errors.As(err, &c) {
 		t.Fatalf("%s: publish error %v, want an *outputConflict", name, err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(c.Kept, resultsMarker)); string(got) != tag {
-		t.Errorf("%s: kept %s holds %q, want this run's %q", name, c.Kept, got, tag)
-	}
+	wantResults(t, name+" (kept)", c.Kept, tag)
 }
 
 // TestPublishRechecksTarget: what appears in or replaces --out between
@@ -56,14 +76,10 @@ func TestPublishRechecksTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantConflict(t, "second run", b.publish(), "B")
-		if got, _ := os.ReadFile(filepath.Join(target, resultsMarker)); string(got) != "A" {
-			t.Errorf("the first run's results were replaced: %q", got)
-		}
+		wantResults(t, "first run", target, "A")
 	})
 	t.Run("two overwriting runs", func(t *testing.T) {
-		target := filepath.Join(t.TempDir(), "out")
-		os.MkdirAll(target, 0o755)
-		os.WriteFile(filepath.Join(target, resultsMarker), []byte("old"), 0o644)
+		target := earlierResults(t)
 		a := stageResults(t, target, "A", true)
 		b := stageResults(t, target, "B", true)
 		if err := a.publish(); err != nil {
@@ -72,14 +88,10 @@ func TestPublishRechecksTarget(t *testing.T) {
 		// A replaced the directory B checked: B does not replace A's
 		// results, which it never saw.
 		wantConflict(t, "second overwrite", b.publish(), "B")
-		if got, _ := os.ReadFile(filepath.Join(target, resultsMarker)); string(got) != "A" {
-			t.Errorf("results %q, want A's", got)
-		}
+		wantResults(t, "second overwrite", target, "A")
 	})
 	t.Run("user file added to results being overwritten", func(t *testing.T) {
-		target := filepath.Join(t.TempDir(), "out")
-		os.MkdirAll(target, 0o755)
-		os.WriteFile(filepath.Join(target, resultsMarker), []byte("old"), 0o644)
+		target := earlierResults(t)
 		d := stageResults(t, target, "new", true)
 		os.WriteFile(filepath.Join(target, "analysis.ipynb"), []byte("user"), 0o644)
 		wantConflict(t, "added file", d.publish(), "new")
@@ -88,16 +100,12 @@ func TestPublishRechecksTarget(t *testing.T) {
 		}
 	})
 	t.Run("overwrite of an unchanged directory", func(t *testing.T) {
-		target := filepath.Join(t.TempDir(), "out")
-		os.MkdirAll(target, 0o755)
-		os.WriteFile(filepath.Join(target, resultsMarker), []byte("old"), 0o644)
+		target := earlierResults(t)
 		d := stageResults(t, target, "new", true)
 		if err := d.publish(); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := os.ReadFile(filepath.Join(target, resultsMarker)); string(got) != "new" {
-			t.Errorf("results %q, want new", got)
-		}
+		wantResults(t, "overwrite", target, "new")
 	})
 }
 
@@ -120,9 +128,7 @@ func TestPublishThroughSymlink(t *testing.T) {
 	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("--out link is no longer a link: %v %v", fi, err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(real, resultsMarker)); string(got) != "new" {
-		t.Errorf("the link's directory holds %q, want new", got)
-	}
+	wantResults(t, "through the link", real, "new")
 	if _, err := stageDir("--out", filepath.Join(dir, "dangling"), false); err != nil {
 		t.Fatal(err) // a plain missing path is fine
 	}
