@@ -135,6 +135,22 @@ func (s *Scheduler) CheckInvariants() error {
 			refs[b]++
 		}
 	}
+	// Blocks held outside the running set (remote_kv.go).
+	for i, r := range s.held {
+		if r.state != stateHeld || r.heldAt != i {
+			bad("held[%d] (id %d): state %d, index %d", i, r.ID, r.state, r.heldAt)
+		}
+		for _, b := range r.blocks {
+			refs[b]++
+		}
+	}
+	s.waiting.each(func(r *Request) {
+		if r.loaded {
+			for _, b := range r.blocks {
+				refs[b]++
+			}
+		}
+	})
 	used := 0
 	for b := 0; b < p.n; b++ {
 		if refs[b] != p.ref[b] {
@@ -166,7 +182,11 @@ func (s *Scheduler) CheckInvariants() error {
 		if r.state != stateWaiting {
 			bad("waiting request %d: state %d", r.ID, r.state)
 		}
-		if len(r.blocks) != 0 || r.NumComputed != 0 {
+		if r.loaded {
+			if len(r.blocks) < s.blocksFor(r.NumComputed) {
+				bad("waiting request %d: loaded %d tokens into %d blocks", r.ID, r.NumComputed, len(r.blocks))
+			}
+		} else if len(r.blocks) != 0 || r.NumComputed != 0 {
 			bad("waiting request %d: holds %d blocks, %d computed", r.ID, len(r.blocks), r.NumComputed)
 		}
 	})
