@@ -144,11 +144,15 @@ func (s *Scheduler) CheckInvariants() error {
 			refs[b]++
 		}
 	}
-	s.waiting.each(func(r *Request) {
-		if r.loaded {
-			for _, b := range r.blocks {
-				refs[b]++
-			}
+	s.loadedQ.each(func(r *Request) {
+		if !r.loaded || r.state != stateWaiting {
+			bad("loaded request %d: loaded %v, state %d", r.ID, r.loaded, r.state)
+		}
+		if len(r.blocks) < s.blocksFor(r.NumComputed) {
+			bad("loaded request %d: %d tokens in %d blocks", r.ID, r.NumComputed, len(r.blocks))
+		}
+		for _, b := range r.blocks {
+			refs[b]++
 		}
 	})
 	used := 0
@@ -182,11 +186,7 @@ func (s *Scheduler) CheckInvariants() error {
 		if r.state != stateWaiting {
 			bad("waiting request %d: state %d", r.ID, r.state)
 		}
-		if r.loaded {
-			if len(r.blocks) < s.blocksFor(r.NumComputed) {
-				bad("waiting request %d: loaded %d tokens into %d blocks", r.ID, r.NumComputed, len(r.blocks))
-			}
-		} else if len(r.blocks) != 0 || r.NumComputed != 0 {
+		if len(r.blocks) != 0 || r.NumComputed != 0 {
 			bad("waiting request %d: holds %d blocks, %d computed", r.ID, len(r.blocks), r.NumComputed)
 		}
 	})

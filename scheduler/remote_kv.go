@@ -76,8 +76,11 @@ func (s *Scheduler) Reserve(r *Request, tokens int) (ok bool, err error) {
 }
 
 // AddLoaded queues a request that Reserve holds, whose KV for its first
-// computed tokens has arrived: it waits like any request, and its admission
-// computes only the tokens after those (vLLM recomputes the last prompt token
+// computed tokens has arrived. Such requests are admitted in the order they
+// were loaded, before the other waiting requests: they hold their blocks
+// already, so a waiting request that cannot get blocks (a preempted one
+// recomputing) never stalls them, and they free blocks as they finish. Its
+// admission computes only the tokens after those (vLLM recomputes the last prompt token
 // of a fully transferred prompt to sample the first output, so computed is
 // then PromptTokens-1: _update_waiting_for_remote_kv in
 // vllm/v1/core/sched/scheduler.py). It needs no prefix-cache lookup; the
@@ -94,10 +97,17 @@ func (s *Scheduler) AddLoaded(r *Request, computed int) error {
 	r.NumComputed = computed
 	r.loaded = true
 	r.state = stateWaiting
-	s.waiting.Push(r)
+	s.loadedQ.Push(r)
 	return nil
 }
 
 // FreeBlocks is the number of KV blocks not held by any request (those
 // holding reusable prefix-cache content included). O(1).
 func (s *Scheduler) FreeBlocks() int { return s.pool.numFree }
+
+// Check returns the *RejectError Add would return for r (it can never be
+// served here), else nil; r is not changed. O(segments).
+func (s *Scheduler) Check(r *Request) error {
+	_, err := s.check(r)
+	return err
+}

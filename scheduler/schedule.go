@@ -82,8 +82,14 @@ func (s *Scheduler) Schedule() *Batch {
 // admit moves waiting requests into the running set while budget and blocks last.
 func (s *Scheduler) admit(budget int) {
 	thr := s.cfg.LongPrefillTokenThreshold
-	for budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && s.waiting.Len() > 0 {
-		r := s.waiting.Peek()
+	for budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && s.numWaiting() > 0 {
+		q := s.waiting
+		if s.loadedQ.Len() > 0 {
+			// Requests whose KV arrived hold their blocks: they go first
+			// (remote_kv.go).
+			q = &s.loadedQ
+		}
+		r := q.Peek()
 		var evictable, cached, have int
 		if r.loaded {
 			// Its KV came from another instance into the blocks it holds
@@ -109,7 +115,7 @@ func (s *Scheduler) admit(budget int) {
 		if need+evictable > s.pool.numFree {
 			break
 		}
-		s.waiting.Pop()
+		q.Pop()
 		s.pool.memo.reset(&s.pool, nil) // r leaves the queue; its hits are touched below
 		if r.blocks == nil {
 			r.blocks = takeSlice(&s.blockSlices)

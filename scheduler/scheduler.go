@@ -34,6 +34,8 @@ type Scheduler struct {
 
 	// held lists the requests in stateHeld (remote_kv.go), each at its heldAt.
 	held []*Request
+	// loadedQ holds the requests AddLoaded queued, admitted before waiting.
+	loadedQ fifoQueue
 
 	preemptions       int64
 	prefixHitTokens   int64
@@ -145,7 +147,10 @@ func (s *Scheduler) reset(r *Request, covered int) {
 }
 
 // HasWork reports whether any request is waiting or running.
-func (s *Scheduler) HasWork() bool { return s.waiting.Len() > 0 || len(s.running) > 0 }
+func (s *Scheduler) HasWork() bool { return s.numWaiting() > 0 || len(s.running) > 0 }
+
+// numWaiting counts the requests waiting for admission, loaded ones included.
+func (s *Scheduler) numWaiting() int { return s.waiting.Len() + s.loadedQ.Len() }
 
 // Stats is a snapshot of the scheduler's occupancy and counters.
 type Stats struct {
@@ -165,7 +170,7 @@ type Stats struct {
 // Stats returns the current counters. O(1).
 func (s *Scheduler) Stats() Stats {
 	return Stats{
-		Waiting:            s.waiting.Len(),
+		Waiting:            s.numWaiting(),
 		Running:            len(s.running),
 		KVBlocksTotal:      s.pool.n,
 		KVBlocksUsed:       s.pool.n - s.pool.numFree,
