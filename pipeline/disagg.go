@@ -29,12 +29,12 @@ type PoolInfo struct {
 	Prepared *sim.Prepared
 }
 
-// prepareDisagg prepares both pools of d's disaggregated deployment (each
+// PrepareDisagg prepares both pools of d's disaggregated deployment (each
 // pool its own deployment: settings.Deployment.PoolDeployment) and the
 // engine configuration that runs them: the prefill pool's front-end delay
 // and a KV transfer sized for the decode pool's layout. g is the deployment's
 // GPU, a pool's own GPU name is resolved in the catalog.
-func prepareDisagg(m *model.Config, g *hardware.GPU, d settings.Deployment) (pools [2]PoolInfo, cfg sim.Config, err error) {
+func PrepareDisagg(m *model.Config, g *hardware.GPU, d settings.Deployment) (pools [2]PoolInfo, cfg sim.Config, err error) {
 	dis := d.Disaggregation
 	for i, pl := range []struct {
 		name string

@@ -123,7 +123,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 			return nil, err
 		}
 		// The decode pool's sizing is the one run.json records.
-		pools, cfg, err = prepareDisagg(m, g, spec.Deployment)
+		pools, cfg, err = PrepareDisagg(m, g, spec.Deployment)
 		prep = pools[1].Prepared
 	} else {
 		prep, cfg, err = Prepare(sim.Deployment{Model: m, GPU: g, Settings: spec.Deployment})
