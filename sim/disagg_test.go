@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -195,4 +196,54 @@ func TestDisaggRejectsWhatDecodeCannotHold(t *testing.T) {
 	}) {
 		t.Fatalf("rejected %d, prefill steps %d, records %+v", res.Rejected, res.Pools.Prefill.Steps, sink.reqs)
 	}
+}
+
+// memSampler is a sink that samples the live heap every 100k records.
+type memSampler struct {
+	n    int64
+	peak uint64
+}
+
+func (m *memSampler) Request(*traces.RequestRecord) error {
+	m.n++
+	if m.n%100_000 == 0 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		m.peak = max(m.peak, ms.HeapAlloc)
+	}
+	return nil
+}
+func (m *memSampler) Step(*traces.StepRecord) error { return nil }
+
+// BenchmarkDisaggMillion runs a million requests through a 2P2D deployment
+// and reports the live heap's peak (MB, sampled after a GC every 100k
+// requests) beside the speed: request state is pooled, so the heap is
+// bounded by the requests in flight, not by the run's length.
+func BenchmarkDisaggMillion(b *testing.B) {
+	sp := mustSpec(b, `
+seed: 42
+clients:
+  - name: chat
+    arrival: {process: poisson, rate: 20, num_requests: 1000000}
+    prompt_tokens: {dist: lognormal, mean: 512, std: 256, min: 16, max: 4096}
+    output_tokens: {dist: lognormal, mean: 128, std: 64, min: 2, max: 1024}
+`)
+	cfg := disaggCfg(b, 2, 2, 30000, 400, FromSeconds(50e-6))
+	cfg.CheckInvariants = false
+	cfg.Clients = []string{"chat"}
+	var reqs int64
+	var peak uint64
+	b.ResetTimer()
+	for range b.N {
+		m := &memSampler{}
+		res, err := Run(cfg, mustGen(b, sp), m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs += res.Completed
+		peak = max(peak, m.peak)
+	}
+	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "requests/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 }
