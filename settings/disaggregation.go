@@ -156,7 +156,7 @@ func (k KVTransfer) Resolve() (bytesPerS, latencyS float64, err error) {
 	if lat == 0 {
 		lat = p.LatencyUS
 	}
-	return bw * 1e9 / 8, lat * 1e-6, nil
+	return bw * 1e9 / 8, lat / 1e6, nil
 }
 
 // Keys of the disaggregation settings that errors name.
