@@ -121,6 +121,14 @@ type disaggReq struct {
 	preSched, decSched   bool
 }
 
+// requestPool is r's RequestPool, in a record the engine reuses.
+func (e *engine) requestPool(r *reqState) *traces.RequestPool {
+	d := r.dis
+	e.dis.rec = traces.RequestPool{PrefillInstance: int(d.prefillInst) - e.dis.pre.insts[0].id, DecodeInstance: int(r.replica),
+		PrefillEndS: d.prefillEnd.Seconds(), KVTransferStartS: d.xferFrom.Seconds(), KVArrivalS: d.kvAt.Seconds()}
+	return &e.dis.rec
+}
+
 // poolState is the engine's view of one pool in a disaggregated run.
 type poolState struct {
 	insts  []*instance
@@ -144,6 +152,7 @@ type disaggState struct {
 	wait      traces.Sketch // prefill end to transfer start, ms
 	bytesSum  float64
 	transfers int64
+	rec       traces.RequestPool
 }
 
 // newDisagg builds the pools' instances, after e.insts's existing ones.

@@ -446,6 +446,9 @@ func (e *engine) finish(i int32, status string, at Time) error {
 		// The prefill instance's prefix cache served the cached tokens.
 		rec.CachedTokens = r.dis.pre.NumCached
 		rec.Preemptions += r.dis.pre.Preemptions
+		if status == "ok" {
+			rec.Pool = e.requestPool(r)
+		}
 	}
 	e.col.AddRequest(rec)
 	if err := e.sink.Request(rec); err != nil {

@@ -1,5 +1,7 @@
 package traces
 
+import "strconv"
+
 // Pools describes the two pools of a disaggregated run (nil on a Result for
 // an aggregated one) and the KV transfers between them.
 type Pools struct {
@@ -56,4 +58,29 @@ func LatencyOf(s *Sketch) LatencyStats {
 		return LatencyStats{}
 	}
 	return LatencyStats{Count: s.Count(), MeanMs: s.Mean(), P50Ms: s.Quantile(0.5), P90Ms: s.Quantile(0.9), P99Ms: s.Quantile(0.99), MaxMs: s.Max()}
+}
+
+// RequestPool is where a disaggregated run served one completed request:
+// its instances, by index within their pool, and its KV transfer's times,
+// in seconds of simulated time.
+type RequestPool struct {
+	PrefillInstance, DecodeInstance int
+	// PrefillEndS is when its prefill finished, KVTransferStartS when the
+	// decode instance reserved blocks and the transfer began, KVArrivalS
+	// when the KV had arrived.
+	PrefillEndS, KVTransferStartS, KVArrivalS float64
+}
+
+// RequestPoolColumns are the columns of a disaggregated run's
+// request_pools.csv, after the request's id.
+func RequestPoolColumns() []string {
+	return []string{"prefill_instance", "decode_instance", "prefill_end_s", "kv_transfer_start_s", "kv_arrival_s", "kv_transfer_ms", "kv_wait_ms"}
+}
+
+// Values are p's columns (RequestPoolColumns) as text, times in full
+// precision.
+func (p *RequestPool) Values() []string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return []string{strconv.Itoa(p.PrefillInstance), strconv.Itoa(p.DecodeInstance), f(p.PrefillEndS), f(p.KVTransferStartS), f(p.KVArrivalS),
+		f((p.KVArrivalS - p.KVTransferStartS) * 1e3), f((p.KVTransferStartS - p.PrefillEndS) * 1e3)}
 }
