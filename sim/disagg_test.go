@@ -247,3 +247,49 @@ clients:
 	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "requests/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 }
+
+// One request alone, priced by the linear step model, by hand: its prefill
+// step (1000 tokens), its transfer (latency + 1000 tokens x 1 MB / 1 GB/s),
+// the decode side's first step (the last prompt token recomputed, sampling
+// the first token), then one decode step per further token. Each pool's
+// busy time, steps and queues follow.
+func TestDisaggSingleRequestClosedForm(t *testing.T) {
+	const base, perPrefill, perDecode = 0.01, 1e-5, 1e-4
+	step := linearStep{base: base, perPrefill: perPrefill, perDecode: perDecode}
+	cfg := Config{CheckInvariants: true, Disagg: &Disagg{
+		Prefill:         Pool{Scheduler: schedCfg(1000), StepModel: step, Replicas: 1},
+		Decode:          Pool{Scheduler: schedCfg(1000), StepModel: step, Replicas: 1},
+		KVBytesPerToken: 1e6, LinkBytesPerS: 1e9, LinkLatency: FromSeconds(1e-3),
+	}}
+	const y = `
+seed: 1
+clients:
+  - name: one
+    arrival: {process: poisson, rate: 1, num_requests: 1}
+    prompt_tokens: {dist: constant, value: 1000}
+    output_tokens: {dist: constant, value: 5}
+`
+	res, sink := runOnce(t, y, cfg)
+	rec := sink.reqs[0]
+	prefill := base + 1000*perPrefill
+	transfer := 1e-3 + 1000*1e6/1e9
+	first := base + 1*perPrefill
+	decode := base + perDecode
+	wantTTFT := prefill + transfer + first
+	wantE2E := wantTTFT + 4*decode
+	if math.Abs(rec.TTFTms/1e3-wantTTFT) > 1e-8 || math.Abs(rec.E2Ems/1e3-wantE2E) > 1e-8 {
+		t.Fatalf("TTFT %g s, E2E %g s; want %g, %g", rec.TTFTms/1e3, rec.E2Ems/1e3, wantTTFT, wantE2E)
+	}
+	p := res.Pools
+	end := res.End.Seconds()
+	if p.Prefill.Steps != 1 || p.Decode.Steps != 5 ||
+		math.Abs(p.Prefill.Utilization*end-prefill) > 1e-8 || math.Abs(p.Decode.Utilization*end-(first+4*decode)) > 1e-8 {
+		t.Fatalf("pools %+v over %g s", p, end)
+	}
+	if p.Prefill.Queue.MaxMs != 0 || p.Decode.Queue.MaxMs != 0 || p.KVWait.MaxMs != 0 || math.Abs(p.KVTransfer.MeanMs-transfer*1e3) > 1e-6 {
+		t.Fatalf("queues %+v %+v, wait %+v, transfer %+v", p.Prefill.Queue, p.Decode.Queue, p.KVWait, p.KVTransfer)
+	}
+	if rec.Pool == nil || math.Abs(rec.Pool.KVArrivalS-rec.Pool.KVTransferStartS-transfer) > 1e-8 {
+		t.Fatalf("request pool %+v", rec.Pool)
+	}
+}

@@ -38,7 +38,8 @@ type RequestRecord struct {
 
 	// Pool is where a disaggregated run served the request (then Replica
 	// is its decode instance); nil otherwise. It is no column of the
-	// request trace, whose columns are the same for every run.
+	// request trace, whose columns are the same for every run. The engine
+	// reuses it: valid until the next record (copy it to keep it).
 	Pool *RequestPool
 }
 
