@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/settings"
 	"github.com/roofsim/roofsim/sim"
@@ -52,6 +53,15 @@ func PrepareDisagg(m *model.Config, g *hardware.GPU, d settings.Deployment) (poo
 			return pools, cfg, &PoolError{Pool: pl.name, Err: err}
 		}
 		pools[i] = PoolInfo{Replicas: pd.Replicas, TP: pd.TP, GPU: pg.Name, Prepared: prep}
+	}
+	// Both pools' KV blocks are held in memory together.
+	total := 0
+	for _, pl := range pools {
+		total += pl.Replicas * pl.Prepared.Scheduler.NumGPUBlocks
+	}
+	if total > limits.MaxKVBlocksTotal {
+		return pools, cfg, &settings.FieldError{Key: "disaggregation.decode.replicas", Reason: fmt.Sprintf(
+			"the pools hold %d KV blocks in all (replicas x blocks per instance); at most %d", total, limits.MaxKVBlocksTotal)}
 	}
 	bw, lat, err := dis.KVTransfer.Resolve()
 	if err != nil {

@@ -102,3 +102,19 @@ func TestDisaggregationErrors(t *testing.T) {
 		})
 	}
 }
+
+// Both pools' KV blocks count against the simulator's memory bound
+// together, though each pool alone is within it.
+func TestDisaggregationKVBlocksBound(t *testing.T) {
+	y := "model: llama-3.1-8b\ngpu: h100\nserving: {num_gpu_blocks: 33554432}\ndisaggregation:\n  prefill: {replicas: 1}\n  decode: {replicas: 2}\n" +
+		"clients:\n  - name: c\n    arrival: {process: poisson, rate: 1, num_requests: 2}\n    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant, value: 10}\n"
+	sp, err := workload.Parse([]byte(y), "big.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resolve(sp, Options{})
+	var fe *settings.FieldError
+	if !errors.As(err, &fe) || fe.Key != "disaggregation.decode.replicas" {
+		t.Fatalf("error %v, want a *settings.FieldError for disaggregation.decode.replicas", err)
+	}
+}
