@@ -152,8 +152,8 @@ func (e *engine) specCost(in *instance, b *scheduler.Batch) roofline.StepCost {
 		st.draftTokens += int64(d)
 		st.accepted += int64(it.Accepted)
 	}
-	c := e.stepCost(&in.in)
-	plain := e.stepCost(&st.plain)
+	c := in.price.runs.Step(&in.in)
+	plain := in.price.runs.Step(&st.plain)
 	var draft roofline.StepCost
 	draft, st.scratch = sp.Drafter.Cost(&in.in, st.scratch)
 	st.draftS += draft.Seconds

@@ -188,6 +188,9 @@ type Result struct {
 	// sustained (nil: not measured, as for an observed run; its keys are
 	// then omitted).
 	Load *Load
+	// Pools describes a disaggregated run's prefill and decode pools and the
+	// KV transfers between them (nil for an aggregated run: no key).
+	Pools *Pools
 	// Speculative is the speculative-decoding outcome (nil: speculation
 	// off; its keys are then omitted).
 	Speculative *SpecDecode
@@ -307,6 +310,9 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	r.addScalars(o, SectionCounts)
 	o.add("rejected_reasons", s.RejectedReasons)
 	r.addScalars(o, SectionLoad)
+	if r.Pools != nil {
+		o.add("pools", r.Pools)
+	}
 	r.addScalars(o, SectionSpec)
 	clients := make([]*ordered, len(s.PerClient))
 	for i := range s.PerClient {

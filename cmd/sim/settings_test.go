@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/roofsim/roofsim/workload"
-	"go.yaml.in/yaml/v3"
 )
 
 // settingTestValues holds, for every setting, a valid value other than its
@@ -47,46 +46,44 @@ var settingTestValues = map[string]any{
 	"serving.speculative.draft_model":            "llama-3.2-1b",
 	"seed":                                       7,
 	"duration":                                   "30s",
+
+	"disaggregation.prefill.replicas":           2,
+	"disaggregation.prefill.tp":                 2,
+	"disaggregation.prefill.gpu":                "h200",
+	"disaggregation.prefill.router":             "least-outstanding",
+	"disaggregation.decode.replicas":            2,
+	"disaggregation.decode.tp":                  2,
+	"disaggregation.decode.gpu":                 "h200",
+	"disaggregation.decode.router":              "prefix-affinity",
+	"disaggregation.kv_transfer.link":           "nvlink",
+	"disaggregation.kv_transfer.bandwidth_gbps": 800,
+	"disaggregation.kv_transfer.latency_us":     20,
 }
 
-// settingCompanions gives, for a setting that is only valid together with
-// others, valid values of those others: the workload file sets them in
-// every check of that setting.
-var settingCompanions = map[string]map[string]any{
-	"serving.speculative.method":                 {"serving.speculative.num_speculative_tokens": 2, "serving.speculative.acceptance_rate": 0.6},
-	"serving.speculative.num_speculative_tokens": {"serving.speculative.method": "eagle", "serving.speculative.acceptance_rate": 0.6},
-	"serving.speculative.acceptance_rate":        {"serving.speculative.method": "mtp", "serving.speculative.num_speculative_tokens": 1},
-	"serving.speculative.mean_acceptance_length": {"serving.speculative.method": "eagle3", "serving.speculative.num_speculative_tokens": 2},
-	"serving.speculative.draft_model":            {"serving.speculative.method": "draft_model", "serving.speculative.num_speculative_tokens": 2, "serving.speculative.acceptance_rate": 0.6},
-}
-
-// yamlForAll writes the settings of kv (dotted keys) at their places in a
-// workload file.
-func yamlForAll(t *testing.T, kv map[string]any) string {
-	t.Helper()
-	root := map[string]any{}
-	for key, v := range kv {
-		m := root
-		parts := strings.Split(key, ".")
-		for _, p := range parts[:len(parts)-1] {
-			sub, ok := m[p].(map[string]any)
-			if !ok {
-				sub = map[string]any{}
-				m[p] = sub
-			}
-			m = sub
-		}
-		m[parts[len(parts)-1]] = v
+// settingCompanions are flags a setting's test value needs beside it to
+// make a valid deployment (a disaggregated one needs both pools), and
+// companionYAML the workload-file lines that set the value with them.
+var (
+	settingCompanions = map[string][]string{
+		"disaggregation.prefill.replicas": {"--decode-replicas=1"},
+		"disaggregation.decode.replicas":  {"--prefill-replicas=1"},
+		// Speculative decoding needs a method, k and an acceptance together.
+		"serving.speculative.method":                 {"--num-speculative-tokens=2", "--acceptance-rate=0.6"},
+		"serving.speculative.num_speculative_tokens": {"--speculative-method=eagle", "--acceptance-rate=0.6"},
+		"serving.speculative.acceptance_rate":        {"--speculative-method=mtp", "--num-speculative-tokens=1"},
+		"serving.speculative.mean_acceptance_length": {"--speculative-method=eagle3", "--num-speculative-tokens=2"},
+		"serving.speculative.draft_model":            {"--speculative-method=draft_model", "--num-speculative-tokens=2", "--acceptance-rate=0.6"},
 	}
-	if len(root) == 0 {
-		return ""
+	companionYAML = map[string]string{
+		"disaggregation.prefill.replicas":            "disaggregation:\n  prefill:\n    replicas: 2\n  decode:\n    replicas: 1\n",
+		"disaggregation.decode.replicas":             "disaggregation:\n  prefill:\n    replicas: 1\n  decode:\n    replicas: 2\n",
+		"serving.speculative.method":                 "serving:\n  speculative:\n    method: ngram\n    num_speculative_tokens: 2\n    acceptance_rate: 0.6\n",
+		"serving.speculative.num_speculative_tokens": "serving:\n  speculative:\n    method: eagle\n    num_speculative_tokens: 3\n    acceptance_rate: 0.6\n",
+		"serving.speculative.acceptance_rate":        "serving:\n  speculative:\n    method: mtp\n    num_speculative_tokens: 1\n    acceptance_rate: 0.7\n",
+		"serving.speculative.mean_acceptance_length": "serving:\n  speculative:\n    method: eagle3\n    num_speculative_tokens: 2\n    mean_acceptance_length: 2.5\n",
+		"serving.speculative.draft_model":            "serving:\n  speculative:\n    method: draft_model\n    num_speculative_tokens: 2\n    acceptance_rate: 0.6\n    draft_model: llama-3.2-1b\n",
 	}
-	b, err := yaml.Marshal(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+)
 
 const tinyWorkload = `clients:
   - name: chat
@@ -132,10 +129,13 @@ func lookupKey(m map[string]any, key string) (any, bool) {
 
 // yamlFor writes key: value at its place in a workload file.
 func yamlFor(key string, v any) string {
-	if leaf, ok := strings.CutPrefix(key, "serving."); ok {
-		return fmt.Sprintf("serving:\n  %s: %v\n", leaf, v)
+	var b strings.Builder
+	parts := strings.Split(key, ".")
+	for i, p := range parts[:len(parts)-1] {
+		fmt.Fprintf(&b, "%s%s:\n", strings.Repeat("  ", i), p)
 	}
-	return fmt.Sprintf("%s: %v\n", key, v)
+	fmt.Fprintf(&b, "%s%s: %v\n", strings.Repeat("  ", len(parts)-1), parts[len(parts)-1], v)
+	return b.String()
 }
 
 // Every leaf setting of workload.Spec is reachable from the workload file,
@@ -179,15 +179,11 @@ func TestEverySettingReachable(t *testing.T) {
 		}
 		t.Run(s.Key, func(t *testing.T) {
 			file := filepath.Join(dir, strings.ReplaceAll(s.Key, ".", "_")+".yaml")
-			withValue := map[string]any{s.Key: want}
-			for k, v := range settingCompanions[s.Key] {
-				withValue[k] = v
+			y, ok := companionYAML[s.Key]
+			if !ok {
+				y = yamlFor(s.Key, want)
 			}
-			if err := os.WriteFile(file, []byte(yamlForAll(t, withValue)+tinyWorkload), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			base := filepath.Join(dir, strings.ReplaceAll(s.Key, ".", "_")+"_base.yaml")
-			if err := os.WriteFile(base, []byte(yamlForAll(t, settingCompanions[s.Key])+tinyWorkload), 0o644); err != nil {
+			if err := os.WriteFile(file, []byte(y+tinyWorkload), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			check := func(source string, cfg map[string]any) {
@@ -200,10 +196,11 @@ func TestEverySettingReachable(t *testing.T) {
 					t.Errorf("from %s: run.json records %s = %v, want %v", source, s.Key, got, want)
 				}
 			}
+			more := settingCompanions[s.Key]
 			check("the workload file", runJSONConfig(t, "--workload", file))
-			check("--"+s.Flag, runJSONConfig(t, "--workload", base, fmt.Sprintf("--%s=%v", s.Flag, want)))
+			check("--"+s.Flag, runJSONConfig(t, append([]string{"--workload", base, fmt.Sprintf("--%s=%v", s.Flag, want)}, more...)...))
 			t.Setenv(s.Env(), fmt.Sprint(want))
-			check(s.Env(), runJSONConfig(t, "--workload", base))
+			check(s.Env(), runJSONConfig(t, append([]string{"--workload", base}, more...)...))
 		})
 	}
 }
