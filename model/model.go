@@ -51,6 +51,17 @@ type Config struct {
 
 	// MoE is nil for dense models.
 	MoE *MoE `yaml:"moe,omitempty" json:"moe,omitempty"`
+	// MLA is nil unless the model uses multi-head latent attention (mla.go).
+	MLA *MLA `yaml:"mla,omitempty" json:"mla,omitempty"`
+	// MTPLayers is the number of multi-token-prediction modules the
+	// checkpoint ships (DeepSeek-V3 num_nextn_predict_layers); they are not
+	// in Params, weights or steps unless speculative decoding uses them
+	// (MTPParams).
+	MTPLayers int `yaml:"mtp_layers,omitempty" json:"mtp_layers,omitempty"`
+	// Notes name what the loader read but the step model prices only in
+	// part or not at all (e.g. grouped expert routing priced as a plain
+	// router); callers print them once.
+	Notes []string `yaml:"-" json:"notes,omitempty"`
 
 	// SlidingWindow is the attention window in tokens for sliding-window
 	// layers (0 = none). LayerTypes, when set, has one entry per layer:

@@ -87,6 +87,9 @@ func (c *Config) Validate() error {
 	if err := c.validateMoE(); err != nil {
 		return err
 	}
+	if err := c.validateMLA(); err != nil {
+		return err
+	}
 	if c.NumDenseMLPLayers() > 0 {
 		if err := pos("intermediate_size", c.IntermediateSize, maxDim); err != nil {
 			return err
