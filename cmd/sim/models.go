@@ -12,22 +12,38 @@ import (
 
 type modelsOptions struct {
 	JSON bool
+	// cmd is the command, for its settings flags (--model, --tp, ...).
+	cmd *cobra.Command
 }
+
+// modelSettings are the deployment settings `sim models --model` takes.
+var modelSettings = []string{"model", "tp", "weights", "kv-cache-dtype"}
 
 func newModelsCmd(s streams, runF func(*modelsOptions) error) *cobra.Command {
 	opts := &modelsOptions{}
 	cmd := &cobra.Command{
-		Use:   "models",
-		Short: "List the model catalog: architecture, parameters, weight size",
-		Args:  noArgs,
+		Use:   "models [--model M [--tp N]]",
+		Short: "List the model catalog, or one model's derived architecture with --model",
+		Long: `Without --model, list the model catalog: architecture, parameters, weight size.
+
+With --model (a catalog name or a Hugging Face config.json), show that model's
+derived architecture: its layers by kind, parameters (total, active per token,
+multi-token-prediction modules apart), weight bytes and KV bytes per token in
+total and per GPU at --tp, and what the loader could not price.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.cmd = cmd
 			if runF != nil {
 				return runF(opts)
+			}
+			if cmd.Flags().Changed("model") {
+				return runModelDetail(s, opts)
 			}
 			return runModels(s, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalog as JSON")
+	addSettingFlagsOnly(cmd, modelSettings...)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalog (or the model) as JSON")
 	return cmd
 }
 
