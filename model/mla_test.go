@@ -173,3 +173,19 @@ func TestSharedMLAConfigs(t *testing.T) {
 		t.Errorf("glm-5.2-fp8: want an unsupported DSA error, got %v", err)
 	}
 }
+
+// TestMLAInt4Experts: a compressed-tensors W4A16 checkpoint that ignores
+// attention, the dense MLPs and the shared experts (Kimi-K2-Thinking)
+// stores only the routed experts in int4 (group 32, symmetric).
+func TestMLAInt4Experts(t *testing.T) {
+	q := `"quantization_config":{"quant_method":"compressed-tensors","format":"pack-quantized",
+"config_groups":{"group_0":{"targets":["Linear"],"weights":{"num_bits":4,"type":"int","strategy":"group","group_size":32,"symmetric":true}}},
+"ignore":["lm_head","re:.*self_attn.*","re:.*shared_experts.*","re:.*mlp\\.(gate|up|gate_up|down)_proj.*"]}}`
+	c, err := ParseHFConfig([]byte(deepseekV3JSON[:strings.Index(deepseekV3JSON, `"quantization_config"`)]+q), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DType != "bf16" || c.ExpertDType != "int4_g32" || c.AttentionDType != "" {
+		t.Errorf("dtype %q, experts %q, attention %q: want bf16, int4_g32, bf16", c.DType, c.ExpertDType, c.AttentionDType)
+	}
+}
