@@ -26,8 +26,8 @@ import (
 //     kv_b_proj that prefill uses.
 //
 // The KV cache holds one latent of Lkv + R elements per token and layer,
-// whole on every TP rank. The attention kernels are priced with the
-// profile's generic prefill and decode attention efficiencies: no MLA
+// whole on every TP rank. Prefill attention is priced with the profile's
+// prefill attention efficiency, decode with mlaDecodeEfficiency: no MLA
 // kernel table is fitted (docs/accuracy.md).
 
 // mlaShape is one GPU's MLA widths (elements): Lq (0 when the query is not
@@ -35,8 +35,26 @@ import (
 type mlaShape struct {
 	qLoRA, kvLoRA, nope, rope, v, latent int
 	// effBMM is the GEMM efficiency at the activations' peak, for the
-	// absorbed path's 16-bit per-head matmuls (set with the precisions).
-	effBMM hardware.OpEfficiency
+	// absorbed path's 16-bit per-head matmuls; effDecode prices the latent
+	// decode kernel (mlaDecodeEfficiency). Both are set with the precisions.
+	effBMM, effDecode hardware.OpEfficiency
+}
+
+// mlaDecodeEfficiency is the absorbed MLA decode kernel's efficiency: the
+// profile's decode-attention efficiency (its memory curve, launch and
+// per-sequence costs) with a flat compute efficiency at the maximum of the
+// GEMM's compute curve at the activations' peak. The mechanism: every head
+// of a request scores the same cached latents, so the kernel is a
+// tensor-core matmul of [heads x (Lkv + R)] by [(Lkv + R) x keys] (FlashMLA
+// tiles it so), and with 16 or more heads per GPU its FLOPs, not its bytes,
+// bound it; a grouped-query decode kernel never is, so the decode
+// profile's fitted compute curve says nothing about it. The choice was made
+// looking at AIConfigurator's vLLM 0.14.0 generation_mla table for the H200
+// (training data); the same table for the H100 is its check (docs/accuracy.md).
+func mlaDecodeEfficiency(p *hardware.Profile, gemm hardware.OpEfficiency) hardware.OpEfficiency {
+	e := p.AttentionDecode
+	e.Compute = hardware.Curve{Max: gemm.Compute.Max}
+	return e
 }
 
 func newMLAShape(c *model.MLA) *mlaShape {
@@ -147,7 +165,7 @@ func (m *StepModel) mlaTokenOps(acc *stepAcc, T int) {
 // expanded attention; for the decodes the two absorbed per-head matmuls and
 // the latent attention kernel.
 func (m *StepModel) mlaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
-	s, p := m.mla, m.prof
+	s := m.mla
 	L, heads, d := m.nLayers, m.headsPG, s.dims()
 	if g.prefTokens > 0 {
 		rows := int(g.pReadFull)
@@ -158,7 +176,7 @@ func (m *StepModel) mlaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
 	if g.nDec > 0 {
 		m.op(acc, MLAHeadBMM("mla_q_absorb", g.nDec, heads, s.nope, s.kvLoRA, m.act), L, &m.pAct, &s.effBMM)
 		m.seqOp(acc, MLADecodeAttention(g.dKeysFull, g.nDec, heads, d, m.kv, m.act),
-			L, g.nDec, &m.pAct, &p.AttentionDecode, cache, true)
+			L, g.nDec, &m.pAct, &s.effDecode, cache, true)
 		m.op(acc, MLAHeadBMM("mla_v_up", g.nDec, heads, s.kvLoRA, s.v, m.act), L, &m.pAct, &s.effBMM)
 	}
 }

@@ -3,6 +3,7 @@ package roofline
 import (
 	"testing"
 
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 )
 
@@ -156,5 +157,22 @@ func TestMLACachedStep(t *testing.T) {
 	}
 	if _, _, ok := cs.StepSecondsBound(steps[1]); ok {
 		t.Errorf("StepSecondsBound accepted an MLA model")
+	}
+}
+
+// TestMLADecodeEfficiency: the latent decode kernel computes at the GEMM's
+// sustained fraction of the peak, not at the grouped-query decode
+// profile's compute curve, and reads its bytes at the decode profile's
+// memory curve. 128 heads at TP 1 over 64k latents: 2 x 128 x 65536 x
+// (576 + 512) FLOPs per layer, compute-bound at 0.8 x 989.4 TFLOPS.
+func TestMLADecodeEfficiency(t *testing.T) {
+	p := idealProfile()
+	p.AttentionDecode.Compute = hardware.Curve{Max: 0.1}
+	p.GEMM.Compute = hardware.Curve{Max: 0.8}
+	m := mustStep(t, deepseekV3(), withProfile(h100(), p), StepOptions{TP: 1, WeightDType: "bf16"})
+	o := opRow(t, m.Breakdown(&StepInput{Decodes: []int{65536}}), "attention_decode_mla")
+	flops := 2 * 128 * 65536 * (576 + 512.0)
+	if want := 61 * flops / (989.4e12 * 0.8); o.Bound != ComputeBound || !near(o.Seconds, want, 1e-9) {
+		t.Errorf("attention_decode_mla %.6g s (%s), want %.6g s compute-bound", o.Seconds, o.Bound, want)
 	}
 }
