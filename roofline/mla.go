@@ -27,7 +27,7 @@ import (
 //
 // The KV cache holds one latent of Lkv + R elements per token and layer,
 // whole on every TP rank. Prefill attention is priced with the profile's
-// prefill attention efficiency, decode with mlaDecodeEfficiency: no MLA
+// prefill attention efficiency, decode with MLADecodeEfficiency: no MLA
 // kernel table is fitted (docs/accuracy.md).
 
 // mlaShape is one GPU's MLA widths (elements): Lq (0 when the query is not
@@ -36,11 +36,11 @@ type mlaShape struct {
 	qLoRA, kvLoRA, nope, rope, v, latent int
 	// effBMM is the GEMM efficiency at the activations' peak, for the
 	// absorbed path's 16-bit per-head matmuls; effDecode prices the latent
-	// decode kernel (mlaDecodeEfficiency). Both are set with the precisions.
+	// decode kernel (MLADecodeEfficiency). Both are set with the precisions.
 	effBMM, effDecode hardware.OpEfficiency
 }
 
-// mlaDecodeEfficiency is the absorbed MLA decode kernel's efficiency: the
+// MLADecodeEfficiency is the absorbed MLA decode kernel's efficiency: the
 // profile's decode-attention efficiency (its memory curve, launch and
 // per-sequence costs) with a flat compute efficiency at the maximum of the
 // GEMM's compute curve at the activations' peak. The mechanism: every head
@@ -51,7 +51,7 @@ type mlaShape struct {
 // profile's fitted compute curve says nothing about it. The choice was made
 // looking at AIConfigurator's vLLM 0.14.0 generation_mla table for the H200
 // (training data); the same table for the H100 is its check (docs/accuracy.md).
-func mlaDecodeEfficiency(p *hardware.Profile, gemm hardware.OpEfficiency) hardware.OpEfficiency {
+func MLADecodeEfficiency(p *hardware.Profile, gemm hardware.OpEfficiency) hardware.OpEfficiency {
 	e := p.AttentionDecode
 	e.Compute = hardware.Curve{Max: gemm.Compute.Max}
 	return e

@@ -244,7 +244,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	m.opts = m.resolvedOptions(opts)
 	if m.mla != nil {
 		m.mla.effBMM = m.prof.GEMMFor(m.pAct.key)
-		m.mla.effDecode = mlaDecodeEfficiency(m.prof, m.mla.effBMM)
+		m.mla.effDecode = MLADecodeEfficiency(m.prof, m.mla.effBMM)
 	}
 	return nil
 }
