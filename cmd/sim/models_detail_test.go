@@ -14,7 +14,7 @@ import (
 const tinyMLAConfig = `{"model_type":"deepseek_v3","hidden_size":128,"intermediate_size":256,"kv_lora_rank":32,"q_lora_rank":64,
 "qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"num_attention_heads":8,"num_key_value_heads":8,"num_hidden_layers":4,
 "first_k_dense_replace":1,"moe_intermediate_size":32,"n_routed_experts":8,"n_shared_experts":1,"num_experts_per_tok":2,
-"n_group":2,"topk_group":1,"topk_method":"noaux_tc","num_nextn_predict_layers":1,"vocab_size":1000,"max_position_embeddings":4096}`
+"n_group":2,"topk_group":1,"topk_method":"noaux_tc","num_nextn_predict_layers":1,"vocab_size":1000,"max_position_embeddings":16384}`
 
 // TestModelsDetail: `sim models --model CONFIG --tp 2 --json` gives the
 // layer kinds, the parameter counts (hand sums) and the KV bytes per token
