@@ -39,7 +39,7 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		"codellama-34b-instruct-hf": {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
 		// DeepSeek-V2-Lite: 15.7B total, 2.4B active (DeepSeek-V2 paper,
 		// appendix B), MLA without query compression.
-		"deepseek-v2-lite": {published: 15.7e9, tol: 0.01, active: 2.4e9, activeNoInputEmbedding: true, dtype: "bf16"},
+		"deepseek-v2-lite": {published: 15.7e9, tol: 0.01, active: 2.4e9, activeNoInputEmbedding: true, catalog: "deepseek-v2-lite", dtype: "bf16"},
 		"gemma-3-4b-it":    {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
 		// GLM-5: MLA with DeepSeek sparse attention, which is not priced.
 		"glm-5.2-fp8":                {unsupported: "DeepSeek sparse attention (DSA"},
@@ -79,8 +79,8 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// Multi-head latent attention + MoE: DeepSeek gives 671B total,
 		// 37B active for V3 and R1 (the 14B MTP module is published
 		// separately).
-		"deepseek-v3": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, dtype: "fp8_block"},
-		"deepseek-r1": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, dtype: "fp8_block"},
+		"deepseek-v3": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
+		"deepseek-r1": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
 		// Hybrid Gated DeltaNet + full attention. Qwen gives 27B (dense)
 		// and 35B total / 3B active.
 		"qwen3.5-27b":     {unsupported: `"qwen3_5_text"`, published: 27e9},

@@ -71,17 +71,14 @@ func hfMLA(d hfDoc, cfg *Config) error {
 		if method == "noaux_tc" {
 			e.RouterBias = true
 		}
-		groups, _, _, err := d.intKey("n_group")
-		if err != nil {
+		if e.Groups, _, _, err = d.intKey("n_group"); err != nil {
 			return err
 		}
-		topkGroup, _, _, err := d.intKey("topk_group")
-		if err != nil {
+		if e.TopKGroups, _, _, err = d.intKey("topk_group"); err != nil {
 			return err
 		}
-		if groups > 1 {
-			cfg.Notes = append(cfg.Notes, fmt.Sprintf(
-				"grouped expert routing (n_group %d, topk_group %d) is priced as the router GEMM alone; the group top-k selection is not priced", groups, topkGroup))
+		if e.Groups <= 1 {
+			e.Groups, e.TopKGroups = 0, 0
 		}
 	}
 
@@ -92,9 +89,6 @@ func hfMLA(d hfDoc, cfg *Config) error {
 			return hfErr(p, "must be in [0, %d], got %d", maxLayers, v)
 		}
 		cfg.MTPLayers = v
-		cfg.Notes = append(cfg.Notes, fmt.Sprintf(
-			"%d multi-token-prediction module(s) (%.2fB parameters) are not loaded or run: only speculative decoding with method mtp uses them",
-			v, cfg.MTPParams()/1e9))
 	}
 	return nil
 }

@@ -128,6 +128,21 @@ func (c *Config) MTPParams() float64 {
 	return float64(c.MTPLayers) * (2*h + 2*h*h + layer + h)
 }
 
+// PricingNotes lists, once each, what the model has but the step model
+// prices only in part or not at all: grouped expert routing (the router
+// GEMM alone), multi-token-prediction modules (not loaded or run without
+// speculative decoding), then the loader's Notes.
+func (c *Config) PricingNotes() []string {
+	var out []string
+	if m := c.MoE; m != nil && m.Groups > 1 {
+		out = append(out, fmt.Sprintf("grouped expert routing (n_group %d, topk_group %d) is priced as the router GEMM alone; the group top-k selection is not priced", m.Groups, m.TopKGroups))
+	}
+	if c.MTPLayers > 0 {
+		out = append(out, fmt.Sprintf("%d multi-token-prediction module(s) (%.2fB parameters) are not loaded or run: only speculative decoding with method mtp uses them", c.MTPLayers, c.MTPParams()/1e9))
+	}
+	return append(out, c.Notes...)
+}
+
 // validateMLA checks the MLA widths; nil without MLA.
 func (c *Config) validateMLA() error {
 	m := c.MLA

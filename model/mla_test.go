@@ -73,8 +73,8 @@ func TestDeepSeekV3Params(t *testing.T) {
 	if got, want := c.MTPParams(), 2*7168+2*7168*7168+layer+7168; got != want {
 		t.Errorf("MTPParams = %.0f, want %.0f", got, want)
 	}
-	if len(c.Notes) != 2 || !strings.Contains(c.Notes[0], "n_group 8, topk_group 4") || !strings.Contains(c.Notes[1], "multi-token-prediction") {
-		t.Errorf("Notes = %q", c.Notes)
+	if n := c.PricingNotes(); len(n) != 2 || !strings.Contains(n[0], "n_group 8, topk_group 4") || !strings.Contains(n[1], "multi-token-prediction") {
+		t.Errorf("PricingNotes = %q", n)
 	}
 }
 
@@ -100,8 +100,8 @@ func TestMLAVariants(t *testing.T) {
 	if got := c.NumMoELayers(); got != 13 || c.IsMoELayer(3) || !c.IsMoELayer(4) {
 		t.Errorf("NumMoELayers = %d, IsMoELayer(3) %v, IsMoELayer(4) %v", got, c.IsMoELayer(3), c.IsMoELayer(4))
 	}
-	if c.MoE.RouterBias || len(c.Notes) != 0 || c.MTPLayers != 0 {
-		t.Errorf("greedy routing: RouterBias %v, notes %q, mtp %d", c.MoE.RouterBias, c.Notes, c.MTPLayers)
+	if c.MoE.RouterBias || len(c.PricingNotes()) != 0 || c.MTPLayers != 0 {
+		t.Errorf("greedy routing: RouterBias %v, notes %q, mtp %d", c.MoE.RouterBias, c.PricingNotes(), c.MTPLayers)
 	}
 
 	// Kimi-K2 (moonshotai/Kimi-K2-Instruct config.json): Moonshot gives 1T

@@ -58,9 +58,8 @@ type Config struct {
 	// in Params, weights or steps unless speculative decoding uses them
 	// (MTPParams).
 	MTPLayers int `yaml:"mtp_layers,omitempty" json:"mtp_layers,omitempty"`
-	// Notes name what the loader read but the step model prices only in
-	// part or not at all (e.g. grouped expert routing priced as a plain
-	// router); callers print them once.
+	// Notes name what the config.json loader read but the step model does
+	// not price (a vision tower); PricingNotes adds what the fields imply.
 	Notes []string `yaml:"-" json:"notes,omitempty"`
 
 	// SlidingWindow is the attention window in tokens for sliding-window
@@ -127,4 +126,10 @@ type MoE struct {
 	RouterBias bool `yaml:"router_bias,omitempty" json:"router_bias,omitempty"`
 	// ExpertBias: each expert's projections carry biases (gpt-oss).
 	ExpertBias bool `yaml:"expert_bias,omitempty" json:"expert_bias,omitempty"`
+	// Groups > 1 splits the routed experts into Groups groups and each
+	// token picks its TopK experts within its TopKGroups best groups
+	// (DeepSeek-V3 n_group / topk_group). The selection is not priced
+	// beyond the router GEMM (Config.PricingNotes says so).
+	Groups     int `yaml:"groups,omitempty" json:"groups,omitempty"`
+	TopKGroups int `yaml:"topk_groups,omitempty" json:"topk_groups,omitempty"`
 }

@@ -134,7 +134,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	}
 	// What the model's loader read but the step model leaves out or
 	// simplifies (model.Config.Notes).
-	p.Notes = append(p.Notes, m.Notes...)
+	p.Notes = append(p.Notes, m.PricingNotes()...)
 	return p, nil
 }
 

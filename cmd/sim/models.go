@@ -88,9 +88,13 @@ func runModels(s streams, opts *modelsOptions) error {
 		if r.ExpertDType != "" {
 			dt += "/" + r.ExpertDType
 		}
-		fmt.Fprintf(tw, "%s\t%.2fB\t%.2fB\t%d\t%d\t%d/%d\t%s\t%s\t%.1f GB\t%.0f KiB\n",
+		kv := fmt.Sprint(r.NumKVHeads)
+		if r.MLA != nil {
+			kv = "mla" // one latent per token, not KV heads
+		}
+		fmt.Fprintf(tw, "%s\t%.2fB\t%.2fB\t%d\t%d\t%d/%s\t%s\t%s\t%.1f GB\t%.0f KiB\n",
 			r.Name, r.ParamsTotal/1e9, r.ParamsActive/1e9, r.NumLayers, r.HiddenSize,
-			r.NumHeads, r.NumKVHeads, mlp, dt, r.WeightBytes/1e9, r.KVBytesPerToken/1024)
+			r.NumHeads, kv, mlp, dt, r.WeightBytes/1e9, r.KVBytesPerToken/1024)
 	}
 	return tw.Flush()
 }

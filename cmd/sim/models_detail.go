@@ -108,7 +108,7 @@ func describeModel(m *model.Config, step *roofline.StepModel) modelDetail {
 	d := modelDetail{Name: m.Name, Family: m.Family, ParamsTotal: p.Total, ParamsActive: p.ActivePerToken,
 		ParamsMTP: m.MTPParams(), TP: o.TP, WeightDType: o.WeightDType, KVDType: o.KVDType,
 		WeightBytesPerGPU: step.WeightBytesPerGPU(), KVBytesPerTokenPerGPU: step.KVBytesPerTokenPerGPU(),
-		Notes: m.Notes, Config: m.Clone()}
+		Notes: m.PricingNotes(), Config: m.Clone()}
 	if o.WeightDType == "" {
 		d.WeightDType = o.WeightMix
 	}

@@ -39,7 +39,7 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.MoEKernelNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
-	for _, n := range p.Model.Notes {
+	for _, n := range p.Model.PricingNotes() {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
