@@ -189,3 +189,16 @@ func TestMLAInt4Experts(t *testing.T) {
 		t.Errorf("dtype %q, experts %q, attention %q: want bf16, int4_g32, bf16", c.DType, c.ExpertDType, c.AttentionDType)
 	}
 }
+
+// TestVisionTowerNote: a config with a vision tower loads its text decoder
+// and says, once, that the tower is not priced.
+func TestVisionTowerNote(t *testing.T) {
+	c, err := ParseHFConfig([]byte(`{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,
+"intermediate_size":128,"vocab_size":100,"vision_config":{"hidden_size":32}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.PricingNotes(); len(n) != 1 || !strings.Contains(n[0], "vision tower not modelled") {
+		t.Errorf("PricingNotes = %q", n)
+	}
+}

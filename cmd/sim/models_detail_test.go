@@ -16,10 +16,10 @@ const tinyMLAConfig = `{"model_type":"deepseek_v3","hidden_size":128,"intermedia
 "first_k_dense_replace":1,"moe_intermediate_size":32,"n_routed_experts":8,"n_shared_experts":1,"num_experts_per_tok":2,
 "n_group":2,"topk_group":1,"topk_method":"noaux_tc","num_nextn_predict_layers":1,"vocab_size":1000,"max_position_embeddings":16384}`
 
-// TestModelsDetail: `sim models --model CONFIG --tp 2 --json` gives the
-// layer kinds, the parameter counts (hand sums) and the KV bytes per token
-// per GPU, which MLA does not divide by TP: 4 layers x (32 + 8) x 2 bytes.
-func TestModelsDetail(t *testing.T) {
+// writeTinyMLA writes tinyMLAConfig to <tmp>/tiny-mla/config.json and
+// returns its path.
+func writeTinyMLA(t *testing.T) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "tiny-mla", "config.json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -27,6 +27,14 @@ func TestModelsDetail(t *testing.T) {
 	if err := os.WriteFile(path, []byte(tinyMLAConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// TestModelsDetail: `sim models --model CONFIG --tp 2 --json` gives the
+// layer kinds, the parameter counts (hand sums) and the KV bytes per token
+// per GPU, which MLA does not divide by TP: 4 layers x (32 + 8) x 2 bytes.
+func TestModelsDetail(t *testing.T) {
+	path := writeTinyMLA(t)
 	code, out, errOut := cli(t, "models", "--model", path, "--tp", "2", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -103,13 +111,7 @@ func TestModelsDetailUnsupported(t *testing.T) {
 // end: every request completes, and the result carries the loader's notes
 // once.
 func TestRunMLAConfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tiny-mla", "config.json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(tinyMLAConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTinyMLA(t)
 	code, out, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--model", path, "--gpu", frozenH100, "--tp", "2", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -69,14 +69,7 @@ func TestValidateStepsEPAndMLA(t *testing.T) {
 			t.Errorf("--ep %s: exit %d, stderr %q", ep, code, stderr)
 		}
 	}
-	cfg := filepath.Join(dir, "tiny-mla", "config.json")
-	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte(tinyMLAConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr = cli(t, "validate", "steps", "--file", file, "--gpu", "h200", "--model", cfg, "--tp", "2")
+	code, stdout, stderr = cli(t, "validate", "steps", "--file", file, "--gpu", "h200", "--model", writeTinyMLA(t), "--tp", "2")
 	if code != 0 || !strings.Contains(stdout, "mixed") {
 		t.Fatalf("MLA config: exit %d, stderr %q", code, stderr)
 	}
