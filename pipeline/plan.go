@@ -149,6 +149,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	if n := prep.MoEKernelNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	// What the model's loader read but the step model leaves out or
+	// simplifies (model.Config.Notes).
+	p.Notes = append(p.Notes, m.PricingNotes()...)
 	return p, nil
 }
 
