@@ -169,6 +169,19 @@ func (c Config) Clone() Config {
 		m.DenseLayers = slices.Clone(c.MoE.DenseLayers)
 		out.MoE = &m
 	}
+	if c.Hybrid != nil {
+		h := *c.Hybrid
+		h.Mixers, h.FFNs = slices.Clone(h.Mixers), slices.Clone(h.FFNs)
+		if h.GDN != nil {
+			g := *h.GDN
+			h.GDN = &g
+		}
+		if h.Mamba != nil {
+			mb := *h.Mamba
+			h.Mamba = &mb
+		}
+		out.Hybrid = &h
+	}
 	return out
 }
 

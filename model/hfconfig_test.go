@@ -28,6 +28,11 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// activeNoEmbeddings: the published active count leaves out the
 		// embedding and LM head.
 		activeNoEmbeddings bool
+		// activeNoInputEmbedding: the published active count leaves out
+		// the input embedding only (the LM head runs for every token).
+		activeNoInputEmbedding bool
+		// mixers, when set, counts the layers by token-mixer kind.
+		mixers map[string]int
 		// unsupported names a model_type the loader must reject with
 		// ErrUnsupported for now; published/active still record the
 		// advertised sizes for when support lands.
@@ -76,13 +81,19 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// separately).
 		"deepseek-v3": {mla: true, published: 671e9, active: 37e9},
 		"deepseek-r1": {mla: true, published: 671e9, active: 37e9},
-		// Hybrid Gated DeltaNet + full attention. Qwen gives 27B (dense)
-		// and 35B total / 3B active.
-		"qwen3.5-27b":     {unsupported: `"qwen3_5_text"`, published: 27e9},
-		"qwen3.5-35b-a3b": {unsupported: `"qwen3_5_moe_text"`, published: 35e9, active: 3e9},
-		// Hybrid Mamba-2 + attention + MoE. NVIDIA gives 31.6B total,
-		// 3.2B active (3.6B with embeddings).
-		"nemotron-3-nano-30b-a3b": {unsupported: `"nemotron_h"`, published: 31.6e9, active: 3.2e9, activeNoEmbeddings: true},
+		// Hybrid Gated DeltaNet + full attention (every 4th layer). Qwen
+		// gives 27B (dense) and 35B total / 3B active; the totals include
+		// the vision tower (about 0.4B), which is not modelled, hence 2%.
+		// The 3B active leaves out the input embedding.
+		"qwen3.5-27b": {published: 27e9, tol: 0.02, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 16, MixerGDN: 48}},
+		"qwen3.5-35b-a3b": {published: 35e9, tol: 0.02, active: 3e9, activeNoInputEmbedding: true, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 10, MixerGDN: 30}},
+		// Hybrid Mamba-2 + attention + MoE, one block per layer. NVIDIA
+		// gives 31.6B total, 3.2B active, 3.6B with embeddings: the 3.2B
+		// leaves out the input embedding (0.35B), not the LM head.
+		"nemotron-3-nano-30b-a3b": {published: 31.6e9, tol: 0.01, active: 3.2e9, activeNoInputEmbedding: true, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 6, MixerMamba2: 23, MixerNone: 23}},
 		// Sliding-window + global attention with MoE. Google gives 25.2B
 		// total, 3.8B active.
 		"gemma-4-26b-a4b": {unsupported: `"gemma4_text"`, published: 25.2e9, active: 3.8e9},
@@ -131,12 +142,20 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 				if w.activeNoEmbeddings {
 					active -= p.Embedding + p.LMHead
 				}
+				if w.activeNoInputEmbedding {
+					active -= p.Embedding
+				}
 				if rel := active/w.active - 1; math.Abs(rel) > 0.03 {
 					t.Errorf("ActivePerToken = %.4g, published %.4g (%+.2f%%)", active, w.active, 100*rel)
 				}
 			}
 			if got := cfg.NumSlidingLayers(); got != w.sliding {
 				t.Errorf("NumSlidingLayers = %d, want %d", got, w.sliding)
+			}
+			for kind, n := range w.mixers {
+				if got := cfg.NumMixerLayers(kind); got != n {
+					t.Errorf("NumMixerLayers(%s) = %d, want %d", kind, got, n)
+				}
 			}
 			if cfg.DType != w.dtype {
 				t.Errorf("DType = %q, want %q", cfg.DType, w.dtype)
@@ -445,6 +464,10 @@ func TestHFFamilyTable(t *testing.T) {
 		extra := ""
 		if e.Value.denseWidthKey != "" {
 			extra = `,"` + e.Value.denseWidthKey + `":128`
+		}
+		if e.Value.hybrid != nil {
+			extra += `,"hybrid_override_pattern":"M*","mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":16,` +
+				`"linear_num_key_heads":2,"linear_num_value_heads":4,"linear_key_head_dim":16,"linear_value_head_dim":16,"full_attention_interval":2`
 		}
 		js := `{"model_type":"` + e.Name + `","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100` + extra + `}`
 		c, err := ParseHFConfig([]byte(js), "")

@@ -62,6 +62,11 @@ type Config struct {
 	// chunk of SlidingWindow tokens, instead of the last SlidingWindow tokens.
 	ChunkedAttention bool `yaml:"chunked_attention,omitempty" json:"chunked_attention,omitempty"`
 
+	// Hybrid, when set, gives each layer's token mixer and feed-forward
+	// kind (Gated DeltaNet linear attention, Mamba-2, blocks without an
+	// FFN); nil means every layer is attention + MLP (hybrid.go).
+	Hybrid *Hybrid `yaml:"hybrid,omitempty" json:"hybrid,omitempty"`
+
 	// DType is the checkpoint's native weight precision name ("bf16", "fp8",
 	// "mxfp4", ...), resolved through roofline's precision catalog.
 	DType string `yaml:"dtype" json:"dtype"`
