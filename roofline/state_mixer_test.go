@@ -63,7 +63,7 @@ func closeTo(t *testing.T, what string, got, want float64) {
 //
 // prefill, 1,000 tokens of one request: FLOPs 1,000 x 48 x (2 x 64 x (3 x
 // 128 + 2 x 128) + 6 x 128 x 128) = 1,000 x 48 x 180,224 = 8,650,752,000;
-// chunk states (1,000/64 + 1) x 48 x 128 x 128 x 4 B x 2 = 104,595,456 B
+// chunk states (1,000/64 + 1) x 48 x 128 x 128 x 2 B x 2 = 52,297,728 B
 // plus the request's state read and written, 6,414,336 B; activations
 // 1,000 x 16,384 x 2 B = 32,768,000 B.
 func TestGatedDeltaNetCosts(t *testing.T) {
@@ -78,7 +78,7 @@ func TestGatedDeltaNetCosts(t *testing.T) {
 	closeTo(t, "decode act bytes", d.ActBytes, 32768)
 	p := m.stateMixerPrefill(s, 1000, 1)
 	closeTo(t, "prefill FLOPs", p.FLOPs, 8650752000)
-	closeTo(t, "prefill state bytes", p.KVBytes, 104595456+6414336)
+	closeTo(t, "prefill state bytes", p.KVBytes, 52297728+6414336)
 	closeTo(t, "prefill act bytes", p.ActBytes, 32768000)
 	closeTo(t, "state per request", m.StateBytesPerRequestPerGPU(), 48*3207168)
 	// KV: only the 16 attention layers, 2 x 4 x 256 x 2 B each.
@@ -100,7 +100,7 @@ func TestGatedDeltaNetCosts(t *testing.T) {
 //
 // prefill, 1,000 tokens: per token and head 2 x 128 x 64 + 4 x 128 x 64 +
 // 2 x 128 x 128 / 8 = 53,248 FLOPs, x 64 x 1,000 = 3,407,872,000; chunk
-// states (1,000/128 + 1) x 64 x 128 x 64 x 4 x 2 = 36,962,304 B plus the
+// states (1,000/128 + 1) x 64 x 128 x 64 x 2 x 2 = 18,481,152 B plus the
 // request's state, 4,268,032 B.
 func TestMamba2Costs(t *testing.T) {
 	m := hybridStep(t, nemotronLike(), 1)
@@ -114,7 +114,7 @@ func TestMamba2Costs(t *testing.T) {
 	closeTo(t, "decode act bytes", d.ActBytes, 20480)
 	p := m.stateMixerPrefill(s, 1000, 1)
 	closeTo(t, "prefill FLOPs", p.FLOPs, 3407872000)
-	closeTo(t, "prefill state bytes", p.KVBytes, 36962304+4268032)
+	closeTo(t, "prefill state bytes", p.KVBytes, 18481152+4268032)
 	closeTo(t, "state page", m.StateLayerPageBytes(), 2134016)
 }
 

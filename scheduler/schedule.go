@@ -97,7 +97,7 @@ func (s *Scheduler) admit(budget int) {
 			break
 		}
 		need := s.blocksFor(cached+n) - len(s.hits)
-		if need+evictable > s.pool.numFree {
+		if need+evictable+s.cfg.StateBlocksPerRequest > s.pool.numFree {
 			break
 		}
 		s.waiting.Pop()
@@ -118,6 +118,9 @@ func (s *Scheduler) admit(budget int) {
 		r.state = stateRunning
 		s.running = append(s.running, r)
 		s.allocate(r, need)
+		for range s.cfg.StateBlocksPerRequest {
+			r.stateBlocks = append(r.stateBlocks, s.pool.allocate())
+		}
 		s.emit(r, n)
 		budget -= n
 	}
@@ -174,4 +177,8 @@ func (s *Scheduler) freeBlocks(r *Request) {
 		s.pool.release(r.blocks[i])
 	}
 	r.blocks = r.blocks[:0]
+	for _, b := range r.stateBlocks {
+		s.pool.release(b)
+	}
+	r.stateBlocks = r.stateBlocks[:0]
 }

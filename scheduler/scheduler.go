@@ -109,7 +109,7 @@ func (s *Scheduler) Add(r *Request) error {
 	if total := r.PromptTokens + r.OutputTokens; total > s.cfg.MaxModelLen {
 		return reject(ReasonPromptTooLong, "prompt %d + output %d tokens > max_model_len %d", r.PromptTokens, r.OutputTokens, s.cfg.MaxModelLen)
 	}
-	if need := s.blocksFor(r.PromptTokens + r.OutputTokens - 1); need > s.cfg.NumGPUBlocks {
+	if need := s.blocksFor(r.PromptTokens+r.OutputTokens-1) + s.cfg.StateBlocksPerRequest; need > s.cfg.NumGPUBlocks {
 		return reject(ReasonExceedsKVCapacity, "needs %d KV blocks of %d tokens, num_gpu_blocks is %d", need, s.cfg.BlockSize, s.cfg.NumGPUBlocks)
 	}
 	s.recycle(r)

@@ -39,6 +39,9 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.MoEKernelNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
+	if n := p.Prepared.HybridNote; n != "" {
+		fmt.Fprintf(w, "%s\n", n)
+	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
