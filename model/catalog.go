@@ -182,6 +182,10 @@ func (c Config) Clone() Config {
 		}
 		out.Hybrid = &h
 	}
+	if c.GlobalAttention != nil {
+		g := *c.GlobalAttention
+		out.GlobalAttention = &g
+	}
 	return out
 }
 

@@ -86,6 +86,7 @@ func hfFamilies() registry.Table[hfFamily] {
 		{Name: "gemma2", Value: hfFamily{name: "gemma2", tiedEmbeddings: true, normsPerLayer: 4, sliding: everyOtherSliding}},
 		{Name: "gemma3", Value: gemma3},
 		{Name: "gemma3_text", Value: gemma3},
+		{Name: "gemma4_text", Value: hfFamily{name: "gemma4", tiedEmbeddings: true, qkNorm: true, normsPerLayer: 4, sliding: gemma3Sliding, hybrid: gemma4Text}},
 		{Name: "gpt_oss", Value: hfFamily{name: "gpt_oss", attentionBias: true, attentionSinks: true, moeBiases: true, sliding: everyOtherSliding}},
 		{Name: "llama", Value: hfFamily{name: "llama"}},
 		{Name: "llama4", Value: llama4},
@@ -481,7 +482,7 @@ func hfMoE(d hfDoc, fam hfFamily, cfg *Config) error {
 		return hfErr(path, "must be in [0, %d], got %d", maxExperts, n)
 	}
 	m := &MoE{NumExperts: n}
-	if m.TopK, err = d.posInt(maxExperts, 0, "num_experts_per_tok", "experts_per_token"); err != nil {
+	if m.TopK, err = d.posInt(maxExperts, 0, "num_experts_per_tok", "experts_per_token", "top_k_experts"); err != nil {
 		return err
 	}
 	if m.TopK > n {

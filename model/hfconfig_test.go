@@ -94,9 +94,11 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// leaves out the input embedding (0.35B), not the LM head.
 		"nemotron-3-nano-30b-a3b": {published: 31.6e9, tol: 0.01, active: 3.2e9, activeNoInputEmbedding: true, dtype: "bf16",
 			mixers: map[string]int{MixerAttention: 6, MixerMamba2: 23, MixerNone: 23}},
-		// Sliding-window + global attention with MoE. Google gives 25.2B
-		// total, 3.8B active.
-		"gemma-4-26b-a4b": {unsupported: `"gemma4_text"`, published: 25.2e9, active: 3.8e9},
+		// Sliding-window + global attention (25 sliding layers of 8 KV
+		// heads of 256, 5 global of 2 KV heads of 512 with k = v) and an MoE
+		// block beside the dense MLP. Google gives 25.2B total, 3.8B active
+		// (embedding included).
+		"gemma-4-26b-a4b": {published: 25.2e9, tol: 0.01, active: 3.8e9, sliding: 25, dtype: "bf16"},
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

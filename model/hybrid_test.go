@@ -141,3 +141,38 @@ func TestQwenNextInterval(t *testing.T) {
 		t.Errorf("state dtype %q, state layers %d; want \"\", 6", c.Hybrid.SSMStateDType, c.NumStateLayers())
 	}
 }
+
+// Gemma-4-26B-A4B's attention, by hand from its config.json: hidden 2816,
+// 16 query heads; 25 sliding layers with 8 KV heads of 256 (q and o 2816
+// x 4096 = 11,534,336 each, k and v 2816 x 2048 = 5,767,168 each:
+// 34,603,008), 5 global layers
+// with 2 KV heads of 512 and keys reused as values (q 2816 x 8192 =
+// 23,068,672, k 2816 x 1024 = 2,883,584, o 23,068,672: 49,020,928).
+// KV per token at 2 B: 25 x 2 x 2048 x 2 + 5 x 2 x 1024 x 2 = 225,280 B.
+func TestGemma4GlobalAttention(t *testing.T) {
+	c := loadShared(t, "gemma-4-26b-a4b")
+	g := c.GlobalAttention
+	if g == nil || g.NumKVHeads != 2 || g.HeadDim != 512 || !g.KEqV {
+		t.Fatalf("global attention %+v, want 2 KV heads of 512, k = v", g)
+	}
+	if got := c.AttentionParamsPerLayer(); got != 34603008 {
+		t.Errorf("sliding attention params %.0f, want 34603008", got)
+	}
+	if got := c.globalAttentionParams(); got != 49020928 {
+		t.Errorf("global attention params %.0f, want 49020928", got)
+	}
+	if got := c.Params().Attention; got != 25*34603008+5*49020928 {
+		t.Errorf("attention params %.0f", got)
+	}
+	if got := c.KVBytesPerToken(2); got != 225280 {
+		t.Errorf("KVBytesPerToken = %.0f, want 225280", got)
+	}
+	// One 2,000-token sequence: sliding layers keep 1,024 tokens x 2048,
+	// global ones 2,000 x 1024, K and V, 2 B.
+	if got, want := c.KVBytesForContext(2000, 2), 2*(25*1024*2048+5*2000*1024)*2.0; got != want {
+		t.Errorf("KVBytesForContext(2000) = %.0f, want %.0f", got, want)
+	}
+	if c.MoE.NumSharedExperts != 1 || c.MoE.SharedIntermediateSize != 2112 || c.MoE.TopK != 8 || c.NormsPerLayer != 7 {
+		t.Errorf("moe %+v norms %d; want the dense MLP as a shared expert of 2112, top 8, 7 norms", c.MoE, c.NormsPerLayer)
+	}
+}

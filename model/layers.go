@@ -129,6 +129,9 @@ func (c *Config) KVTokensStored(layer, contextTokens int) int {
 // token unless it manages sliding-window layers separately); use
 // KVBytesForContext for the exact footprint of one sequence.
 func (c *Config) KVBytesPerToken(bytesPerElem float64) float64 {
+	if c.GlobalAttention != nil {
+		return 2 * (float64(c.NumSlidingLayers())*float64(c.KVDim()) + float64(c.NumFullLayers())*float64(c.FullKVDim())) * bytesPerElem
+	}
 	return 2 * float64(c.NumAttentionLayers()) * float64(c.KVDim()) * bytesPerElem
 }
 
@@ -136,13 +139,20 @@ func (c *Config) KVBytesPerToken(bytesPerElem float64) float64 {
 // layers only, in bytes: the part of the cache that grows without bound
 // with context.
 func (c *Config) KVBytesPerTokenFullLayers(bytesPerElem float64) float64 {
-	return 2 * float64(c.NumFullLayers()) * float64(c.KVDim()) * bytesPerElem
+	return 2 * float64(c.NumFullLayers()) * float64(c.FullKVDim()) * bytesPerElem
 }
 
 // KVBytesForContext is the exact KV-cache footprint in bytes of one sequence
 // of contextTokens tokens: the sum over layers of KVTokensStored * 2 * KVDim
 // * bytesPerElem. Cost: O(NumLayers).
 func (c *Config) KVBytesForContext(contextTokens int, bytesPerElem float64) float64 {
+	if c.GlobalAttention != nil {
+		elems := 0.0
+		for i := 0; i < c.NumLayers; i++ {
+			elems += float64(c.KVTokensStored(i, contextTokens)) * float64(c.LayerKVDim(i))
+		}
+		return 2 * elems * bytesPerElem
+	}
 	tokens := 0.0
 	for i := 0; i < c.NumLayers; i++ {
 		tokens += float64(c.KVTokensStored(i, contextTokens))

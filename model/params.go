@@ -140,6 +140,14 @@ func (c *Config) Params() ParamCount {
 	p.Attention = attnLayers * c.AttentionParamsPerLayer()
 	// Layers without attention have no QK norm (all integers: exact).
 	p.Norms = layers*c.NormParamsPerLayer() - (layers-attnLayers)*c.qkNormParams() + h // + final norm
+	if c.GlobalAttention != nil {
+		// Full-attention layers have their own shape (and QK-norm width).
+		full, sliding := float64(c.NumFullLayers()), float64(c.NumSlidingLayers())
+		p.Attention = sliding*c.AttentionParamsPerLayer() + full*c.globalAttentionParams()
+		if c.QKNorm && !c.QKNormAcrossHeads {
+			p.Norms += full * 2 * float64(c.GlobalAttention.HeadDim-c.HeadDim)
+		}
+	}
 	p.StateMixers = c.mixerParams()
 
 	moeLayers := float64(c.NumMoELayers())

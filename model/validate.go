@@ -87,6 +87,9 @@ func (c *Config) Validate() error {
 	if err := c.validateHybrid(); err != nil {
 		return err
 	}
+	if err := c.validateGlobalAttention(); err != nil {
+		return err
+	}
 	if err := c.validateMoE(); err != nil {
 		return err
 	}

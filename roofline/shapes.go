@@ -33,6 +33,11 @@ type stepShapes struct {
 	// stateMixers are the Gated DeltaNet and Mamba-2 layers, in that
 	// order (state_mixer.go); layers 0 for a kind the model lacks.
 	stateMixers [2]stateMixer
+	// global is the full-attention layers' share when their shape differs
+	// from the sliding ones' (model.GlobalAttention; global_attention.go):
+	// KV heads, head size and projection widths on the GPU. It equals the
+	// sliding layers' for other models.
+	global globalShape
 	// outGate: attention output is gated by a sigmoid of a second half of
 	// the q projection (model.Hybrid.AttentionOutputGate).
 	outGate      bool
@@ -119,6 +124,11 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 	if err := s.initMoELayout(c, opts); err != nil {
 		return s, err
 	}
+	g, err := newGlobalShape(c, &s, tp)
+	if err != nil {
+		return s, err
+	}
+	s.global = g
 	sm, err := newStateMixers(c, tp)
 	if err != nil {
 		return s, err

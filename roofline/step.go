@@ -360,6 +360,9 @@ func (m *StepModel) KVHeadsPerGPU() int { return m.kvHeadsPG }
 // a paged allocator without a hybrid (windowed) manager reserves per token;
 // with one, sliding layers hold at most window tokens.
 func (m *StepModel) KVBytesPerTokenPerGPU() float64 {
+	if m.global.on {
+		return (float64(m.nSliding)*float64(m.kvDim) + float64(m.nFull)*float64(m.global.kvDim)) * 2 * m.kv.Bits / 8
+	}
 	return float64(m.nAttn) * 2 * float64(m.kvDim) * m.kv.Bits / 8
 }
 
@@ -532,16 +535,17 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	p := m.prof
 	m.tokenPart(acc, T, prefTokens, cache)
 	h := m.hidden
+	fkv, fhd := m.fullAttn()
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
-		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, fkv, fhd, m.kv, m.act),
+			m.nFull, nPre*fkv, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
 			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 	}
 	if nDec > 0 {
-		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
+		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, fkv, fhd, m.kv, m.act),
+			m.nFull, nDec*fkv, &m.pAct, &p.AttentionDecode, cache, true)
 		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
 			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
 	}
@@ -631,6 +635,10 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	// but a hybrid's Gated DeltaNet, Mamba-2 or mixer-less ones).
 	normE := h * T
 	La := m.nAttn
+	if m.global.on {
+		// Full-attention layers of their own shape: globalProjOps.
+		La = m.nSliding
+	}
 	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), m.nMixerBlocks, &m.pAct, &p.Elementwise)
 	// Models with more than two hidden-size norms per layer (Gemma's
 	// post-norms) run the extra ones as plain RMSNorms.
@@ -642,6 +650,9 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	}
 	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), La, &m.pAct, &p.Elementwise)
 	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), La, &m.pAttn, &m.effAttn)
+	if m.global.on {
+		m.globalProjOps(acc, T)
+	}
 	m.hybridTokenOps(acc, T)
 	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), m.nFFN, &m.pAct, &p.Elementwise)
 
