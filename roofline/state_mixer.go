@@ -3,6 +3,7 @@ package roofline
 import (
 	"fmt"
 
+	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 )
 
@@ -43,6 +44,9 @@ type stateMixer struct {
 	convK, chunk int
 	// prefillFlops and decodeFlops are FLOPs per token per head.
 	prefillFlops, decodeFlops float64
+	// scanFP32: the prefill scan runs at the fp32 (non-tensor-core) rate
+	// (Mamba-2's SSD; see scanPeak).
+	scanFP32 bool
 	// convStateElems and ssmStateElems are one request's state in one layer
 	// on this GPU.
 	convStateElems, ssmStateElems float64
@@ -134,7 +138,7 @@ func newStateMixers(c *model.Config, tp int) ([2]stateMixer, error) {
 		}
 		hp := m.NumHeads / tp
 		conv := (m.DInner() + 2*groups*m.StateSize) / tp
-		out[1] = stateMixer{names: &mamba2Name, layers: n,
+		out[1] = stateMixer{names: &mamba2Name, layers: n, scanFP32: true,
 			inProj:  (2*m.DInner() + 2*groups*m.StateSize + m.NumHeads) / tp,
 			convDim: conv, outDim: m.DInner() / tp,
 			heads: hp, sk: m.StateSize, sv: m.HeadDim, convK: m.ConvKernel, chunk: m.Chunk(),
@@ -238,7 +242,11 @@ func (m *StepModel) stateMixerCore(acc *stepAcc, prefTokens, nPre, nDec int) {
 			continue
 		}
 		if prefTokens > 0 {
-			m.op(acc, m.stateMixerPrefill(s, prefTokens, nPre), s.layers, &m.pGEMM, &m.effGEMM)
+			pk := &m.pGEMM
+			if s.scanFP32 {
+				pk = &m.pScan
+			}
+			m.op(acc, m.stateMixerPrefill(s, prefTokens, nPre), s.layers, pk, &m.effGEMM)
 		}
 		if nDec > 0 {
 			m.op(acc, m.stateMixerDecode(s, nDec), s.layers, &m.pAct, &m.prof.AttentionDecode)
@@ -300,4 +308,18 @@ func ssmPrecision(c *model.Config, act Precision) (Precision, error) {
 		return Precision{}, fmt.Errorf("hybrid.ssm_state_dtype: %w", err)
 	}
 	return p, nil
+}
+
+// scanPeak is the peak Mamba-2's chunked SSD scan runs at: the GPU's fp32
+// rate, else gemm's. The scan's Triton kernels
+// (vllm/model_executor/layers/mamba/ops/ssd_*.py) do their chunk products
+// and state passing in fp32; timed on an H200 they sustain 60 to 75
+// TFLOP/s by the algorithm's count (tools/devbench, h200_mamba2_kernels.csv),
+// the fp32 rate rather than the bf16 tensor-core one. That measurement
+// guided this choice (training data, TestMamba2AgainstDevbench).
+func scanPeak(g *hardware.GPU, gemm peak) peak {
+	if f, ok := g.PeakFLOPS("fp32"); ok && f > 0 {
+		return peak{key: "fp32", flops: f}
+	}
+	return gemm
 }

@@ -182,8 +182,10 @@ type StepModel struct {
 	bw, linkBW float64
 	// weightBytes is WeightBytesPerGPU.
 	weightBytes float64
-	// ssm is the recurrent state's precision (state_mixer.go).
-	ssm Precision
+	// ssm is the recurrent state's precision and pScan the peak Mamba-2's
+	// prefill scan runs at (state_mixer.go).
+	ssm   Precision
+	pScan peak
 }
 
 // NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes
@@ -242,6 +244,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	if m.ssm, err = ssmPrecision(m.cfg, m.act); err != nil {
 		return err
 	}
+	m.pScan = scanPeak(m.gpu, m.pGEMM)
 	m.stepEfficiencies = pickEfficiencies(m.prof, m.gpu, &m.precisionPlan)
 	if err := m.initFused(opts); err != nil {
 		return err
