@@ -164,6 +164,7 @@ func lookupCandidates(name string) []string {
 func (c Config) Clone() Config {
 	out := c
 	out.LayerTypes = slices.Clone(c.LayerTypes)
+	out.Unmodelled = slices.Clone(c.Unmodelled)
 	if c.MoE != nil {
 		m := *c.MoE
 		m.DenseLayers = slices.Clone(c.MoE.DenseLayers)
@@ -197,6 +198,7 @@ func (c *Config) SameArchitecture(o *Config) bool {
 	for _, x := range []*Config{&a, &b} {
 		x.Name, x.Family, x.DType, x.ExpertDType, x.AttentionDType = "", "", "", "", ""
 		x.Quant = nil
+		x.Unmodelled = nil
 		x.MaxPositionEmbeddings = 0
 		x.PublishedParams, x.PublishedActiveParams, x.ActiveExcludesEmbedding = 0, 0, false
 		x.ActiveExcludesLMHead = false

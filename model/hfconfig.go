@@ -432,6 +432,9 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if err := hfDTypes(d, cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Unmodelled, err = hfUnmodelled(d); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}

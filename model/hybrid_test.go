@@ -176,3 +176,15 @@ func TestGemma4GlobalAttention(t *testing.T) {
 		t.Errorf("moe %+v norms %d; want the dense MLP as a shared expert of 2112, top 8, 7 norms", c.MoE, c.NormsPerLayer)
 	}
 }
+
+// The parts of a checkpoint the step model leaves out are named: Qwen3.5's
+// vision tower and MTP layer; Nemotron-3-Nano has neither.
+func TestUnmodelledNotes(t *testing.T) {
+	q := loadShared(t, "qwen3.5-27b")
+	if len(q.Unmodelled) != 2 || !strings.HasPrefix(q.Unmodelled[0], "vision_config:") || !strings.HasPrefix(q.Unmodelled[1], "text_config.mtp_num_hidden_layers: 1 ") {
+		t.Errorf("qwen3.5-27b notes %q", q.Unmodelled)
+	}
+	if n := loadShared(t, "nemotron-3-nano-30b-a3b"); len(n.Unmodelled) != 0 {
+		t.Errorf("nemotron notes %q, want none", n.Unmodelled)
+	}
+}

@@ -66,6 +66,10 @@ type Config struct {
 	// kind (Gated DeltaNet linear attention, Mamba-2, blocks without an
 	// FFN); nil means every layer is attention + MLP (hybrid.go).
 	Hybrid *Hybrid `yaml:"hybrid,omitempty" json:"hybrid,omitempty"`
+	// Unmodelled names the parts of a loaded checkpoint the step model
+	// leaves out (an image encoder, MTP layers), one note each
+	// (unmodelled.go); empty for catalog entries.
+	Unmodelled []string `yaml:"-" json:"unmodelled,omitempty"`
 	// GlobalAttention, when set, shapes the full-attention layers apart
 	// from the sliding ones (Gemma 4; global_attention.go).
 	GlobalAttention *GlobalAttention `yaml:"global_attention,omitempty" json:"global_attention,omitempty"`

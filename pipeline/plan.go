@@ -135,6 +135,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	if n := prep.HybridNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	for _, n := range m.Unmodelled {
+		p.Notes = append(p.Notes, "not modelled: "+n)
+	}
 	return p, nil
 }
 
@@ -174,11 +177,12 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // caller.
 func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
 	return sim.Config{
-		Scheduler:     prep.Scheduler,
-		StepModel:     prep.Step,
-		Replicas:      max(replicas, 1),
-		Router:        router,
-		FrontendDelay: prep.FrontendDelay,
+		Scheduler:             prep.Scheduler,
+		StateBlocksPerRequest: prep.StateBlocksPerRequest,
+		StepModel:             prep.Step,
+		Replicas:              max(replicas, 1),
+		Router:                router,
+		FrontendDelay:         prep.FrontendDelay,
 	}
 }
 

@@ -50,12 +50,6 @@ type Config struct {
 	// chunk per step (vLLM long_prefill_token_threshold). 0 means no cap. It requires
 	// EnableChunkedPrefill.
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold" mapstructure:"long_prefill_token_threshold" json:"long_prefill_token_threshold" help:"vLLM long_prefill_token_threshold: most prompt tokens of one request per step (0 = no cap)"`
-	// StateBlocksPerRequest is the blocks every running request holds for the
-	// fixed-size recurrent state of a hybrid model's linear-attention or
-	// Mamba layers, besides its KV blocks: one per state cache group of
-	// vLLM's hybrid allocator. Derived from the model (sim.Prepare), not a
-	// user setting; 0 for attention-only models.
-	StateBlocksPerRequest int `yaml:"-" mapstructure:"-" json:"state_blocks_per_request,omitempty"`
 }
 
 // DefaultConfig returns vLLM v1's defaults. NumGPUBlocks and MaxModelLen have no
@@ -122,9 +116,6 @@ func (c *Config) check(settings bool) error {
 	}
 	if err := c.Policy.Validate(); err != nil {
 		bad("scheduling_policy", "%v", err)
-	}
-	if c.StateBlocksPerRequest < 0 {
-		bad("state_blocks_per_request", "must be >= 0 (got %d)", c.StateBlocksPerRequest)
 	}
 	if c.LongPrefillTokenThreshold < 0 {
 		bad("long_prefill_token_threshold", "must be >= 0 (got %d)", c.LongPrefillTokenThreshold)

@@ -134,8 +134,8 @@ func (s *Scheduler) CheckInvariants() error {
 			mark[b] = i + 1
 			refs[b]++
 		}
-		if len(r.stateBlocks) != s.cfg.StateBlocksPerRequest {
-			bad("running[%d] (id %d): %d state blocks, want %d", i, r.ID, len(r.stateBlocks), s.cfg.StateBlocksPerRequest)
+		if len(r.stateBlocks) != s.stateBlocks {
+			bad("running[%d] (id %d): %d state blocks, want %d", i, r.ID, len(r.stateBlocks), s.stateBlocks)
 		}
 		for _, b := range r.stateBlocks {
 			if mark[b] == i+1 {

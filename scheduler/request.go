@@ -68,7 +68,7 @@ type Request struct {
 	// between steps.
 	blocks []int32
 	// stateBlocks are the blocks held for the recurrent state while running
-	// (Config.StateBlocksPerRequest of them; none while waiting).
+	// (Scheduler.SetStateBlocksPerRequest's count; none while waiting).
 	stateBlocks []int32
 	// hashes[i] is the content hash of full block i (computed lazily, kept across
 	// preemptions since content never changes).

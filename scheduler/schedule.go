@@ -97,7 +97,7 @@ func (s *Scheduler) admit(budget int) {
 			break
 		}
 		need := s.blocksFor(cached+n) - len(s.hits)
-		if need+evictable+s.cfg.StateBlocksPerRequest > s.pool.numFree {
+		if need+evictable+s.stateBlocks > s.pool.numFree {
 			break
 		}
 		s.waiting.Pop()
@@ -118,7 +118,7 @@ func (s *Scheduler) admit(budget int) {
 		r.state = stateRunning
 		s.running = append(s.running, r)
 		s.allocate(r, need)
-		for range s.cfg.StateBlocksPerRequest {
+		for range s.stateBlocks {
 			r.stateBlocks = append(r.stateBlocks, s.pool.allocate())
 		}
 		s.emit(r, n)

@@ -31,6 +31,8 @@ type Scheduler struct {
 
 	// blockShift is log2(BlockSize) when that is a power of two, else -1.
 	blockShift int
+	// stateBlocks is SetStateBlocksPerRequest's count (state_blocks.go).
+	stateBlocks int
 
 	preemptions       int64
 	prefixHitTokens   int64
@@ -109,7 +111,7 @@ func (s *Scheduler) Add(r *Request) error {
 	if total := r.PromptTokens + r.OutputTokens; total > s.cfg.MaxModelLen {
 		return reject(ReasonPromptTooLong, "prompt %d + output %d tokens > max_model_len %d", r.PromptTokens, r.OutputTokens, s.cfg.MaxModelLen)
 	}
-	if need := s.blocksFor(r.PromptTokens+r.OutputTokens-1) + s.cfg.StateBlocksPerRequest; need > s.cfg.NumGPUBlocks {
+	if need := s.blocksFor(r.PromptTokens+r.OutputTokens-1) + s.stateBlocks; need > s.cfg.NumGPUBlocks {
 		return reject(ReasonExceedsKVCapacity, "needs %d KV blocks of %d tokens, num_gpu_blocks is %d", need, s.cfg.BlockSize, s.cfg.NumGPUBlocks)
 	}
 	s.recycle(r)

@@ -2,7 +2,7 @@ package scheduler
 
 import "testing"
 
-// With StateBlocksPerRequest, every running request holds that many blocks
+// With SetStateBlocksPerRequest, every running request holds that many blocks
 // besides its KV blocks: the pool caps concurrency by state, and every
 // block comes back when the requests finish. 12 blocks of 16 tokens,
 // prompts of 16 tokens and 3 outputs (2 KV blocks at most: 18 tokens),
@@ -11,9 +11,12 @@ import "testing"
 func TestStateBlocksLimitConcurrency(t *testing.T) {
 	run := func(state int) (maxRunning int) {
 		c := testConfig()
-		c.BlockSize, c.NumGPUBlocks, c.StateBlocksPerRequest = 16, 12, state
+		c.BlockSize, c.NumGPUBlocks = 16, 12
 		c.EnablePrefixCaching = false
 		k := newTracker(t, c)
+		if err := k.s.SetStateBlocksPerRequest(state); err != nil {
+			t.Fatal(err)
+		}
 		for i := range 8 {
 			if rej := k.add(&Request{ID: uint64(i + 1), Seq: uint64(i), PromptTokens: 16, OutputTokens: 3}); rej != nil {
 				t.Fatalf("request %d rejected: %v", i+1, rej)
@@ -36,16 +39,18 @@ func TestStateBlocksLimitConcurrency(t *testing.T) {
 	}
 	// A request whose KV and state blocks exceed the pool is rejected.
 	c := testConfig()
-	c.BlockSize, c.NumGPUBlocks, c.StateBlocksPerRequest = 16, 4, 3
+	c.BlockSize, c.NumGPUBlocks = 16, 4
 	s, err := New(c)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetStateBlocksPerRequest(3); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Add(&Request{ID: 1, PromptTokens: 20, OutputTokens: 2}); err == nil {
 		t.Error("a request needing 2 KV + 3 state blocks of 4 was accepted")
 	}
-	c.StateBlocksPerRequest = -1
-	if err := c.Validate(); err == nil {
-		t.Error("negative state_blocks_per_request accepted")
+	if err := s.SetStateBlocksPerRequest(-1); err == nil {
+		t.Error("negative state blocks accepted")
 	}
 }

@@ -38,7 +38,10 @@ type Prepared struct {
 	// state blocks per request) and that prefix caching is off; ""
 	// otherwise (hybrid_cache.go).
 	HybridNote string
-	Scheduler  scheduler.Config
+	// StateBlocksPerRequest is the blocks each running request holds for a
+	// hybrid model's recurrent state (Config.StateBlocksPerRequest).
+	StateBlocksPerRequest int
+	Scheduler             scheduler.Config
 	// Capacity is the derived KV sizing (zero when NumGPUBlocks was pinned).
 	Capacity Capacity
 	// Pinned is true when the KV capacity came from num_gpu_blocks.
@@ -116,11 +119,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 		// prefill is off, so any prompt fits one step.
 		sc.MaxNumBatchedTokens = sc.MaxModelLen
 	}
-	kvPerToken, hybridNote, err := applyHybridCache(step, &sc)
+	kvPerToken, stateBlocks, hybridNote, err := applyHybridCache(step, &sc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
 	}
-	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, StateBlocksPerRequest: stateBlocks,
+		FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
 	} else {
@@ -151,7 +155,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
-		if err := checkMaxModelLen(m, d.GPU, st, sc, c); err != nil {
+		if err := checkMaxModelLen(m, d.GPU, st, sc, c, stateBlocks); err != nil {
 			return nil, err
 		}
 		if c.Blocks > limits.MaxKVBlocks {
@@ -221,8 +225,8 @@ func layoutString(st settings.Deployment) string {
 // vLLM's estimate_max_model_len finds for full-attention layers. A pinned
 // serving.num_gpu_blocks is not checked: it is what a running server
 // reported.
-func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity) error {
-	need := (sc.MaxModelLen+sc.BlockSize-1)/sc.BlockSize + sc.StateBlocksPerRequest
+func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity, stateBlocks int) error {
+	need := (sc.MaxModelLen+sc.BlockSize-1)/sc.BlockSize + stateBlocks
 	if c.Blocks >= need {
 		return nil
 	}

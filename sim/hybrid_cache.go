@@ -82,28 +82,28 @@ func (l HybridCacheLayout) StateBytesPerRequest() float64 {
 }
 
 // applyHybridCache lays out a hybrid model's cache (NewHybridCacheLayout)
-// in sc: the raised block size, the state blocks per running request, and
-// prefix caching off. It returns the KV bytes per token that sizes the
-// cache's blocks and a note saying so; for an attention-only model it
-// changes nothing and returns step.KVBytesPerTokenPerGPU and "".
+// in sc: the raised block size and prefix caching off. It returns the KV
+// bytes per token that sizes the cache's blocks, the state blocks each
+// running request holds (Config.StateBlocksPerRequest) and a note saying
+// so; for an attention-only model it changes nothing and returns
+// step.KVBytesPerTokenPerGPU, 0 and "".
 //
 // Prefix caching: vLLM releases before mamba_cache_mode turned prefix
 // caching off for hybrid models (MambaModelConfig in
 // vllm/model_executor/models/config.py); later ones reuse a state only
 // where a checkpoint was kept at a block boundary ("align",
 // vllm/config/cache.py), which is not modelled, so no prefix is reused.
-func applyHybridCache(step *roofline.StepModel, sc *scheduler.Config) (kvPerToken float64, note string, err error) {
+func applyHybridCache(step *roofline.StepModel, sc *scheduler.Config) (kvPerToken float64, stateBlocks int, note string, err error) {
 	kvPerToken = step.KVBytesPerTokenPerGPU()
 	if step.NumStateLayers() == 0 {
-		return kvPerToken, "", nil
+		return kvPerToken, 0, "", nil
 	}
 	l, err := NewHybridCacheLayout(step.NumAttentionLayers(), step.NumStateLayers(),
 		step.KVBytesPerTokenPerLayerPerGPU(), step.StateLayerPageBytes(), sc.BlockSize)
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	sc.BlockSize = l.BlockSize
-	sc.StateBlocksPerRequest = l.StateBlocksPerRequest
 	prefix := ""
 	if sc.EnablePrefixCaching {
 		sc.EnablePrefixCaching = false
@@ -112,5 +112,5 @@ func applyHybridCache(step *roofline.StepModel, sc *scheduler.Config) (kvPerToke
 	note = fmt.Sprintf("hybrid cache: %d attention and %d state layers in groups of %d, block size %d tokens, %d state block(s) per running request (%.1f MiB per GPU, %.1f MiB of state)%s",
 		step.NumAttentionLayers(), step.NumStateLayers(), l.GroupSize, l.BlockSize, l.StateBlocksPerRequest,
 		l.StateBytesPerRequest()/(1<<20), step.StateBytesPerRequestPerGPU()/(1<<20), prefix)
-	return l.KVBytesPerTokenPerGPU, note, nil
+	return l.KVBytesPerTokenPerGPU, l.StateBlocksPerRequest, note, nil
 }

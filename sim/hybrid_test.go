@@ -90,8 +90,8 @@ func prepareQwen35(t *testing.T, mutate func(*settings.Deployment)) *Prepared {
 func TestPrepareHybrid(t *testing.T) {
 	p := prepareQwen35(t, nil)
 	sc := p.Scheduler
-	if sc.BlockSize != 1056 || sc.StateBlocksPerRequest != 3 || sc.EnablePrefixCaching {
-		t.Errorf("block size %d, state blocks %d, prefix caching %v; want 1056, 3, false", sc.BlockSize, sc.StateBlocksPerRequest, sc.EnablePrefixCaching)
+	if sc.BlockSize != 1056 || p.StateBlocksPerRequest != 3 || sc.EnablePrefixCaching {
+		t.Errorf("block size %d, state blocks %d, prefix caching %v; want 1056, 3, false", sc.BlockSize, p.StateBlocksPerRequest, sc.EnablePrefixCaching)
 	}
 	if p.Capacity.BytesPerBlock != 1056*10*2048 {
 		t.Errorf("bytes per block %g, want %d", p.Capacity.BytesPerBlock, 1056*10*2048)
@@ -117,7 +117,7 @@ clients:
     prompt_tokens: {dist: uniform, min: 100, max: 1000}
     output_tokens: {dist: uniform, min: 1, max: 56}
 `
-	cfg := Config{Scheduler: p.Scheduler, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
+	cfg := Config{Scheduler: p.Scheduler, StateBlocksPerRequest: p.StateBlocksPerRequest, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
 	res, sink := runOnce(t, y, cfg)
 	if res.Arrived != 120 || res.Completed != 120 || res.InFlight != 0 {
 		t.Fatalf("arrived %d completed %d in flight %d; want 120, 120, 0", res.Arrived, res.Completed, res.InFlight)

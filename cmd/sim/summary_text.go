@@ -42,6 +42,9 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.HybridNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
+	for _, n := range p.Model.Unmodelled {
+		fmt.Fprintf(w, "not modelled: %s\n", n)
+	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
