@@ -29,11 +29,8 @@ func newGlobalShape(c *model.Config, s *stepShapes, tp int) (globalShape, error)
 	if ga == nil {
 		return g, nil
 	}
-	kvPG := 1
-	switch {
-	case ga.NumKVHeads%tp == 0:
-		kvPG = ga.NumKVHeads / tp
-	case tp%ga.NumKVHeads != 0:
+	kvPG, ok := kvHeadsPerGPU(ga.NumKVHeads, tp)
+	if !ok {
 		return g, optionErr("tp", "%d does not divide the global layers' num_kv_heads %d (nor is it a multiple of it)", tp, ga.NumKVHeads)
 	}
 	g.on = true
@@ -66,4 +63,17 @@ func (s *stepShapes) fullAttn() (kvHeadsPG, headDim int) {
 		return s.global.kvHeadsPG, s.global.headDim
 	}
 	return s.kvHeadsPG, s.headDim
+}
+
+// kvHeadsPerGPU is the KV heads each of tp GPUs holds: kvHeads/tp, or 1
+// when tp is a multiple of kvHeads (vLLM replicates them); ok is false when
+// neither divides the other.
+func kvHeadsPerGPU(kvHeads, tp int) (perGPU int, ok bool) {
+	switch {
+	case kvHeads%tp == 0:
+		return kvHeads / tp, true
+	case tp%kvHeads == 0:
+		return 1, true
+	}
+	return 0, false
 }

@@ -84,11 +84,8 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 	if c.NumHeads%tp != 0 {
 		return s, optionErr("tp", "%d does not divide num_heads %d", tp, c.NumHeads)
 	}
-	kvPG := 1
-	switch {
-	case c.NumKVHeads%tp == 0:
-		kvPG = c.NumKVHeads / tp
-	case tp%c.NumKVHeads != 0:
+	kvPG, ok := kvHeadsPerGPU(c.NumKVHeads, tp)
+	if !ok {
 		return s, optionErr("tp", "%d does not divide num_kv_heads %d (nor is it a multiple of it)", tp, c.NumKVHeads)
 	}
 	s.tp = tp
