@@ -13,8 +13,8 @@ import (
 // TestLoadSharedModelConfigs loads every config.json under
 // shared/data/models. Each must load with a parameter total within the
 // tolerance of its published size, and match the built-in catalog entry of
-// the same model when there is one; the MLA models must fail with
-// ErrUnsupported.
+// the same model when there is one; models with unpriced features must fail
+// with ErrUnsupported.
 func TestLoadSharedModelConfigs(t *testing.T) {
 	dir := filepath.Join(dataDir(t), "models")
 	type want struct {
@@ -24,20 +24,27 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		catalog   string  // catalog entry with the same architecture, "" = none
 		sliding   int     // expected number of sliding/chunked layers
 		dtype     string
-		mla       bool // must fail: multi-head latent attention
+		// activeNoInputEmbedding: the published active count leaves out
+		// the input embedding only (DeepSeek).
+		activeNoInputEmbedding bool
 		// activeNoEmbeddings: the published active count leaves out the
 		// embedding and LM head.
 		activeNoEmbeddings bool
+		// mixers, when set, counts the layers by token-mixer kind.
+		mixers map[string]int
 		// unsupported names a model_type the loader must reject with
 		// ErrUnsupported for now; published/active still record the
 		// advertised sizes for when support lands.
 		unsupported string
 	}
 	table := map[string]want{
-		"codellama-34b-instruct-hf":  {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
-		"deepseek-v2-lite":           {mla: true},
-		"gemma-3-4b-it":              {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
-		"glm-5.2-fp8":                {mla: true},
+		"codellama-34b-instruct-hf": {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
+		// DeepSeek-V2-Lite: 15.7B total, 2.4B active (DeepSeek-V2 paper,
+		// appendix B), MLA without query compression.
+		"deepseek-v2-lite": {published: 15.7e9, tol: 0.01, active: 2.4e9, activeNoInputEmbedding: true, catalog: "deepseek-v2-lite", dtype: "bf16"},
+		"gemma-3-4b-it":    {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
+		// GLM-5: MLA with DeepSeek sparse attention, which is not priced.
+		"glm-5.2-fp8":                {unsupported: "DeepSeek sparse attention (DSA"},
 		"gpt-oss-20b":                {published: 20.9e9, tol: 0.01, catalog: "gpt-oss-20b", sliding: 12, dtype: "bf16"},
 		"llama-2-70b-hf":             {published: 68.98e9, tol: 0.01, catalog: "llama-2-70b", dtype: "fp16"},
 		"llama-2-7b-hf":              {published: 6.74e9, tol: 0.01, catalog: "llama-2-7b", dtype: "fp16"},
@@ -74,18 +81,26 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// Multi-head latent attention + MoE: DeepSeek gives 671B total,
 		// 37B active for V3 and R1 (the 14B MTP module is published
 		// separately).
-		"deepseek-v3": {mla: true, published: 671e9, active: 37e9},
-		"deepseek-r1": {mla: true, published: 671e9, active: 37e9},
-		// Hybrid Gated DeltaNet + full attention. Qwen gives 27B (dense)
-		// and 35B total / 3B active.
-		"qwen3.5-27b":     {unsupported: `"qwen3_5_text"`, published: 27e9},
-		"qwen3.5-35b-a3b": {unsupported: `"qwen3_5_moe_text"`, published: 35e9, active: 3e9},
-		// Hybrid Mamba-2 + attention + MoE. NVIDIA gives 31.6B total,
-		// 3.2B active (3.6B with embeddings).
-		"nemotron-3-nano-30b-a3b": {unsupported: `"nemotron_h"`, published: 31.6e9, active: 3.2e9, activeNoEmbeddings: true},
-		// Sliding-window + global attention with MoE. Google gives 25.2B
-		// total, 3.8B active.
-		"gemma-4-26b-a4b": {unsupported: `"gemma4_text"`, published: 25.2e9, active: 3.8e9},
+		"deepseek-v3": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
+		"deepseek-r1": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
+		// Hybrid Gated DeltaNet + full attention (every 4th layer). Qwen
+		// gives 27B (dense) and 35B total / 3B active; the totals include
+		// the vision tower (about 0.4B), which is not modelled, hence 2%.
+		// The 3B active leaves out the input embedding.
+		"qwen3.5-27b": {published: 27e9, tol: 0.02, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 16, MixerGDN: 48}},
+		"qwen3.5-35b-a3b": {published: 35e9, tol: 0.02, active: 3e9, activeNoInputEmbedding: true, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 10, MixerGDN: 30}},
+		// Hybrid Mamba-2 + attention + MoE, one block per layer. NVIDIA
+		// gives 31.6B total, 3.2B active, 3.6B with embeddings: the 3.2B
+		// leaves out the input embedding (0.35B), not the LM head.
+		"nemotron-3-nano-30b-a3b": {published: 31.6e9, tol: 0.01, active: 3.2e9, activeNoInputEmbedding: true, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 6, MixerMamba2: 23, MixerNone: 23}},
+		// Sliding-window + global attention (25 sliding layers of 8 KV
+		// heads of 256, 5 global of 2 KV heads of 512 with k = v) and an MoE
+		// block beside the dense MLP. Google gives 25.2B total, 3.8B active
+		// (embedding included).
+		"gemma-4-26b-a4b": {published: 25.2e9, tol: 0.01, active: 3.8e9, sliding: 25, dtype: "bf16"},
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -110,12 +125,6 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 				}
 				return
 			}
-			if w.mla {
-				if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "multi-head latent attention (kv_lora_rank") {
-					t.Fatalf("want unsupported MLA error, got %v", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,12 +140,20 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 				if w.activeNoEmbeddings {
 					active -= p.Embedding + p.LMHead
 				}
+				if w.activeNoInputEmbedding {
+					active -= p.Embedding
+				}
 				if rel := active/w.active - 1; math.Abs(rel) > 0.03 {
 					t.Errorf("ActivePerToken = %.4g, published %.4g (%+.2f%%)", active, w.active, 100*rel)
 				}
 			}
 			if got := cfg.NumSlidingLayers(); got != w.sliding {
 				t.Errorf("NumSlidingLayers = %d, want %d", got, w.sliding)
+			}
+			for kind, n := range w.mixers {
+				if got := cfg.NumMixerLayers(kind); got != n {
+					t.Errorf("NumMixerLayers(%s) = %d, want %d", kind, got, n)
+				}
 			}
 			if cfg.DType != w.dtype {
 				t.Errorf("DType = %q, want %q", cfg.DType, w.dtype)
@@ -341,7 +358,10 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"bad tie flag", `{` + base + `,"num_attention_heads":8,"tie_word_embeddings":"yes"}`, `config.json: tie_word_embeddings: must be true or false, got "yes"`, false},
 		{"bad dtype", `{` + base + `,"num_attention_heads":8,"torch_dtype":"float64"}`, `config.json: torch_dtype: unsupported: dtype "float64"`, true},
 		{"bad quant method", `{` + base + `,"num_attention_heads":8,"quantization_config":{"quant_method":"quark"}}`, `config.json: quantization_config.quant_method: unsupported: quantisation method "quark"`, true},
-		{"mla", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank", true},
+		{"mla outside an MLA family", `{` + base + `,"num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank = 512) in model_type \"llama\"", true},
+		{"mla without v_head_dim", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512,"qk_nope_head_dim":16,"qk_rope_head_dim":8}`, "config.json: v_head_dim: missing", false},
+		{"mla bad q_lora_rank", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512,"q_lora_rank":-1,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16}`, "config.json: q_lora_rank: must be in [1, 16777216] or null, got -1", false},
+		{"dsa", `{` + base + `,"model_type":"glm_moe_dsa","num_attention_heads":8,"kv_lora_rank":512}`, "DeepSeek sparse attention (DSA", true},
 		{"unknown model type", `{` + base + `,"model_type":"gpt2","num_attention_heads":8}`, `config.json: model_type: unsupported: "gpt2"`, true},
 		{"mlp_only_layers index", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[7]}`, "config.json: mlp_only_layers[0]: must be a layer index in [0, 2), got 7", false},
 		{"all layers dense", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[0,1]}`, "no layer is an MoE layer", false},
@@ -445,6 +465,13 @@ func TestHFFamilyTable(t *testing.T) {
 		extra := ""
 		if e.Value.denseWidthKey != "" {
 			extra = `,"` + e.Value.denseWidthKey + `":128`
+		}
+		if e.Value.mla {
+			extra += `,"kv_lora_rank":32,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8`
+		}
+		if e.Value.hybrid != nil {
+			extra += `,"hybrid_override_pattern":"M*","mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":16,` +
+				`"linear_num_key_heads":2,"linear_num_value_heads":4,"linear_key_head_dim":16,"linear_value_head_dim":16,"full_attention_interval":2`
 		}
 		js := `{"model_type":"` + e.Name + `","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100` + extra + `}`
 		c, err := ParseHFConfig([]byte(js), "")

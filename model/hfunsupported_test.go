@@ -11,10 +11,11 @@ import (
 func TestHFUnsupportedMoEFeatures(t *testing.T) {
 	base := `"hidden_size":2048,"num_hidden_layers":4,"num_attention_heads":16,"num_key_value_heads":2,"vocab_size":1000,"intermediate_size":512,"num_experts":8,"num_experts_per_tok":2`
 	for _, tt := range []struct{ modelType, feature string }{
-		{"qwen3_next", "hybrid layers (Gated DeltaNet linear attention"},
+		{"falcon_h1", "Mamba state-space layers"},
 		{"minimax_m1", "linear attention"},
 		{"jamba", "Mamba state-space layers"},
-		{"deepseek_v3", "multi-head latent attention"},
+		{"glm_moe_dsa", "DeepSeek sparse attention (DSA"},
+		{"deepseek_v32", "DeepSeek sparse attention (DSA"},
 	} {
 		_, err := ParseHFConfig([]byte(`{"model_type":"`+tt.modelType+`",`+base+`}`), "")
 		if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), tt.feature) {

@@ -84,7 +84,16 @@ func (c *Config) Validate() error {
 	if c.PublishedActiveParams < 0 {
 		return fmt.Errorf("published_active_params: must be >= 0, got %g", c.PublishedActiveParams)
 	}
+	if err := c.validateHybrid(); err != nil {
+		return err
+	}
+	if err := c.validateGlobalAttention(); err != nil {
+		return err
+	}
 	if err := c.validateMoE(); err != nil {
+		return err
+	}
+	if err := c.validateMLA(); err != nil {
 		return err
 	}
 	if c.NumDenseMLPLayers() > 0 {
@@ -142,6 +151,12 @@ func (c *Config) validateMoE() error {
 	}
 	if c.NumMoELayers() == 0 {
 		return fmt.Errorf("moe: no layer is an MoE layer (check first_dense_layers, layer_step, dense_layers)")
+	}
+	if m.Groups < 0 || (m.Groups > 0 && m.NumExperts%m.Groups != 0) {
+		return fmt.Errorf("moe.groups: must be >= 0 and divide moe.num_experts (%d), got %d", m.NumExperts, m.Groups)
+	}
+	if m.TopKGroups < 0 || m.TopKGroups > m.Groups {
+		return fmt.Errorf("moe.topk_groups: must be in [0, moe.groups=%d], got %d", m.Groups, m.TopKGroups)
 	}
 	return nil
 }

@@ -127,6 +127,10 @@ type Drafter struct {
 	// fcFirst and fcNext are the fusion GEMM's input widths in the first
 	// and later passes (0: none); the GEMM is replicated, not split by TP.
 	fcFirst, fcNext int
+	// layers is the number of draft layers whose weights and KV are
+	// loaded: the model's MTP modules for mtp (each run once per step when
+	// there are k of them, else the first reused), 1 otherwise.
+	layers int
 	// Note says what the draft network is, for a run's notes.
 	Note string
 }
@@ -136,9 +140,9 @@ type Drafter struct {
 // (ignored otherwise; required then). For mtp, eagle and eagle3 the draft
 // layer is one decoder layer of the target's shapes (for a mixture-of-
 // experts target a routed-expert layer, as DeepSeek's MTP layer is; eagle
-// heads of MoE targets are dense in practice, which this overestimates):
-// a model exposing its own MTP layers (num_nextn_predict_layers) would
-// replace it here.
+// heads of MoE targets are dense in practice, which this overestimates).
+// mtp needs the model's MTP modules (model.Config.MTPLayers), else a
+// *NoMTPLayersError.
 func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config) (*Drafter, error) {
 	if err := method.Validate(); err != nil {
 		return nil, err
@@ -149,7 +153,7 @@ func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config
 	if k < 1 || k > MaxSpeculativeTokens {
 		return nil, fmt.Errorf("num_speculative_tokens: must be in [1, %d], got %d", MaxSpeculativeTokens, k)
 	}
-	d := &Drafter{method: method, k: k}
+	d := &Drafter{method: method, k: k, layers: 1}
 	h := target.cfg.HiddenSize
 	var cfg *model.Config
 	switch method {
@@ -163,6 +167,9 @@ func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config
 		cfg = draft
 		d.Note = fmt.Sprintf("speculative decoding: draft model %s, %d tokens", draft.Name, k)
 	default:
+		if method == SpecMTP && target.cfg.MTPLayers <= 0 {
+			return nil, &NoMTPLayersError{Model: target.cfg.Name}
+		}
 		c := oneLayerOf(target.cfg)
 		cfg = &c
 		d.fcFirst, d.fcNext = 2*h, 2*h
@@ -171,7 +178,8 @@ func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config
 		}
 		d.Note = fmt.Sprintf("speculative decoding: %s, %d tokens; the draft is priced as one decoder layer of %s plus a %d-wide fusion GEMM and the LM head", method, k, target.cfg.Name, d.fcFirst)
 		if method == SpecMTP {
-			d.Note += " (roofsim reads no MTP layers from model configs yet: a generic layer of the target stands for them)"
+			d.layers = target.cfg.MTPLayers
+			d.Note = fmt.Sprintf("speculative decoding: mtp, %d tokens; %d MTP module(s) of %s, each one decoder layer shaped like its last layer plus eh_proj and the shared LM head", k, d.layers, target.cfg.Name)
 		}
 	}
 	opts := target.opts
@@ -231,7 +239,15 @@ func (d *Drafter) WeightBytesPerGPU() float64 {
 	n := d.net
 	pc := n.cfg.Params()
 	shared := pc.Embedding/float64(n.tp)*n.tok.Bits/8 + pc.LMHead/float64(n.tp)*n.lmh.Bits/8
-	return n.WeightBytesPerGPU() - shared + float64(d.fcFirst*n.hidden)*n.w.Bits/8
+	return float64(d.layers) * (n.WeightBytesPerGPU() - shared + float64(d.fcFirst*n.hidden)*n.w.Bits/8)
+}
+
+// NoMTPLayersError is method mtp on a model whose configuration declares no
+// multi-token-prediction modules (num_nextn_predict_layers).
+type NoMTPLayersError struct{ Model string }
+
+func (e *NoMTPLayersError) Error() string {
+	return fmt.Sprintf("mtp: model %s has no MTP layers (num_nextn_predict_layers); use eagle or eagle3 for a draft layer, or draft_model", e.Model)
 }
 
 // KVBytesPerTokenPerGPU is the draft network's KV-cache bytes per token on
@@ -241,7 +257,7 @@ func (d *Drafter) KVBytesPerTokenPerGPU() float64 {
 	if d.net == nil {
 		return 0
 	}
-	return d.net.KVBytesPerTokenPerGPU()
+	return float64(d.layers) * d.net.KVBytesPerTokenPerGPU()
 }
 
 // Cost prices the draft work of the step in (the target's step, with its

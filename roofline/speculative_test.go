@@ -170,3 +170,27 @@ func TestNewDrafterErrors(t *testing.T) {
 		t.Error("lookahead: ngram has none, mtp and draft models do")
 	}
 }
+
+// mtp needs the model's MTP modules: none is a *NoMTPLayersError; with one,
+// the draft holds one layer, the 2h eh_proj and its KV, by hand as for
+// TestDrafterMemory with a 2 x 4096 x 4096 fusion GEMM.
+func TestDrafterMTP(t *testing.T) {
+	m := mustStep(t, llama8b(), h100(), StepOptions{})
+	var ne *NoMTPLayersError
+	if _, err := NewDrafter(m, SpecMTP, 1, nil); !errors.As(err, &ne) {
+		t.Fatalf("mtp without MTP layers: %v", err)
+	}
+	c := llama8b()
+	c.MTPLayers = 1
+	mm := mustStep(t, c, h100(), StepOptions{})
+	d, err := NewDrafter(mm, SpecMTP, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.WeightBytesPerGPU(), (llamaMatmulParamsPerLayer+3*4096+2*4096*4096)*2.0; got != want {
+		t.Errorf("mtp weights %.0f B, want %.0f", got, want)
+	}
+	if d.KVBytesPerTokenPerGPU() != 4096 {
+		t.Errorf("mtp KV %g B/token", d.KVBytesPerTokenPerGPU())
+	}
+}

@@ -187,6 +187,10 @@ type StepModel struct {
 	bw, linkBW float64
 	// weightBytes is WeightBytesPerGPU.
 	weightBytes float64
+	// ssm is the recurrent state's precision and pScan the peak Mamba-2's
+	// prefill scan runs at (state_mixer.go).
+	ssm   Precision
+	pScan peak
 }
 
 // NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes
@@ -242,11 +246,19 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		return err
 	}
 	m.precisionPlan = plan
+	if m.ssm, err = ssmPrecision(m.cfg, m.act); err != nil {
+		return err
+	}
+	m.pScan = scanPeak(m.gpu, m.pGEMM)
 	m.stepEfficiencies = pickEfficiencies(m.prof, m.gpu, &m.precisionPlan)
 	if err := m.initFused(opts); err != nil {
 		return err
 	}
 	m.opts = m.resolvedOptions(opts)
+	if m.mla != nil {
+		m.mla.effBMM = m.prof.GEMMFor(m.pAct.key)
+		m.mla.effDecode = MLADecodeEfficiency(m.prof, m.mla.effBMM)
+	}
 	return nil
 }
 
@@ -338,10 +350,15 @@ func (m *StepModel) computeWeightBytes() float64 {
 	tp := float64(m.tp)
 	wb, eb, nb := m.w.Bits/8, m.expW.Bits/8, m.emb.Bits/8
 	attn := pc.Attention / tp
-	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 {
-		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
+	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 && m.mla == nil {
+		attn += float64(m.nAttn) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
-	total := attn*m.attnW.Bits/8 + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
+	attn += pc.StateMixers / tp
+	attnBytes := attn * m.attnW.Bits / 8
+	if m.mla != nil {
+		attnBytes = m.mlaAttentionWeightBytes(pc.Attention)
+	}
+	total := attnBytes + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
 	total += pc.RoutedExperts / float64(m.tp*m.dp) * eb // over every GPU of the engine (EP x MoE-TP)
 	total += (pc.Router + pc.Norms) * nb
 	total += pc.Embedding/tp*m.tok.Bits/8 + pc.LMHead/tp*m.lmh.Bits/8
@@ -353,12 +370,18 @@ func (m *StepModel) computeWeightBytes() float64 {
 func (m *StepModel) KVHeadsPerGPU() int { return m.kvHeadsPG }
 
 // KVBytesPerTokenPerGPU is the KV-cache bytes one token occupies on each
-// GPU: sum over layers of 2 (K and V) x kv heads per GPU x head_dim x KV
-// bytes. Sliding-window layers are counted like full layers: this is what
+// GPU: sum over attention layers of 2 (K and V) x kv heads per GPU x
+// head_dim x KV bytes (Gated DeltaNet and Mamba-2 layers keep a state per
+// request instead: StateBytesPerRequestPerGPU). Sliding-window layers are counted like full layers: this is what
 // a paged allocator without a hybrid (windowed) manager reserves per token;
-// with one, sliding layers hold at most window tokens.
+// with one, sliding layers hold at most window tokens. With multi-head
+// latent attention it is layers x (kv_lora_rank + qk_rope_head_dim) x KV
+// bytes, not divided by TP (mla.go).
 func (m *StepModel) KVBytesPerTokenPerGPU() float64 {
-	return float64(m.nLayers) * 2 * float64(m.kvDim) * m.kv.Bits / 8
+	if m.global.on {
+		return (float64(m.nSliding)*float64(m.kvDim) + float64(m.nFull)*float64(m.global.kvDim)) * 2 * m.kv.Bits / 8
+	}
+	return float64(m.nAttn) * m.kvElemsPerTokenLayer() * m.kv.Bits / 8
 }
 
 // peak is a compute precision key and its FLOP/s on the model's GPU.
@@ -528,29 +551,19 @@ func (m *StepModel) aggregate(in *StepInput) stepAgg {
 
 // evalAgg prices a step from its aggregates (see evalCached).
 func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
-	prefTokens, sampled, requests, nPre, nDec := g.prefTokens, g.sampled, g.requests, g.nPre, g.nDec
-	pKeysFull, pKeysSlide, pReadFull, pReadSlide := g.pKeysFull, g.pKeysSlide, g.pReadFull, g.pReadSlide
-	dKeysFull, dKeysSlide := g.dKeysFull, g.dKeysSlide
+	prefTokens, sampled, requests, nDec := g.prefTokens, g.sampled, g.requests, g.nDec
 	T := prefTokens + nDec
 	if T == 0 {
 		return
 	}
-	p := m.prof
 	m.tokenPart(acc, T, prefTokens-g.verifyTokens, cache)
 	h := m.hidden
-	if prefTokens > 0 {
-		pt := float64(prefTokens)
-		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
-		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+	if m.mla != nil {
+		m.mlaAttention(acc, &g, cache)
+	} else {
+		m.gqaAttention(acc, &g, cache)
 	}
-	if nDec > 0 {
-		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
-		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
-			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
-	}
+	m.stateMixerCore(acc, prefTokens, g.nPre, nDec)
 	if sampled > 0 {
 		if cache != nil && acc.ops == nil {
 			// The LM head depends on the sampled count alone: its increments
@@ -587,6 +600,29 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
 }
 
+// gqaAttention prices a step's (grouped-query) attention kernels from its
+// aggregates: one prefill and one decode kernel per layer kind.
+func (m *StepModel) gqaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
+	p := m.prof
+	prefTokens, nPre, nDec := g.prefTokens, g.nPre, g.nDec
+	pKeysFull, pKeysSlide, pReadFull, pReadSlide := g.pKeysFull, g.pKeysSlide, g.pReadFull, g.pReadSlide
+	dKeysFull, dKeysSlide := g.dKeysFull, g.dKeysSlide
+	fkv, fhd := m.fullAttn()
+	if prefTokens > 0 {
+		pt := float64(prefTokens)
+		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, fkv, fhd, m.kv, m.act),
+			m.nFull, nPre*fkv, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
+			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+	}
+	if nDec > 0 {
+		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, fkv, fhd, m.kv, m.act),
+			m.nFull, nDec*fkv, &m.pAct, &p.AttentionDecode, cache, true)
+		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
+			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
+	}
+}
+
 // tokenPart starts acc with a step's launch scale and the operators that
 // depend only on its token count T (of which prefTokens are prefill
 // tokens), from cache when given (Cost only, never Breakdown). T > 0.
@@ -611,7 +647,7 @@ func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache
 // stepOverhead is the engine's fixed cost of a step of requests requests:
 // per step, per request and per (request, KV head, layer), in seconds.
 func (m *StepModel) stepOverhead(requests int) float64 {
-	return m.eng.overheadSeconds(requests, m.kvHeadsPG*m.nLayers)
+	return m.eng.overheadSeconds(requests, m.kvHeadsPG*m.nAttn)
 }
 
 // lmHeadIncrement prices the LM head for sampled rows as apply adds it to
@@ -632,25 +668,34 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	L := m.nLayers
 	h := m.hidden
 
-	// Attention block, every layer.
+	// Token-mixer block: attention in the attention layers (every layer
+	// but a hybrid's Gated DeltaNet, Mamba-2 or mixer-less ones).
 	normE := h * T
-	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
+	La := m.nAttn
+	if m.global.on {
+		// Full-attention layers of their own shape: globalProjOps.
+		La = m.nSliding
+	}
+	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), m.nMixerBlocks, &m.pAct, &p.Elementwise)
 	// Models with more than two hidden-size norms per layer (Gemma's
 	// post-norms) run the extra ones as plain RMSNorms.
-	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*(m.norms-2), &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
-	if m.qkNorm {
-		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
-		m.qkNormReduce(acc, T)
+	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*m.norms-m.nMixerBlocks-m.nFFN, &m.pAct, &p.Elementwise)
+	if m.mla != nil {
+		m.mlaTokenOps(acc, T)
+	} else {
+		m.qkvTokenOps(acc, T, La)
 	}
-	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
-	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
+	if m.global.on {
+		m.globalProjOps(acc, T)
+	}
+	m.hybridTokenOps(acc, T)
+	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), m.nFFN, &m.pAct, &p.Elementwise)
 
-	// Two all-reduces per layer (after O and after the MLP).
+	// One all-reduce after each token mixer and each feed-forward block
+	// (two per layer of an attention + MLP model).
 	if m.tp > 1 {
 		msg := float64(T*h) * m.act.Bits / 8
-		ars := 2*L - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
+		ars := m.nMixerBlocks + m.nFFN - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
 		m.allReduces(acc, "allreduce", ars, msg, m.tp)
 	}
 
@@ -677,6 +722,20 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 		ActBytes: float64(T*h) * m.act.Bits / 8, ComputePrecision: m.act.Compute}
 	m.op(acc, emb, 1, &m.pAct, &p.Elementwise)
 	m.op(acc, Elementwise("final_norm", normE, 4, 2, 1, m.act), 1, &m.pAct, &p.Elementwise)
+}
+
+// qkvTokenOps prices the (grouped-query) attention projections of T
+// tokens in L layers: fused QKV GEMM, optional QK norm, rotary, O GEMM.
+func (m *StepModel) qkvTokenOps(acc *stepAcc, T, L int) {
+	p := m.prof
+	h := m.hidden
+	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
+	if m.qkNorm {
+		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+		m.qkNormReduce(acc, T)
+	}
+	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
 }
 
 // mlp prices a dense MLP of per-GPU width inter running in count layers:

@@ -202,7 +202,11 @@ func prepareSpeculation(target *roofline.StepModel, sp settings.Speculative) (*s
 	}
 	d, err := roofline.NewDrafter(target, sp.Method, sp.NumSpeculativeTokens, draft)
 	if err != nil {
-		return nil, &settings.FieldError{Key: "serving.speculative", Reason: err.Error(), Err: err}
+		key := "serving.speculative"
+		if _, ok := errors.AsType[*roofline.NoMTPLayersError](err); ok {
+			key = "serving.speculative.method"
+		}
+		return nil, &settings.FieldError{Key: key, Reason: err.Error(), Err: err}
 	}
 	k := sp.NumSpeculativeTokens
 	a := sp.AcceptanceRate

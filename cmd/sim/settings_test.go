@@ -70,7 +70,7 @@ var (
 		// Speculative decoding needs a method, k and an acceptance together.
 		"serving.speculative.method":                 {"--num-speculative-tokens=2", "--acceptance-rate=0.6"},
 		"serving.speculative.num_speculative_tokens": {"--speculative-method=eagle", "--acceptance-rate=0.6"},
-		"serving.speculative.acceptance_rate":        {"--speculative-method=mtp", "--num-speculative-tokens=1"},
+		"serving.speculative.acceptance_rate":        {"--speculative-method=eagle", "--num-speculative-tokens=1"},
 		"serving.speculative.mean_acceptance_length": {"--speculative-method=eagle3", "--num-speculative-tokens=2"},
 		"serving.speculative.draft_model":            {"--speculative-method=draft_model", "--num-speculative-tokens=2", "--acceptance-rate=0.6"},
 	}
@@ -79,7 +79,7 @@ var (
 		"disaggregation.decode.replicas":             "disaggregation:\n  prefill:\n    replicas: 1\n  decode:\n    replicas: 2\n",
 		"serving.speculative.method":                 "serving:\n  speculative:\n    method: ngram\n    num_speculative_tokens: 2\n    acceptance_rate: 0.6\n",
 		"serving.speculative.num_speculative_tokens": "serving:\n  speculative:\n    method: eagle\n    num_speculative_tokens: 3\n    acceptance_rate: 0.6\n",
-		"serving.speculative.acceptance_rate":        "serving:\n  speculative:\n    method: mtp\n    num_speculative_tokens: 1\n    acceptance_rate: 0.7\n",
+		"serving.speculative.acceptance_rate":        "serving:\n  speculative:\n    method: eagle\n    num_speculative_tokens: 1\n    acceptance_rate: 0.7\n",
 		"serving.speculative.mean_acceptance_length": "serving:\n  speculative:\n    method: eagle3\n    num_speculative_tokens: 2\n    mean_acceptance_length: 2.5\n",
 		"serving.speculative.draft_model":            "serving:\n  speculative:\n    method: draft_model\n    num_speculative_tokens: 2\n    acceptance_rate: 0.6\n    draft_model: llama-3.2-1b\n",
 	}

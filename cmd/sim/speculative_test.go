@@ -29,6 +29,7 @@ func TestRunSpeculativeErrors(t *testing.T) {
 		{[]string{"--speculative-method", "draft_model", "--num-speculative-tokens", "3", "--acceptance-rate", "0.5", "--draft-model", "no-such-model"}, `--draft-model: unknown model "no-such-model"`},
 		{[]string{"--speculative-method", "medusa"}, "--speculative-method: must be one of mtp, eagle, eagle3, ngram, draft_model"},
 		{[]string{"--num-speculative-tokens", "2"}, "serving.speculative.method: must be one of"},
+		{[]string{"--speculative-method", "mtp", "--num-speculative-tokens", "1", "--acceptance-rate", "0.8"}, "--speculative-method: mtp: model llama-3.1-8b has no MTP layers"},
 	} {
 		out := filepath.Join(dir, "out")
 		code, stdout, errOut := cli(t, append([]string{"run", "--quiet", "--workload", base, "--out", out}, c.args...)...)
@@ -49,7 +50,7 @@ func TestRunSpeculativeJSON(t *testing.T) {
 	if err := os.WriteFile(base, []byte(tinyWorkload), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := cli(t, "run", "--quiet", "--workload", base, "--json", "--speculative-method", "mtp", "--num-speculative-tokens", "2", "--mean-acceptance-length", "2.2")
+	code, out, errOut := cli(t, "run", "--quiet", "--workload", base, "--json", "--speculative-method", "eagle", "--num-speculative-tokens", "2", "--mean-acceptance-length", "2.2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
