@@ -265,6 +265,10 @@ func ipConvertLoad(l *ipLoad, c *Client, note func(string, ...any)) error {
 	}
 	if l.RequestTimeout != nil {
 		note("load.request_timeout: a client setting; use `sim observe --request-timeout` when driving a server")
+	} else if typ != "concurrent" {
+		// client/modelserver/openai_client.py passes aiohttp's sentinel
+		// when no timeout is set: aiohttp's default ClientTimeout, 300 s.
+		note("load.request_timeout unset: inference-perf's HTTP session still ends a request after 300 s (aiohttp's default total timeout) and counts it failed; roofsim does not abort requests, so under overload it completes, late, requests the real client failed")
 	}
 	return nil
 }
@@ -400,6 +404,7 @@ func ipSharedPrefixData(sp *ipSharedPrefix, l *ipLoad, c *Client, note func(stri
 	c.Session = &Session{Turns: LengthDist{Dist: DistConstant, Value: turns}, ThinkTime: Duration(float64(n) / rate * 1e9)}
 	c.PromptTokens = q.shifted(sysTokens)
 	note("data.shared_prefix.enable_multi_turn_chat: %d user sessions of %d turns at %.3g req/s overall; a user's next turn follows its previous response by %.3gs (%d users / rate) instead of arriving on inference-perf's schedule, and stages are averaged into one rate", n, turns, rate, float64(n)/rate, n)
+	note("data.shared_prefix.enable_multi_turn_chat: inference-perf releases since 2026 drop a session's oldest turns to keep a prompt within max_model_len - output_len - 200 tokens when they know max_model_len (apis/user_session.py); roofsim keeps the whole conversation, so late turns can exceed the context and be rejected")
 	return nil
 }
 
