@@ -16,6 +16,7 @@ import "math"
 // prompts only and draws each question afresh.
 func ipPromptPool(c *Client, groups, users int, sys, q LengthDist, note func(string, ...any)) {
 	pool := groups * users
+	note("data.shared_prefix: inference-perf releases before kubernetes-sigs/inference-perf#383 (May 2026) make prompts by decoding random token ids to text, which the server tokenizes again, so the served prompts run a few percent longer than configured; roofsim sends the configured lengths")
 	if sys.Dist == DistConstant && q.Dist == DistConstant && sys.Value+q.Value >= 2 {
 		c.Prefix = &Prefix{Groups: pool, Tokens: sys.Value + q.Value - 1}
 		c.PromptTokens = LengthDist{Dist: DistConstant, Value: 1}
