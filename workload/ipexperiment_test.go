@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,22 @@ func TestStageExactCounts(t *testing.T) {
 		if end := bounds[i+1]; lastIn[i] < end-1e3 || lastIn[i] >= end {
 			t.Errorf("stage %d: last arrival at %v ns, want at its end %v", i, lastIn[i], end)
 		}
+	}
+	// The same seed gives the same arrivals; another seed other ones.
+	times := func(seed uint64) []int64 {
+		g, err := NewGenerator(sp, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for r, ok := g.NextArrival(); ok; r, ok = g.NextArrival() {
+			out = append(out, r.ArrivalNS)
+		}
+		return out
+	}
+	a, b, c := times(3), times(3), times(4)
+	if !slices.Equal(a, b) || slices.Equal(a, c) || len(c) != 3628 {
+		t.Errorf("seeded arrivals: same seed equal %v, other seed equal %v, %d arrivals", slices.Equal(a, b), slices.Equal(a, c), len(c))
 	}
 	// span_exact with stages is for poisson only.
 	sp.Clients[0].Arrival.Process = ProcessGamma
