@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -131,7 +132,7 @@ func ipApplyServer(s *Spec, c *ipConfig, filename string, note func(string, ...a
 	if m, ok := c.Server["model_name"].(string); ok && m != "" {
 		served, from = m, "server.model_name"
 	}
-	path := filepath.Join(filepath.Dir(filename), ipExpConfigName)
+	path := ipExpConfigPath(filename)
 	data, err := safefile.ReadFile(path, safefile.Workload)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -174,4 +175,23 @@ func ipApplyServer(s *Spec, c *ipConfig, filename string, note func(string, ...a
 		note("%s %q is neither a catalog model nor a config.json path; give --model", from, served)
 	}
 	return nil
+}
+
+// ipExpConfigPath is where the launch settings of the server that filename's
+// run drove are: exp-config.yaml beside it, or beside the run directory when
+// filename is the run's results/config.yaml.
+func ipExpConfigPath(filename string) string {
+	dir := filepath.Dir(filename)
+	if filepath.Base(dir) == ipResultsDir && filepath.Base(filename) == ipExpandedName {
+		if p := filepath.Join(filepath.Dir(dir), ipExpConfigName); fileExists(p) {
+			return p
+		}
+	}
+	return filepath.Join(dir, ipExpConfigName)
+}
+
+// fileExists reports whether path names an existing file or directory.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

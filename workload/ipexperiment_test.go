@@ -193,6 +193,16 @@ circuit_breakers: null
 		}
 	}
 
+	// results/config.yaml given itself takes the launch settings of the run
+	// directory above it.
+	sp, err = Load(filepath.Join(filepath.Dir(path), "results", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Model != "llama-2-7b" || sp.TP != 2 || sp.Serving.MaxNumSeqs != 128 || sp.Clients[0].Prefix.Groups != 100 {
+		t.Errorf("results/config.yaml: model %s tp %d max_num_seqs %d", sp.Model, sp.TP, sp.Serving.MaxNumSeqs)
+	}
+
 	// Without results/config.yaml the profile is read for the current
 	// release: multi-turn sessions; without exp-config.yaml the served
 	// model still names the simulated one.
