@@ -172,11 +172,12 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // caller.
 func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
 	return sim.Config{
-		Scheduler:     prep.Scheduler,
-		StepModel:     prep.Step,
-		Replicas:      max(replicas, 1),
-		Router:        router,
-		FrontendDelay: prep.FrontendDelay,
+		Scheduler:          prep.Scheduler,
+		StepModel:          prep.Step,
+		Replicas:           max(replicas, 1),
+		Router:             router,
+		FrontendDelay:      prep.FrontendDelay,
+		ReloadBlockSeconds: prep.ReloadBlockSeconds,
 	}
 }
 

@@ -85,7 +85,8 @@ func (s *Scheduler) admit(budget int) {
 	for budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && s.waiting.Len() > 0 {
 		r := s.waiting.Peek()
 		evictable := s.lookupPrefix(r)
-		cached := len(s.hits) * s.cfg.BlockSize
+		reload := s.cpuHits(r)
+		cached := (len(s.hits) + reload) * s.cfg.BlockSize
 		known := r.knownTokens()
 		n := known - cached
 		if s.cfg.EnableChunkedPrefill {
@@ -118,6 +119,9 @@ func (s *Scheduler) admit(budget int) {
 		r.state = stateRunning
 		s.running = append(s.running, r)
 		s.allocate(r, need)
+		if reload > 0 {
+			s.reload(r, reload)
+		}
 		s.emit(r, n)
 		budget -= n
 	}
