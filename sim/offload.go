@@ -8,7 +8,11 @@ import (
 	"github.com/roofsim/roofsim/settings"
 )
 
-// kvOffload sizes the CPU tier of serving.kv_offload into sc and p: an
+// kvOffload sizes the CPU tier of serving.kv_offload into sc and p. As
+// vLLM's --kv-offloading-size, cpu_gib is the instance's total, split over
+// its ranks (vllm/config/vllm.py, _post_init_kv_transfer_config: bytes per
+// rank = size GiB / (tp x pp); each rank's CPUOffloadingSpec then holds
+// bytes // its block shard, vllm/v1/kv_offload/cpu/spec.py). So an
 // instance's cpu_gib holds blocks whose shards add up, over its tp GPUs, to
 // tp x (block_size x KV bytes per token per GPU), so it takes
 // floor(cpu_gib GiB / that) blocks; loading one back moves one shard over
