@@ -61,12 +61,14 @@ func TestSettingsEndpoint(t *testing.T) {
 	}
 	sort.Strings(keys)
 	def := workload.DefaultDeployment()
-	// The JSON form omits a zero engine; give it one so that every leaf shows.
+	// The JSON form omits a zero engine and a zero kv_offload; give them
+	// values so that every leaf shows.
 	full := def
 	var err error
 	if full.Engine, err = engine.Parse("vllm@0.12.0"); err != nil {
 		t.Fatal(err)
 	}
+	full.Serving.KVOffload.CPUGiB = 1
 	if want := jsonLeafKeys(t, full); !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant every leaf of the deployment %v", keys, want)
 	}
