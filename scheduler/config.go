@@ -54,6 +54,10 @@ type Config struct {
 	// zero value is off. It is not a setting of its own: the engine sets it
 	// from serving.speculative.
 	Speculative Speculation `yaml:"-" mapstructure:"-" json:"-"`
+	// NumCPUBlocks is the capacity, in blocks, of the CPU tier that prefix-cached
+	// blocks evicted from the GPU go to (vLLM's OffloadingConnector; offload.go).
+	// 0 = no CPU tier. Derived by the caller from serving.kv_offload, not a setting.
+	NumCPUBlocks int `yaml:"-" mapstructure:"-" json:"num_cpu_blocks,omitempty"`
 }
 
 // DefaultConfig returns vLLM v1's defaults. NumGPUBlocks and MaxModelLen have no
@@ -127,6 +131,9 @@ func (c *Config) check(settings bool) error {
 		bad("long_prefill_token_threshold", "requires enable_chunked_prefill")
 	}
 	c.Speculative.check(bad)
+	if c.NumCPUBlocks < 0 {
+		bad("num_cpu_blocks", "must be >= 0 (got %d)", c.NumCPUBlocks)
+	}
 	if !settings && !c.EnableChunkedPrefill && c.MaxNumBatchedTokens > 0 && c.MaxModelLen > 0 && c.MaxNumBatchedTokens < c.MaxModelLen {
 		bad("max_num_batched_tokens", "must be >= max_model_len (%d) when chunked prefill is disabled, got %d", c.MaxModelLen, c.MaxNumBatchedTokens)
 	}
