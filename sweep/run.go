@@ -275,6 +275,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		return row, nil
 	}
 	row.KVBlocks = prep.Scheduler.NumGPUBlocks
+	row.ProfileStatus = prep.GPU.EffectiveProfile().Status() // the engine release's, when one is set
 	if p.conc != nil {
 		return o.searchConcurrency(ctx, p.conc, c, prep, row)
 	}

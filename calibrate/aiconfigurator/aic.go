@@ -144,6 +144,9 @@ func ReadAIC(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *
 		return nil, nil, err
 	}
 	k.Provenance = fmt.Sprintf("NVIDIA AIConfigurator kernel database (%s, vLLM %s, NCCL %s), Apache-2.0", system, release, ver)
+	if len(rep.Notes) > 0 {
+		k.Provenance += "; " + strings.Join(rep.Notes, "; ")
+	}
 	return k, rep, nil
 }
 

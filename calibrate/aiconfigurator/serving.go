@@ -39,7 +39,7 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 		}
 		row.Engine, row.Version = t.Str("backend"), t.Str("backend_version")
 		if row.Version != "" {
-			if _, err := engine.ParseVersion(row.Version); err != nil {
+			if _, _, err := engine.ParseRelease(engine.VLLM, row.Version, []engine.Version{{0, 0, 0}}); err != nil { // nightly-<sha> is mapped when priced
 				t.Failf("backend_version", "%v", err)
 			}
 		}

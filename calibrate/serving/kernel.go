@@ -77,8 +77,10 @@ func rowEngine(d *sim.Deployment, row Row) error {
 	return nil
 }
 
-// rowRelease is a vLLM row's engine release.
+// rowRelease is a vLLM row's engine release; AIConfigurator's
+// nightly-<sha> is the newest release with a kernel profile
+// (engine.ParseRelease).
 func rowRelease(row Row) (engine.Engine, error) {
-	v, err := engine.ParseVersion(row.Version)
-	return engine.Engine{Name: engine.VLLM, Version: v}, err
+	e, _, err := engine.ParseRelease(engine.VLLM, row.Version, engine.KnownReleases(engine.VLLM))
+	return e, err
 }
