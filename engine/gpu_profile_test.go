@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -57,20 +56,19 @@ func TestGPUProfileShippedCatalog(t *testing.T) {
 	}
 }
 
-func TestParseReleaseNightly(t *testing.T) {
-	known := []Version{{0, 14, 0}, {0, 24, 0}}
-	e, note, err := ParseRelease(VLLM, "nightly-095f58a", known)
-	if err != nil || e.Version != (Version{0, 24, 0}) || !strings.Contains(note, "nightly") {
-		t.Errorf("nightly: %v %q %v; want vllm@0.24.0 with a note", e, note, err)
-	}
-	if e, note, err := ParseRelease(VLLM, "0.19.0", known); err != nil || e.Version != (Version{0, 19, 0}) || note != "" {
-		t.Errorf("0.19.0: %v %q %v", e, note, err)
-	}
-	var ee *Error
-	if _, _, err := ParseRelease(VLLM, "nightly-x", nil); !errors.As(err, &ee) {
-		t.Errorf("nightly with no known release: %v, want an *Error", err)
-	}
-	if got := KnownReleases(VLLM); len(got) == 0 {
-		t.Error("no known vLLM release in the catalog")
+// TestReleasesCoverProfiles: every per-release kernel profile the catalog
+// ships is of a release Releases lists (so a nightly build maps to a
+// release that has tables).
+func TestReleasesCoverProfiles(t *testing.T) {
+	for _, g := range hardware.List() {
+		for _, r := range g.Releases {
+			found := false
+			for _, v := range Releases(Name(r.Engine)) {
+				found = found || v == Version(r.Release)
+			}
+			if !found {
+				t.Errorf("%s: %s is not in engine.Releases(%q)", r.File, r.ReleaseString(), r.Engine)
+			}
+		}
 	}
 }

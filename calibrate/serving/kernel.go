@@ -77,10 +77,22 @@ func rowEngine(d *sim.Deployment, row Row) error {
 	return nil
 }
 
-// rowRelease is a vLLM row's engine release; AIConfigurator's
-// nightly-<sha> is the newest release with a kernel profile
-// (engine.ParseRelease).
+// rowRelease is a vLLM row's engine release (engine.ResolveRelease: a
+// nightly build is priced as the newest known release).
 func rowRelease(row Row) (engine.Engine, error) {
-	e, _, err := engine.ParseRelease(engine.VLLM, row.Version, engine.KnownReleases(engine.VLLM))
-	return e, err
+	rel, err := engine.ResolveRelease(engine.VLLM, row.Version)
+	return engine.Engine{Name: engine.VLLM, Version: rel.Version}, err
+}
+
+// releaseNote says how a vLLM row's backend_version was read when it was
+// not a release number (a nightly build); "" otherwise.
+func releaseNote(row Row) string {
+	if !vllmRow(row) {
+		return ""
+	}
+	rel, err := engine.ResolveRelease(engine.VLLM, row.Version)
+	if err != nil {
+		return ""
+	}
+	return rel.Note
 }
