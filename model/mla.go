@@ -132,12 +132,17 @@ func (c *Config) MTPParams() float64 {
 // prices only in part or not at all: grouped expert routing (the router
 // GEMM alone), multi-token-prediction modules (not loaded or run without
 // speculative decoding), then the loader's Notes.
-func (c *Config) PricingNotes() []string {
+func (c *Config) PricingNotes() []string { return c.PricingNotesFor(false) }
+
+// PricingNotesFor is PricingNotes for a run whose speculative decoding runs
+// the model's MTP modules (mtpRuns: method mtp) or not; only the note that
+// the modules are not run depends on it.
+func (c *Config) PricingNotesFor(mtpRuns bool) []string {
 	var out []string
 	if m := c.MoE; m != nil && m.Groups > 1 {
 		out = append(out, fmt.Sprintf("grouped expert routing (n_group %d, topk_group %d) is priced as the router GEMM alone; the group top-k selection is not priced", m.Groups, m.TopKGroups))
 	}
-	if c.MTPLayers > 0 {
+	if c.MTPLayers > 0 && !mtpRuns {
 		out = append(out, fmt.Sprintf("%d multi-token-prediction module(s) (%.2fB parameters) are not loaded or run: only speculative decoding with method mtp uses them", c.MTPLayers, c.MTPParams()/1e9))
 	}
 	return append(out, c.Notes...)

@@ -202,3 +202,20 @@ func TestVisionTowerNote(t *testing.T) {
 		t.Errorf("PricingNotes = %q", n)
 	}
 }
+
+// TestPricingNotesWithMTPRun: the note that the MTP modules are not run is
+// dropped for a run whose speculative decoding runs them; the grouped
+// routing note stays either way.
+func TestPricingNotesWithMTPRun(t *testing.T) {
+	c, err := ParseHFConfig([]byte(deepseekV3JSON), "deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, on := c.PricingNotes(), c.PricingNotesFor(true)
+	if len(off) != 2 || !strings.Contains(off[1], "multi-token-prediction") {
+		t.Fatalf("without MTP runs: %q, want the routing and MTP notes", off)
+	}
+	if len(on) != 1 || on[0] != off[0] {
+		t.Errorf("with MTP runs: %q, want only %q", on, off[0])
+	}
+}

@@ -75,6 +75,9 @@ type Plan struct {
 	// Notes are remarks on the setup that the result carries: WeightsNote
 	// and the MoE kernel path serving.moe_kernel auto chose.
 	Notes []string
+	// ModelNotes are the model's pricing notes for this run
+	// (model.Config.PricingNotesFor), also in Notes.
+	ModelNotes []string
 	// Pools are the prefill and decode pools of a disaggregated deployment
 	// (Config.Disagg set); zero otherwise. Prepared is then the decode
 	// pool's.
@@ -163,7 +166,8 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	}
 	// What the model's loader read but the step model leaves out or
 	// simplifies (model.Config.Notes).
-	p.Notes = append(p.Notes, m.PricingNotes()...)
+	p.ModelNotes = m.PricingNotesFor(spec.Deployment.Serving.Speculative.Method == roofline.SpecMTP)
+	p.Notes = append(p.Notes, p.ModelNotes...)
 	return p, nil
 }
 

@@ -107,14 +107,25 @@ func MLAPrefillAttention(keySum, kvRead, newTokens float64, heads int, d MLADims
 //	                                                   shared by all heads)
 //	ActBytes = requests h ((Lkv + R) + Lkv) act        (read q, write o)
 func MLADecodeAttention(keySum float64, requests, heads int, d MLADims, kv, act Precision) Cost {
-	h, r := float64(heads), float64(requests)
+	return mlaDecodeKernel(keySum, keySum, requests, heads, d, kv, act)
+}
+
+// mlaDecodeKernel is MLADecodeAttention for queries query tokens that
+// attend keySum latents in total while the kernel reads kvRead latents: a
+// speculative verify chunk's k+1 queries share one read of their request's
+// latents (vLLM runs them on the decode kernel: the MLA backends'
+// reorder_batch_threshold counts a request with up to 1 + k query tokens
+// as a decode, vllm/v1/attention/backends/mla/common.py), so FLOPs and
+// the q/o traffic scale with queries, the KV bytes with kvRead.
+func mlaDecodeKernel(keySum, kvRead float64, queries, heads int, d MLADims, kv, act Precision) Cost {
+	h, r := float64(heads), float64(queries)
 	lat, l := float64(d.KVLoRA+d.Rope), float64(d.KVLoRA)
 	return Cost{
 		Name:             "attention_decode_mla",
 		Kind:             KindAttentionDecode,
 		FLOPs:            2*h*keySum*lat + 2*h*keySum*l,
 		ActBytes:         r * h * (lat + l) * act.Bits / 8,
-		KVBytes:          keySum * lat * kv.Bits / 8,
+		KVBytes:          kvRead * lat * kv.Bits / 8,
 		ComputePrecision: act.Compute,
 	}
 }
@@ -167,17 +178,19 @@ func (m *StepModel) mlaTokenOps(acc *stepAcc, T int) {
 func (m *StepModel) mlaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
 	s := m.mla
 	L, heads, d := m.nLayers, m.headsPG, s.dims()
-	if g.prefTokens > 0 {
-		rows := int(g.pReadFull)
+	// Speculative verify chunks take the absorbed decode path, not the
+	// expanded prefill (mlaDecodeKernel).
+	if pre := g.prefTokens - g.verifyTokens; pre > 0 {
+		rows := int(g.pReadFull - g.vRead)
 		m.op(acc, named(GEMM(rows, heads*(s.nope+s.v), s.kvLoRA, m.attnW, m.act), "kv_b_proj"), L, &m.pAttn, &m.effAttn)
-		m.seqOp(acc, MLAPrefillAttention(g.pKeysFull, g.pReadFull, float64(g.prefTokens), heads, d, m.kv, m.act),
-			L, g.nPre*heads, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+		m.seqOp(acc, MLAPrefillAttention(g.pKeysFull-g.vKeys, g.pReadFull-g.vRead, float64(pre), heads, d, m.kv, m.act),
+			L, (g.nPre-g.nVer)*heads, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 	}
-	if g.nDec > 0 {
-		m.op(acc, MLAHeadBMM("mla_q_absorb", g.nDec, heads, s.nope, s.kvLoRA, m.act), L, &m.pAct, &s.effBMM)
-		m.seqOp(acc, MLADecodeAttention(g.dKeysFull, g.nDec, heads, d, m.kv, m.act),
-			L, g.nDec, &m.pAct, &s.effDecode, cache, true)
-		m.op(acc, MLAHeadBMM("mla_v_up", g.nDec, heads, s.kvLoRA, s.v, m.act), L, &m.pAct, &s.effBMM)
+	if q := g.nDec + g.verifyTokens; q > 0 {
+		m.op(acc, MLAHeadBMM("mla_q_absorb", q, heads, s.nope, s.kvLoRA, m.act), L, &m.pAct, &s.effBMM)
+		m.seqOp(acc, mlaDecodeKernel(g.dKeysFull+g.vKeys, g.dKeysFull+g.vRead, q, heads, d, m.kv, m.act),
+			L, g.nDec+g.nVer, &m.pAct, &s.effDecode, cache, true)
+		m.op(acc, MLAHeadBMM("mla_v_up", q, heads, s.kvLoRA, s.v, m.act), L, &m.pAct, &s.effBMM)
 	}
 }
 

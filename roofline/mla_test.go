@@ -176,3 +176,32 @@ func TestMLADecodeEfficiency(t *testing.T) {
 		t.Errorf("attention_decode_mla %.6g s (%s), want %.6g s compute-bound", o.Seconds, o.Bound, want)
 	}
 }
+
+// TestMLAVerifyOnDecodeKernel: speculative verify chunks run on the
+// absorbed decode kernel, as vLLM's MLA backends treat a request with up to
+// 1 + k query tokens as a decode: no kv_b_proj up-projection of the cached
+// context. Two requests verify 2 tokens each over 1000 and 3000 cached
+// latents, beside a 100-token prefill over 300 cached ones. By hand per
+// layer (16 heads at TP 8): the verify queries attend 1001 + 1002 and
+// 3001 + 3002 latents (8006 keys) and read 1002 + 3002 = 4004 latents once;
+// the absorb matmuls see their 4 query rows; the prefill alone is expanded.
+func TestMLAVerifyOnDecodeKernel(t *testing.T) {
+	m := mustStep(t, deepseekV3(), withProfile(h100(), idealProfile()), StepOptions{TP: 8, WeightDType: "bf16"})
+	in := &StepInput{Prefills: []Chunk{{Tokens: 100, Cached: 300, Sampled: true}},
+		Verifies: []Chunk{{Tokens: 2, Cached: 1000}, {Tokens: 2, Cached: 3000}}}
+	ops := m.Breakdown(in)
+	const L, h = 61.0, 16.0
+	check := func(name string, flops, bytes float64) {
+		t.Helper()
+		o := opRow(t, ops, name)
+		if o.Count != 61 || !near(o.FLOPs, L*flops, 1e-12) || !near(o.Bytes, L*bytes, 1e-12) {
+			t.Errorf("%s: count %d FLOPs %.6g bytes %.6g, want 61 x (%.6g, %.6g)", name, o.Count, o.FLOPs, o.Bytes, flops, bytes)
+		}
+	}
+	keys := 100*300 + 100*101/2.0
+	check("kv_b_proj", 2*400*h*256*512, 400*512*2+h*256*512*2+400*h*256*2)
+	check("attention_prefill_mla", 2*h*keys*192+2*h*keys*128, h*(100+400)*(192+128)*2+(400+100)*576*2)
+	check("attention_decode_mla", 2*h*8006*576+2*h*8006*512, 4004*576*2+4*h*(576+512)*2)
+	check("mla_q_absorb", 2*4*h*128*512, h*128*512*2+4*h*(128+512)*2)
+	check("mla_v_up", 2*4*h*512*128, h*512*128*2+4*h*(512+128)*2)
+}

@@ -492,15 +492,19 @@ type stepAgg struct {
 	pReadFull, pReadSlide                     float64
 	dKeysFull, dKeysSlide                     float64
 
-	// verifyTokens are the prefill tokens of Verify chunks.
-	verifyTokens int
+	// verifyTokens are the prefill tokens of Verify chunks, nVer their
+	// number, and vKeys and vRead their shares of pKeysFull and pReadFull
+	// (MLA runs verify chunks on its decode kernel: mla.go).
+	verifyTokens, nVer int
+	vKeys, vRead       float64
 }
 
 // aggregate makes one pass over the requests of in. O(requests).
 func (m *StepModel) aggregate(in *StepInput) stepAgg {
 	var (
 		prefTokens, sampled, requests int
-		verify                        int
+		verify, nVer                  int
+		vKeys, vRead                  float64
 		pKeysFull, pKeysSlide         float64
 		pReadFull, pReadSlide         float64
 		dKeysFull, dKeysSlide         float64
@@ -519,8 +523,14 @@ func (m *StepModel) aggregate(in *StepInput) stepAgg {
 		case ch.Sampled:
 			sampled++
 		}
-		pKeysFull += prefillKeySum(ch.Tokens, cached, 0)
-		pReadFull += prefillKVRead(ch.Tokens, cached, 0)
+		keys, read := prefillKeySum(ch.Tokens, cached, 0), prefillKVRead(ch.Tokens, cached, 0)
+		pKeysFull += keys
+		pReadFull += read
+		if ch.verify {
+			vKeys += keys
+			vRead += read
+			nVer++
+		}
 		switch {
 		case m.nSliding == 0:
 		case m.chunked:
@@ -545,6 +555,7 @@ func (m *StepModel) aggregate(in *StepInput) stepAgg {
 	}
 	nPre := requests // prefill chunks: sequences of the prefill attention kernel
 	return stepAgg{prefTokens: prefTokens, sampled: sampled + nDec, requests: requests + nDec, nPre: nPre, nDec: nDec, verifyTokens: verify,
+		nVer: nVer, vKeys: vKeys, vRead: vRead,
 		pKeysFull: pKeysFull, pKeysSlide: pKeysSlide, pReadFull: pReadFull, pReadSlide: pReadSlide,
 		dKeysFull: dKeysFull, dKeysSlide: dKeysSlide}
 }

@@ -46,7 +46,7 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.HybridNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
-	for _, n := range p.Model.PricingNotes() {
+	for _, n := range p.ModelNotes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
