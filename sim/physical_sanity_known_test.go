@@ -1,0 +1,123 @@
+package sim_test
+
+// The recorded violations of TestCatalogDecodeWithinRooflineBounds, by
+// cause and GPU, with the worst ratio seen when they were recorded (over:
+// (step - fixed costs) / roofline floor, rounded up; under: step / floor,
+// rounded down). None of them is accepted as correct: each names a term or
+// a kernel fit that the catalog walk shows outside what the physics
+// allows, and the test holds it to its recorded ratio until it is fixed.
+
+const (
+	reasonKVHead = "the engine's per-(request, KV head, layer) cost (per_request_kv_head_us, 0.267 us) was identified " +
+		"on one GQA model (Qwen3-32B, 8 KV heads, B300 per-step timings at TP 1 and 4) and is carried to the other " +
+		"calibrated GPUs; it grows with requests x KV heads x layers without limit, so multi-head-attention models " +
+		"(Llama-2, 32-40 KV heads) and batches of 128-256 pay tens of ms per step (Llama-2-7B on H100 at batch 128, " +
+		"kv 512: 35 ms of a 49 ms step whose byte floor is 14 ms). Its stated mechanism (FlashInfer's plan and " +
+		"split-KV merges per pair) stops growing once the pairs fill the GPU; the term needs re-identification " +
+		"across KV-head counts"
+	reasonDecodeAttention = "decode attention priced by the kernel-table fit (memory curve plus per_seq_head_us, or the " +
+		"defaults' curve on uncalibrated GPUs) runs at 10-30 % of bandwidth when each kernel reads a few MB " +
+		"(kv 512, few KV heads per GPU at TP 4-8, small models); the per-(request, KV head) term adds to it"
+	reasonFusedMoE = "routed experts priced by the fused-MoE model (calibrated GPUs) or the defaults' MoE curve: at a few " +
+		"tokens per expert the grouped GEMM's compute efficiency is a few % of peak (gpt-oss-20b's mxfp4 experts on " +
+		"B300 at batch 256: 18.5 ms where the whole step's byte floor is 2.2 ms)"
+	reasonDeepGEMM = "vLLM's DeepGEMM contiguous path, as moe_deepgemm.go prices it, pads every local expert to the " +
+		"128-row alignment, so a batch-1 decode computes all 256 experts x 128 rows (9.5 TFLOP over 62 layers for one " +
+		"token of MiniMax-M2.5 at TP 4); the rule was adopted while watching the MoE serving rows"
+	reasonSmallGEMM = "dense GEMMs of small per-GPU shards (TP 8 of 1-14B models) or at m = 128-256 on uncalibrated " +
+		"GPUs (defaults) and A100 (tile-count compute curve) are priced well below their roofline by the GEMM " +
+		"efficiency curves"
+	reasonActiveFraction = "the GB10 profile's fitted moe_active_fraction (0.667, from llama.cpp rows) caps the experts " +
+		"a step touches at 2/3 of them, so at batch >= 8 Mixtral reads 2/3 of its experts where uniform routing of " +
+		"independent requests touches all 8"
+)
+
+// knownDecodeOver are the recorded over-bound (cause, GPU) pairs.
+func knownDecodeOver() map[knownKey]known {
+	return map[knownKey]known{
+		{"attention_decode", "a100-40gb"}:            {2.66, reasonDecodeAttention},
+		{"attention_decode", "a100-80gb"}:            {6.38, reasonDecodeAttention},
+		{"attention_decode", "b200"}:                 {2.54, reasonDecodeAttention},
+		{"attention_decode", "b300"}:                 {14.10, reasonDecodeAttention},
+		{"attention_decode", "gb10"}:                 {1.79, reasonDecodeAttention},
+		{"attention_decode", "h100"}:                 {6.92, reasonDecodeAttention},
+		{"attention_decode", "h100-pcie"}:            {2.39, reasonDecodeAttention},
+		{"attention_decode", "h200"}:                 {9.52, reasonDecodeAttention},
+		{"attention_decode", "l4"}:                   {2.36, reasonDecodeAttention},
+		{"attention_decode", "l40s"}:                 {4.19, reasonDecodeAttention},
+		{"attention_decode", "rtx-4090"}:             {2.59, reasonDecodeAttention},
+		{"attention_decode", "rtx-pro-6000"}:         {2.57, reasonDecodeAttention},
+		{"attention_decode", "t4"}:                   {2.65, reasonDecodeAttention},
+		{"attention_decode", "v100"}:                 {2.80, reasonDecodeAttention},
+		{"attention_decode_sliding", "a100-40gb"}:    {2.04, reasonDecodeAttention},
+		{"attention_decode_sliding", "a100-80gb"}:    {3.42, reasonDecodeAttention},
+		{"attention_decode_sliding", "b200"}:         {1.85, reasonDecodeAttention},
+		{"attention_decode_sliding", "b300"}:         {5.39, reasonDecodeAttention},
+		{"attention_decode_sliding", "gb10"}:         {1.64, reasonDecodeAttention},
+		{"attention_decode_sliding", "h100"}:         {3.16, reasonDecodeAttention},
+		{"attention_decode_sliding", "h100-pcie"}:    {1.82, reasonDecodeAttention},
+		{"attention_decode_sliding", "h200"}:         {4.21, reasonDecodeAttention},
+		{"attention_decode_sliding", "l4"}:           {1.81, reasonDecodeAttention},
+		{"attention_decode_sliding", "l40s"}:         {2.93, reasonDecodeAttention},
+		{"attention_decode_sliding", "rtx-4090"}:     {2.21, reasonDecodeAttention},
+		{"attention_decode_sliding", "rtx-pro-6000"}: {1.89, reasonDecodeAttention},
+		{"attention_decode_sliding", "t4"}:           {2.03, reasonDecodeAttention},
+		{"attention_decode_sliding", "v100"}:         {2.38, reasonDecodeAttention},
+		{"experts", "a100-40gb"}:                     {7.56, reasonFusedMoE},
+		{"experts", "a100-80gb"}:                     {7.00, reasonFusedMoE},
+		{"experts", "b200"}:                          {5.39, reasonFusedMoE},
+		{"experts", "b300"}:                          {16.69, reasonFusedMoE},
+		{"experts", "gb10"}:                          {3.37, reasonFusedMoE},
+		{"experts", "h100"}:                          {5.77, reasonFusedMoE},
+		{"experts", "h100-pcie"}:                     {4.35, reasonFusedMoE},
+		{"experts", "h200"}:                          {8.05, reasonFusedMoE},
+		{"experts", "l4"}:                            {4.14, reasonFusedMoE},
+		{"experts", "l40s"}:                          {3.36, reasonFusedMoE},
+		{"experts", "rtx-4090"}:                      {9.11, reasonFusedMoE},
+		{"experts", "rtx-pro-6000"}:                  {5.95, reasonFusedMoE},
+		{"experts", "t4"}:                            {7.47, reasonFusedMoE},
+		{"experts", "v100"}:                          {10.63, reasonFusedMoE},
+		{"experts_gemm1", "h100"}:                    {2.61, reasonDeepGEMM},
+		{"experts_gemm1", "h200"}:                    {3.51, reasonDeepGEMM},
+		{"experts_gemm2", "h100"}:                    {20.27, reasonDeepGEMM},
+		{"experts_gemm2", "h200"}:                    {33.13, reasonDeepGEMM},
+		{"gate_up_proj", "a100-40gb"}:                {2.95, reasonSmallGEMM},
+		{"gate_up_proj", "a100-80gb"}:                {2.54, reasonSmallGEMM},
+		{"gate_up_proj", "b200"}:                     {2.20, reasonSmallGEMM},
+		{"gate_up_proj", "h100"}:                     {2.00, reasonSmallGEMM},
+		{"gate_up_proj", "h100-pcie"}:                {2.70, reasonSmallGEMM},
+		{"gate_up_proj", "h200"}:                     {2.33, reasonSmallGEMM},
+		{"gate_up_proj", "l4"}:                       {3.09, reasonSmallGEMM},
+		{"gate_up_proj", "l40s"}:                     {1.93, reasonSmallGEMM},
+		{"gate_up_proj", "rtx-4090"}:                 {3.32, reasonSmallGEMM},
+		{"gate_up_proj", "rtx-pro-6000"}:             {1.81, reasonSmallGEMM},
+		{"gate_up_proj", "t4"}:                       {2.93, reasonSmallGEMM},
+		{"gate_up_proj", "v100"}:                     {3.90, reasonSmallGEMM},
+		{"o_proj", "a100-40gb"}:                      {4.30, reasonSmallGEMM},
+		{"o_proj", "b200"}:                           {3.42, reasonSmallGEMM},
+		{"o_proj", "h100-pcie"}:                      {3.11, reasonSmallGEMM},
+		{"o_proj", "rtx-4090"}:                       {5.06, reasonSmallGEMM},
+		{"o_proj", "rtx-pro-6000"}:                   {3.63, reasonSmallGEMM},
+		{"o_proj", "t4"}:                             {4.25, reasonSmallGEMM},
+		{"o_proj", "v100"}:                           {5.81, reasonSmallGEMM},
+		{"per_request_kv_head_us", "a100-80gb"}:      {3.05, reasonKVHead},
+		{"per_request_kv_head_us", "b300"}:           {8.15, reasonKVHead},
+		{"per_request_kv_head_us", "h100"}:           {4.38, reasonKVHead},
+		{"per_request_kv_head_us", "h200"}:           {4.90, reasonKVHead},
+		{"per_request_kv_head_us", "l40s"}:           {2.30, reasonKVHead},
+		{"qkv_proj", "h100"}:                         {2.89, reasonSmallGEMM},
+		{"qkv_proj", "h200"}:                         {3.62, reasonSmallGEMM},
+		{"router", "a100-40gb"}:                      {4.07, reasonSmallGEMM},
+		{"router", "rtx-4090"}:                       {4.60, reasonSmallGEMM},
+		{"router", "rtx-pro-6000"}:                   {3.53, reasonSmallGEMM},
+		{"router", "t4"}:                             {4.05, reasonSmallGEMM},
+		{"router", "v100"}:                           {5.30, reasonSmallGEMM},
+	}
+}
+
+// knownDecodeUnder are the recorded under-floor (cause, GPU) pairs.
+func knownDecodeUnder() map[knownKey]known {
+	return map[knownKey]known{
+		{"bytes_below_floor", "gb10"}: {0.81, reasonActiveFraction},
+	}
+}
