@@ -72,9 +72,10 @@ func (c *Config) body(prompt string, maxTokens int) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// do sends one streamed request and reads it to the end. It never returns
-// an error: every failure is an outcome with a reason.
-func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome {
+// do sends one streamed request for maxTokens output tokens and reads it to
+// the end. It never returns an error: every failure is an outcome with a
+// reason, its detail redacted (Config.Redact).
+func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte, maxTokens int) outcome {
 	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
 	defer cancel()
 	out := outcome{sent: time.Now()}
@@ -86,7 +87,7 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 		case ctx.Err() != nil:
 			reason, detail = "cancelled", "run stopped before the response ended"
 		}
-		out.status, out.detail = "rejected:"+reason, detail
+		out.status, out.detail = "rejected:"+reason, cfg.Redact(detail)
 		return out
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.endpoint(), bytes.NewReader(body))
@@ -100,6 +101,10 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		var re *RedirectError
+		if errors.As(err, &re) {
+			return fail("redirect", re.Error())
+		}
 		return fail("connection", connDetail(err))
 	}
 	defer resp.Body.Close()
@@ -107,7 +112,9 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return fail(fmt.Sprintf("http_%d", resp.StatusCode), strings.TrimSpace(string(msg)))
 	}
-	sc := bufio.NewScanner(resp.Body)
+	maxChunks := maxTokens + streamSlack
+	maxBytes := int64(maxTokens)*streamBytesPerToken + streamBaseBytes
+	sc := bufio.NewScanner(&boundedReader{r: resp.Body, n: maxBytes})
 	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
 	done, finished := false, false
 	for sc.Scan() {
@@ -143,7 +150,13 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 				break
 			}
 		}
+		if len(out.tokens) > maxChunks {
+			return fail("stream", fmt.Sprintf("more than %d output chunks for max_tokens %d: the stream does not end", maxChunks, maxTokens))
+		}
 		if ch.Usage != nil {
+			if err := checkUsage(ch.Usage, maxTokens); err != nil {
+				return fail("usage", err.Error())
+			}
 			out.prompt, out.output = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
 			if d := ch.Usage.PromptTokensDetails; d != nil {
 				out.cached = d.CachedTokens
@@ -151,6 +164,9 @@ func do(ctx context.Context, hc *http.Client, cfg *Config, body []byte) outcome 
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, errStreamTooLong) {
+			return fail("stream", fmt.Sprintf("more than %d bytes for max_tokens %d: the stream does not end", maxBytes, maxTokens))
+		}
 		return fail("stream", err.Error())
 	}
 	if !done && !finished {

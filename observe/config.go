@@ -32,6 +32,7 @@ const (
 	defaultWordsPerTok     = 1.0              // words per token without a tokenizer
 	metricsTimeout         = 2 * time.Second  // one scrape
 	progressEvery          = 100 * time.Millisecond
+	maxWordsPerToken       = 16 // most prompt words per token (WordsPerToken)
 )
 
 // Config says which server to drive and how.
@@ -127,8 +128,8 @@ func (c Config) Validate() error {
 		return errors.New("request-timeout: must not be negative")
 	case c.MaxDuration < 0:
 		return errors.New("max-duration: must not be negative")
-	case c.WordsPerToken < 0 || c.WordsPerToken > 16:
-		return fmt.Errorf("words-per-token: must be in (0, 16], got %g", c.WordsPerToken)
+	case c.WordsPerToken < 0 || c.WordsPerToken > maxWordsPerToken:
+		return fmt.Errorf("words-per-token: must be in (0, %d], got %g", maxWordsPerToken, c.WordsPerToken)
 	case c.MetricsInterval < 0:
 		return errors.New("metrics-interval: must not be negative")
 	}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg Config, spec *workload.Spec, seed uint64, hc *
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.MaxConcurrency, MaxIdleConns: cfg.MaxConcurrency}}
+		hc = newClient(&cfg)
 	}
 	names := gen.ClientNames()
 	d := &dispatcher{
@@ -181,11 +181,13 @@ func Run(ctx context.Context, cfg Config, spec *workload.Spec, seed uint64, hc *
 		res:  &Result{TargetRate: spec.TotalRate()},
 	}
 	d.names = names
-	d.res.Server = serverFacts(ctx, hc, &cfg)
+	if d.res.Server, err = serverFacts(ctx, hc, &cfg); err != nil {
+		return nil, err
+	}
 	if cfg.Tokenize {
 		wpt, err := tokenizeRatio(ctx, hc, &cfg)
 		if err != nil {
-			return nil, fmt.Errorf("tokenize: %w", err)
+			return nil, fmt.Errorf("tokenize: %s", cfg.Redact(err.Error()))
 		}
 		d.cfg.WordsPerToken = wpt
 	}
@@ -325,6 +327,7 @@ func (d *dispatcher) run(ctx context.Context) error {
 			d.res.MetricsSamples++
 			if s.Err != "" {
 				d.res.MetricsErrors++
+				s.Err = d.cfg.Redact(s.Err)
 			}
 			if err := d.sink.Metrics(&s); err != nil && sinkErr == nil {
 				sinkErr = err
@@ -371,7 +374,7 @@ func (d *dispatcher) launch(ctx context.Context, r workload.Request) {
 		if err != nil {
 			out = outcome{sent: time.Now(), finished: time.Now(), status: "rejected:request", detail: err.Error()}
 		} else {
-			out = do(ctx, d.hc, cfg, body)
+			out = do(ctx, d.hc, cfg, body, r.OutputTokens)
 		}
 		d.done <- done{req: r, words: nw, out: out}
 	}()
@@ -470,16 +473,30 @@ func (d *dispatcher) finish() {
 	}
 }
 
-// serverFacts reads /v1/models (best effort, 5 s).
-func serverFacts(ctx context.Context, hc *http.Client, cfg *Config) ServerFacts {
-	f := ServerFacts{URL: cfg.URL, Endpoint: cfg.endpoint(), API: cfg.API, Model: cfg.Model}
+// serverFacts probes the endpoint with /v1/models (5 s) before the run. A
+// *ProbeError when nothing answers (a refused or failed connection, a
+// timeout), the server refuses the credentials (HTTP 401, 403), or it
+// lists its models and cfg.Model is not among them. Any other answer (a
+// server without /v1/models) is recorded in ModelsError and the run goes
+// on. URLs and errors are redacted (RedactURL, Config.Redact).
+func serverFacts(ctx context.Context, hc *http.Client, cfg *Config) (ServerFacts, error) {
+	f, err := probeModels(ctx, hc, cfg)
+	f.ModelsError = cfg.Redact(f.ModelsError)
+	if err != nil {
+		return f, &ProbeError{URL: f.URL, Reason: cfg.Redact(err.Error())}
+	}
+	return f, nil
+}
+
+// probeModels reads /v1/models; the error is a reason to refuse the run.
+func probeModels(ctx context.Context, hc *http.Client, cfg *Config) (ServerFacts, error) {
+	f := ServerFacts{URL: RedactURL(cfg.URL), Endpoint: RedactURL(cfg.endpoint()), API: cfg.API, Model: cfg.Model}
 	base := strings.TrimSuffix(strings.TrimRight(cfg.URL, "/"), "/v1")
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
 	if err != nil {
-		f.ModelsError = err.Error()
-		return f
+		return f, err
 	}
 	for k, v := range cfg.Headers {
 		req.Header.Set(k, v)
@@ -487,13 +504,20 @@ func serverFacts(ctx context.Context, hc *http.Client, cfg *Config) ServerFacts 
 	resp, err := hc.Do(req)
 	if err != nil {
 		f.ModelsError = connDetail(err)
-		return f
+		var re *RedirectError
+		if errors.As(err, &re) {
+			return f, re
+		}
+		return f, fmt.Errorf("unreachable: %s", f.ModelsError)
 	}
 	defer resp.Body.Close()
 	f.ServerHeader = resp.Header.Get("Server")
 	if resp.StatusCode != http.StatusOK {
 		f.ModelsError = fmt.Sprintf("HTTP %d", resp.StatusCode)
-		return f
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return f, fmt.Errorf("/v1/models answered HTTP %d: the server refuses these credentials (--header)", resp.StatusCode)
+		}
+		return f, nil
 	}
 	var body struct {
 		Data []struct {
@@ -503,7 +527,7 @@ func serverFacts(ctx context.Context, hc *http.Client, cfg *Config) ServerFacts 
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
 		f.ModelsError = "decoding /v1/models: " + err.Error()
-		return f
+		return f, nil
 	}
 	for _, m := range body.Data {
 		f.Models = append(f.Models, m.ID)
@@ -511,10 +535,11 @@ func serverFacts(ctx context.Context, hc *http.Client, cfg *Config) ServerFacts 
 			f.MaxModelLen = m.MaxModelLen
 		}
 	}
-	if len(f.Models) > 0 && f.MaxModelLen == 0 && !slices.Contains(f.Models, cfg.Model) {
+	if len(f.Models) > 0 && !slices.Contains(f.Models, cfg.Model) {
 		f.ModelsError = fmt.Sprintf("model %q not among the served models %v", cfg.Model, f.Models)
+		return f, fmt.Errorf("unknown model %q (served: %s; --model is the served model name)", cfg.Model, strings.Join(f.Models, ", "))
 	}
-	return f
+	return f, nil
 }
 
 // tokenizeSample is the number of words tokenizeRatio sends.
@@ -555,8 +580,11 @@ func tokenizeRatio(ctx context.Context, hc *http.Client, cfg *Config) (float64, 
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&out); err != nil {
 		return 0, fmt.Errorf("%s/tokenize: %v", base, err)
 	}
-	if out.Count < 1 {
-		return 0, fmt.Errorf("%s/tokenize: count %d for %d words", base, out.Count, tokenizeSample)
+	// Words per token must be a Config.WordsPerToken (at most 16), and no
+	// tokenizer splits a common word into more than 16 tokens.
+	if lo, hi := tokenizeSample/maxWordsPerToken, tokenizeSample*maxWordsPerToken; out.Count < lo || out.Count > hi {
+		return 0, fmt.Errorf("%s/tokenize: count %d for %d words: must be in [%d, %d] (1/%d to %d words per token)",
+			RedactURL(base), out.Count, tokenizeSample, lo, hi, maxWordsPerToken, maxWordsPerToken)
 	}
 	return float64(tokenizeSample) / float64(out.Count), nil
 }

@@ -22,12 +22,61 @@ type anchor struct {
 // labelPlacer greedily places text labels inside a bounding rectangle so that
 // they avoid earlier labels, markers and lines. Each label is offered a list of
 // candidate anchors in order of preference; the first one that collides with
-// nothing wins, otherwise the one with the least overlap. Cost is O(n) per
-// candidate in the number of obstacles.
+// nothing wins, otherwise the one with the least overlap. Obstacles are
+// indexed by grid cell (labelCell points square), so a candidate costs the
+// obstacles near it, not all of them: placing L labels among N markers is
+// O(N + L x the obstacles per neighbourhood), not O(N x L).
 type labelPlacer struct {
 	bounds   vg.Rectangle
 	taken    []obstacle
 	segments []segment
+
+	// cells lists the obstacles of taken overlapping each grid cell, and
+	// wide those spanning more than maxObstacleCells cells; indexed counts
+	// the obstacles of taken already in them. seen[i] == stamp marks
+	// obstacle i as counted in the current cost query.
+	cells   map[[2]int][]int
+	wide    []int
+	indexed int
+	seen    []int
+	stamp   int
+	// visits counts the obstacle overlaps computed, for tests of the
+	// index's cost.
+	visits int
+}
+
+// labelCell is the side of a grid cell of the obstacle index, in points;
+// maxObstacleCells bounds the cells one obstacle is listed in.
+const (
+	labelCell        = 24
+	maxObstacleCells = 1024
+)
+
+// cellSpan is the range of grid cells r overlaps.
+func cellSpan(r vg.Rectangle) (x0, y0, x1, y1 int) {
+	f := func(v vg.Length) int { return int(math.Floor(float64(v) / labelCell)) }
+	return f(r.Min.X), f(r.Min.Y), f(r.Max.X), f(r.Max.Y)
+}
+
+// index adds the obstacles of taken not yet in the grid.
+func (lp *labelPlacer) index() {
+	if lp.cells == nil {
+		lp.cells = map[[2]int][]int{}
+	}
+	for ; lp.indexed < len(lp.taken); lp.indexed++ {
+		i := lp.indexed
+		lp.seen = append(lp.seen, 0)
+		x0, y0, x1, y1 := cellSpan(lp.taken[i].r)
+		if n := (x1 - x0 + 1) * (y1 - y0 + 1); n > maxObstacleCells || n <= 0 {
+			lp.wide = append(lp.wide, i)
+			continue
+		}
+		for x := x0; x <= x1; x++ {
+			for y := y0; y <= y1; y++ {
+				lp.cells[[2]int{x, y}] = append(lp.cells[[2]int{x, y}], i)
+			}
+		}
+	}
 }
 
 // obstacle is an occupied rectangle; weight scales the cost of overlapping it
@@ -91,8 +140,31 @@ func (lp *labelPlacer) cost(r vg.Rectangle) float64 {
 		r.Max.X > lp.bounds.Max.X || r.Max.Y > lp.bounds.Max.Y {
 		c += 1e9
 	}
-	for _, t := range lp.taken {
-		c += t.weight * overlapArea(r, t.r)
+	lp.index()
+	lp.stamp++
+	add := func(i int) {
+		if lp.seen[i] != lp.stamp {
+			lp.seen[i] = lp.stamp
+			lp.visits++
+			c += lp.taken[i].weight * overlapArea(r, lp.taken[i].r)
+		}
+	}
+	for _, i := range lp.wide {
+		add(i)
+	}
+	x0, y0, x1, y1 := cellSpan(r)
+	if (x1-x0+1)*(y1-y0+1) > maxObstacleCells {
+		for i := range lp.taken {
+			add(i)
+		}
+	} else {
+		for x := x0; x <= x1; x++ {
+			for y := y0; y <= y1; y++ {
+				for _, i := range lp.cells[[2]int{x, y}] {
+					add(i)
+				}
+			}
+		}
 	}
 	for _, s := range lp.segments {
 		if segmentHitsRect(s, r) {

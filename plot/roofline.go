@@ -166,11 +166,22 @@ type group struct {
 	glyph draw.GlyphStyle
 }
 
+// maxPointLabels is the most points of a roofline chart that get a text
+// label; the others are drawn as markers only.
+const maxPointLabels = 100
+
 // markerRadius is the radius of point markers.
 const markerRadius = vg.Length(4)
 
 // buildRoofline assembles the gonum plot for c with drawable points pts.
 func buildRoofline(c RooflineChart, pts []Point) (*gplot.Plot, error) {
+	p, _, err := buildRooflineArt(c, pts)
+	return p, err
+}
+
+// buildRooflineArt is buildRoofline returning the annotation layer too
+// (its counters are set once the plot is drawn).
+func buildRooflineArt(c RooflineChart, pts []Point) (*gplot.Plot, *rooflineArt, error) {
 	bw := c.BandwidthBytesPerSec
 	roofs := make([]roof, len(c.Ceilings))
 	for i, ce := range c.Ceilings {
@@ -214,7 +225,7 @@ func buildRoofline(c RooflineChart, pts []Point) (*gplot.Plot, error) {
 	ymin := math.Pow10(int(math.Floor(math.Log10(ylo))))
 	ymax := yhi
 	if !(ymin > 0) || math.IsInf(ymax, 0) || !(xmin > 0) || math.IsInf(xmax, 0) {
-		return nil, errors.New("axis range is not representable (values too extreme)")
+		return nil, nil, errors.New("axis range is not representable (values too extreme)")
 	}
 
 	p := newStyledPlot(c.Title, "Arithmetic intensity (FLOP/byte)", "Performance")
@@ -269,7 +280,7 @@ func buildRoofline(c RooflineChart, pts []Point) (*gplot.Plot, error) {
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
 			//lint:ignore ST1005 the message starts with the chart field's Go name, like the field paths of the other validation errors
-			return nil, fmt.Errorf("Points (group %q): %w", g.name, err)
+			return nil, nil, fmt.Errorf("Points (group %q): %w", g.name, err)
 		}
 		s.GlyphStyle = g.glyph
 		p.Add(s)
@@ -287,7 +298,7 @@ func buildRoofline(c RooflineChart, pts []Point) (*gplot.Plot, error) {
 		p.Add(legendBackground())
 	}
 	p.Add(plotterFunc(art.drawLabels))
-	return p, nil
+	return p, art, nil
 }
 
 // bandwidthText is the slope's label, e.g. "HBM3 3.35 TB/s".
@@ -314,6 +325,9 @@ type rooflineArt struct {
 	legendNames      []string
 	bwLabel          string
 	xmin, xmax, ymin float64
+	// labels and visits count, once drawn, the point labels placed and
+	// the obstacle overlaps computed to place every label.
+	labels, visits int
 }
 
 // roofWidth is the stroke width of the roofs.
@@ -426,16 +440,19 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 		drawHaloText(c, sty, pt, a.roofLabels[i], rect)
 	}
 
-	// Point labels.
+	// Point labels: the first maxPointLabels labelled points in the chart's
+	// order (more cannot be read; each costs a placement).
+	labelled := 0
 	for _, g := range a.groups {
 		for _, pt := range g.pts {
-			if pt.Label == "" {
+			if pt.Label == "" || labelled >= maxPointLabels {
 				continue
 			}
 			cp := at(pt.Intensity, pt.FLOPS)
 			if !c.Contains(cp) {
 				continue
 			}
+			labelled++
 			sty, tp, rect := lp.place(textStyle(annotateSize, inkColor), pt.Label, aroundMarker(cp, markerRadius))
 			drawHaloText(c, sty, tp, pt.Label, rect)
 		}
@@ -471,7 +488,7 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 
 	// Bandwidth label along the slope, on its upper-left side.
 	a.drawSlopeLabel(c, lp, slopeFrom, slopeTo)
-
+	a.labels, a.visits = labelled, lp.visits
 }
 
 // drawSlopeLabel writes the bandwidth label parallel to the visible part of the

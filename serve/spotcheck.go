@@ -78,6 +78,18 @@ type spotPoint struct {
 	PredictedBandwidth float64        `json:"predicted_bandwidth,omitempty"`
 	ProfileCalibrated  bool           `json:"profile_calibrated"`
 	Measured           *measuredPoint `json:"measured,omitempty"`
+	// PredictedKernel says which kernel the prediction prices: the GEMM
+	// the agent times (pre-quantised operands for fp8, int8 and fp4;
+	// weight-only int4 dequantised in the main loop), never vLLM's
+	// serving path with its activation quantisation, which is
+	// ServingTimeS.
+	PredictedKernel string `json:"predicted_kernel,omitempty"`
+	// ServingTimeS is, for a precision whose activations are quantised,
+	// the same GEMM as vLLM serves it (W8A8: 16-bit activations
+	// quantised per token, then the GEMM; roofline.InputsDynamic), and
+	// ServingKernel names it. Not comparable with the agent's timing.
+	ServingTimeS  float64 `json:"serving_time_s,omitempty"`
+	ServingKernel string  `json:"serving_kernel,omitempty"`
 }
 
 // measuredPoint is the agent's timing of the same GEMM. ErrorPct is
@@ -124,7 +136,32 @@ func predictSpot(g *hardware.GPU, p spotPrecision, m, n, k int) spotPoint {
 	}
 	bw := g.BandwidthBytesPerSec()
 	a := roofline.Analyze(c, peak, bw)
-	t := roofline.OpSeconds(c, g.EffectiveProfile().GEMMFor(c.ComputePrecision), peak, bw)
+	prof := g.EffectiveProfile()
+	eff := prof.GEMMFor(c.ComputePrecision)
+	pt.PredictedKernel = fmt.Sprintf("%s GEMM, %s weights and activations", c.ComputePrecision, p.Name)
+	if !roofline.QuantizedActivations(act) && w.Compute == "" {
+		pt.PredictedKernel = fmt.Sprintf("weight-only %s GEMM (W4A16: weights dequantised to %s in the main loop)", p.Name, act.Name)
+	}
+	if roofline.QuantizedActivations(act) {
+		// The agent feeds operands already in the format; the profile's
+		// curve for this compute precision was fitted to vLLM's layer,
+		// which quantises its 16-bit input first.
+		wide, _ := roofline.LookupPrecision(roofline.DefaultActDType(g))
+		single := prof.GEMMFor(wide.Compute)
+		pt.PredictedKernel = fmt.Sprintf("%s GEMM on pre-quantised operands (as the agent times it): the profile's %s curve without its activation-quantisation terms",
+			c.ComputePrecision, c.ComputePrecision)
+		sc := c
+		if m == 1 {
+			sc = roofline.GEMV(n, k, w, wide)
+		} else {
+			sc = roofline.GEMM(m, n, k, w, wide)
+		}
+		sc.ComputePrecision = c.ComputePrecision
+		pt.ServingTimeS = roofline.OpSeconds(sc, eff, peak, bw)
+		pt.ServingKernel = fmt.Sprintf("vLLM serving path: %s activations quantised per token, then the %s GEMM (W8A8 style)", wide.Name, c.ComputePrecision)
+		eff = roofline.PrequantizedEfficiency(eff, single)
+	}
+	t := roofline.OpSeconds(c, eff, peak, bw)
 	pt.Status = "ok"
 	pt.ComputePrecision = c.ComputePrecision
 	pt.FLOPs, pt.Bytes, pt.AI = a.FLOPs, a.Bytes, a.ArithmeticIntensity

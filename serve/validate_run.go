@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -62,13 +63,22 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A client that goes away stops the kernel validation between its
+		// families; the throughput one takes under a second and is only
+		// checked before it starts.
+		ctx := r.Context()
 		if req.Kind == "kernels" {
-			rep, err = kernelsWithPoints(g, aiconfigurator.Dir(path))
+			rep, err = kernelsWithPoints(ctx, g, aiconfigurator.Dir(path))
 		} else {
 			var bench *llamacpp.Bench
 			if bench, err = read(s.data, req.File, path, llamacpp.Read); err == nil {
-				rep, err = throughput.Validate(g, bench)
+				if err = context.Cause(ctx); err == nil {
+					rep, err = throughput.Validate(g, bench)
+				}
 			}
+		}
+		if cerr := context.Cause(ctx); cerr != nil {
+			return nil, errorf(http.StatusServiceUnavailable, "validate: stopped: %v", cerr)
 		}
 		if err != nil {
 			return nil, badRequest(hideDataRoot(err, s.data.root))
@@ -105,17 +115,17 @@ type kernelsReport struct {
 	Points []kernels.Point `json:"points"`
 }
 
-func kernelsWithPoints(g *hardware.GPU, dir kernels.Source) (*kernelsReport, error) {
+func kernelsWithPoints(ctx context.Context, g *hardware.GPU, dir kernels.Source) (*kernelsReport, error) {
 	t, err := dir.Tables() // read once, priced twice
 	if err != nil {
 		return nil, err
 	}
 	src := kernels.TablesSource{T: t}
-	rep, err := kernels.Validate(g, src)
+	rep, err := kernels.ValidateContext(ctx, g, src)
 	if err != nil {
 		return nil, err
 	}
-	pts, err := kernels.Points(g, src, kernelPointsPerFamily)
+	pts, err := kernels.PointsContext(ctx, g, src, kernelPointsPerFamily)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,14 @@ package aiconfigurator
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/table"
+	"github.com/roofsim/roofsim/model"
 )
 
 // ReadServing reads an end-to-end closed-loop serving table such as
@@ -39,7 +42,7 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 		}
 		row.Engine, row.Version = t.Str("backend"), t.Str("backend_version")
 		if row.Version != "" {
-			if _, err := engine.ParseVersion(row.Version); err != nil {
+			if _, err := engine.ResolveRelease(engine.VLLM, row.Version); err != nil {
 				t.Failf("backend_version", "%v", err)
 			}
 		}
@@ -53,10 +56,30 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 	})
 }
 
-// optInt is an optional integer column >= 1: 0 when absent or empty.
+// optInt is an optional integer column >= 0: 0 when absent or empty.
+// AIConfigurator writes 0 for a degree that is not set (moe_tp_size and
+// moe_ep_size on dense rows), which reads as absent.
 func optInt(t *table.Reader, col string) int {
 	if t.Str(col) == "" {
 		return 0
 	}
-	return t.IntMin(col, 1)
+	return t.IntMin(col, 0)
+}
+
+// Models resolves a serving table's model_path column: a path to a Hugging
+// Face config.json or to the directory holding one is loaded, relative to
+// the directory of the table (file) when it is not absolute; anything else
+// goes to model.Resolve (a path from the working directory, or a catalog
+// name such as "meta-llama/Llama-3.1-70B").
+func Models(file string) func(string) (*model.Config, error) {
+	dir := filepath.Dir(file)
+	return func(name string) (*model.Config, error) {
+		if name != "" && !filepath.IsAbs(name) {
+			p := filepath.Join(dir, name)
+			if _, err := os.Stat(p); err == nil {
+				return model.Resolve(p)
+			}
+		}
+		return model.Resolve(name)
+	}
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -31,6 +32,13 @@ type Report struct {
 // profile (calibrated or default) and reports, per family, the row count
 // and the median and p90 absolute percentage error.
 func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
+	return ValidateContext(context.Background(), gpu, src)
+}
+
+// ValidateContext is Validate stopped by ctx: once ctx is done it returns
+// ctx's cause and no report, at the latest when the family being priced
+// (or the reading of the tables) is done.
+func ValidateContext(ctx context.Context, gpu *hardware.GPU, src Source) (*Report, error) {
 	if gpu == nil {
 		return nil, fmt.Errorf("gpu: is required")
 	}
@@ -41,12 +49,21 @@ func Validate(gpu *hardware.GPU, src Source) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	p := gpu.EffectiveProfile()
 	rep := &Report{GPU: gpu.Name, Calibrated: p.Calibrated, ProfileSource: p.Summary(), Dir: k.Dir}
 	fams, warns := families(k, gpu)
 	rep.Warnings = append(rep.Warnings, warns...)
 	for _, f := range fams {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		rep.Families = append(rep.Families, FamilyReport{Family: f.name, APEStats: calibrate.SummarizeAPE(apes(f.samples, f.get(p)))})
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
 	}
 	ns, byN := allReduceByGPUs(k)
 	for _, n := range ns {
@@ -73,6 +90,11 @@ type Point struct {
 // perFamily of them per family, every n-th row in table order (so the
 // sample is deterministic and spans each table). perFamily must be >= 1.
 func Points(gpu *hardware.GPU, src Source, perFamily int) ([]Point, error) {
+	return PointsContext(context.Background(), gpu, src, perFamily)
+}
+
+// PointsContext is Points stopped by ctx, as ValidateContext is.
+func PointsContext(ctx context.Context, gpu *hardware.GPU, src Source, perFamily int) ([]Point, error) {
 	if gpu == nil {
 		return nil, fmt.Errorf("gpu: is required")
 	}
@@ -95,8 +117,14 @@ func Points(gpu *hardware.GPU, src Source, perFamily int) ([]Point, error) {
 			out = append(out, Point{Kind: kind, MeasuredUS: meas * 1e6, PredictedUS: pred * 1e6, APEPct: calibrate.APE(pred, meas)})
 		}
 	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	fams, _ := families(k, gpu)
 	for _, f := range fams {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		e := f.get(p)
 		add(f.name, len(f.samples), func(i int) (float64, float64) { return f.samples[i].Predict(e), f.samples[i].Seconds })
 	}

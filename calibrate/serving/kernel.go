@@ -77,8 +77,22 @@ func rowEngine(d *sim.Deployment, row Row) error {
 	return nil
 }
 
-// rowRelease is a vLLM row's engine release.
+// rowRelease is a vLLM row's engine release (engine.ResolveRelease: a
+// nightly build is priced as the newest known release).
 func rowRelease(row Row) (engine.Engine, error) {
-	v, err := engine.ParseVersion(row.Version)
-	return engine.Engine{Name: engine.VLLM, Version: v}, err
+	rel, err := engine.ResolveRelease(engine.VLLM, row.Version)
+	return engine.Engine{Name: engine.VLLM, Version: rel.Version}, err
+}
+
+// releaseNote says how a vLLM row's backend_version was read when it was
+// not a release number (a nightly build); "" otherwise.
+func releaseNote(row Row) string {
+	if !vllmRow(row) {
+		return ""
+	}
+	rel, err := engine.ResolveRelease(engine.VLLM, row.Version)
+	if err != nil {
+		return ""
+	}
+	return rel.Note
 }

@@ -17,6 +17,9 @@ func TestResolveLayout(t *testing.T) {
 	}{
 		{"dense row (moe 1 x 1 at tp 2)", Row{TP: 2, MoETP: 1, EP: 1}, 1, 1, "", "tp2"},
 		{"no moe columns", Row{TP: 4}, 1, 1, "", "tp4"},
+		{"moe degrees 0 on a dense row (not set)", Row{TP: 2, MoETP: 0, EP: 0, DP: 0}, 1, 1, "", "tp2"},
+		{"ep without moe_tp_size", Row{TP: 4, EP: 4}, 4, 1, "", "tp4 ep4"},
+		{"ep without moe_tp_size, dp implied", Row{TP: 2, EP: 4}, 4, 2, "", "tp2 dp2 ep4"},
 		{"experts by tp", Row{TP: 4, MoETP: 4, EP: 1}, 1, 1, "", "tp4"},
 		{"ep inside tp", Row{TP: 4, MoETP: 1, EP: 4}, 4, 1, "", "tp4 ep4"},
 		{"dp implied", Row{TP: 1, MoETP: 2, EP: 1}, 1, 2, "", "tp1 dp2"},

@@ -108,6 +108,9 @@ type Result struct {
 	// Parts are the two simulated phases the prediction blends.
 	Parts   Prediction `json:"parts"`
 	Skipped string     `json:"skipped,omitempty"`
+	// Note says how a column was read when it was not taken as written
+	// (a nightly backend_version priced as a release).
+	Note string `json:"note,omitempty"`
 }
 
 // Prediction is one row simulated in the two phases of a
@@ -162,8 +165,11 @@ type Report struct {
 	// BenchRequestsPerClient is the k the predictions are blended for.
 	BenchRequestsPerClient float64  `json:"bench_requests_per_client"`
 	Rows                   []Result `json:"rows"`
-	TTFT                   Errors   `json:"ttft"`
-	TPOT                   Errors   `json:"tpot"`
+	// SkippedRows counts the rows that could not be priced (Result.Skipped
+	// set); they are in no error statistic.
+	SkippedRows int    `json:"skipped_rows"`
+	TTFT        Errors `json:"ttft"`
+	TPOT        Errors `json:"tpot"`
 	// Groups breaks the errors down by model, GPU and TP.
 	Groups []Group `json:"groups"`
 }
@@ -365,7 +371,7 @@ dispatch:
 // simulated.
 func predictRow(row Row, opts Options) Result {
 	r := Result{Row: row, Model: row.Model, GPU: row.GPU, TP: row.TP, EP: above1(row.EP), DP: above1(row.DP), ISL: row.ISL, OSL: row.OSL,
-		Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms}
+		Conc: row.Concurrency, TTFTms: row.TTFTms, TPOTms: row.TPOTms, Note: releaseNote(row)}
 	p, err := Predict(row, opts)
 	if err != nil {
 		r.Skipped = err.Error()
@@ -401,6 +407,12 @@ func (r *Result) blend(k float64) {
 func (rep *Report) summarize() {
 	out := rep.Rows
 	rep.Groups = nil
+	rep.SkippedRows = 0
+	for _, r := range out {
+		if r.Skipped != "" {
+			rep.SkippedRows++
+		}
+	}
 	rep.TTFT, rep.TPOT = stats(out)
 	groups := map[string][]Result{}
 	var keys []string
@@ -418,7 +430,11 @@ func (rep *Report) summarize() {
 	}
 }
 
+// shortModel is a model_path's last element: "Llama-3.1-70B" for
+// "meta-llama/Llama-3.1-70B", and the directory's name for a path to a
+// config.json ("tiny" for "models/tiny/config.json").
 func shortModel(id string) string {
+	id = strings.TrimSuffix(strings.TrimSuffix(id, "/"), "/config.json")
 	if i := strings.LastIndex(id, "/"); i >= 0 {
 		return id[i+1:]
 	}
@@ -450,15 +466,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%-*s %4s  %9s %9s %9s   %9s %9s %9s\n", kw, "model / gpu / tp", "n", "TTFT med%", "TTFT p90%", "TTFT bias", "TPOT med%", "TPOT p90%", "TPOT bias")
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "%-*s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", kw, g.Key, g.TTFT.N, g.TTFT.MedianAPE, g.TTFT.P90APE, g.TTFT.MeanSignedPct,
-			g.TPOT.MedianAPE, g.TPOT.P90APE, g.TPOT.MeanSignedPct)
+		fmt.Fprintf(w, "%-*s %4d  %s   %s\n", kw, g.Key, g.TTFT.N, errorCells(g.TTFT), errorCells(g.TPOT))
 	}
-	fmt.Fprintf(w, "%-*s %4d  %9.1f %9.1f %+9.1f   %9.1f %9.1f %+9.1f\n", kw, "ALL", r.TTFT.N, r.TTFT.MedianAPE, r.TTFT.P90APE, r.TTFT.MeanSignedPct,
-		r.TPOT.MedianAPE, r.TPOT.P90APE, r.TPOT.MeanSignedPct)
+	fmt.Fprintf(w, "%-*s %4d  %s   %s\n", kw, "ALL", r.TTFT.N, errorCells(r.TTFT), errorCells(r.TPOT))
 	for _, row := range r.Rows {
 		if row.Skipped != "" {
-			fmt.Fprintf(w, "skipped line %d (%s %s %s): %s\n", row.Row.Line, shortModel(row.Model), row.GPU, row.Row.Layout(), row.Skipped)
+			fmt.Fprintf(w, "skipped %s\n", skipLine(row))
 		}
+	}
+	writeNotes(w, r.Rows)
+	if r.SkippedRows > 0 {
+		fmt.Fprintf(w, "skipped %d of %d rows: the errors above are over the other %d\n", r.SkippedRows, len(r.Rows), len(r.Rows)-r.SkippedRows)
 	}
 	return nil
 }

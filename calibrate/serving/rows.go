@@ -37,7 +37,15 @@ type Row struct {
 // Tables of dense models carry moe_tp_size = moe_ep_size = 1 whatever the
 // TP: a row whose experts would run on one GPU has no expert layout, and
 // only its attention_dp_size is read.
+//
+// A degree of 0 is not set, as AIConfigurator writes it: moe_tp_size and
+// moe_ep_size 0 on a dense row are the same as absent, and an expert
+// degree given without moe_tp_size (0) splits the experts by EP alone
+// (moe_tp_size 1).
 func (r *Row) ResolveLayout() error {
+	if r.MoETP == 0 && r.EP > 1 {
+		r.MoETP = 1
+	}
 	if r.EP == 0 {
 		r.EP = 1
 	}

@@ -88,7 +88,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	bar := newMeter(s.errOut, 0, o.Quiet, "fitting", "row sims")
 	fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: o.TrainGPUs, TrainModels: o.TrainModels, KeepStepTerms: o.KeepStepTerms},
-		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType, Progress: func(done, most int) {
+		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File), Progress: func(done, most int) {
 			bar.SetTotal(int64(most))
 			bar.Set(int64(done))
 		}})

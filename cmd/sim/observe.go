@@ -67,6 +67,16 @@ reports the achieved rate and how late the client sent them. Failures
 reason. Ctrl-C stops sending, cancels the requests in flight, and still
 writes valid files.
 
+Before anything is sent the endpoint is probed (GET /v1/models): nothing
+listening, HTTP 401/403, or a model list without --model is an error. A run
+in which no request completed exits 1 (its files stay). Usage reports out
+of range fail their request (rejected:usage); a stream longer than its
+max_tokens allows is cut (rejected:stream); a redirect to another host is
+refused (rejected:redirect), so --header values stay with the server named.
+Header values, URL user information and query values are never written:
+run.json shows them as REDACTED. --json prints the result alone, flat, as
+'sim run --json' does.
+
 --model is the model name the server serves. The deployment recorded for
 'sim calibrate serving --observed' and 'sim compare' comes from the workload
 file and the setting flags (--gpu, --tp, --max-num-seqs, ...); --sim-model
@@ -198,12 +208,12 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 	}
 	rec := pipeline.Record{
 		SchemaVersion: pipeline.RecordSchemaVersion, Kind: pipeline.KindObserved, Version: version,
-		Command: s.commandLine(), Started: started.Format(time.RFC3339),
+		Command: redactedCommandLine(s, &cfg), Started: started.Format(time.RFC3339),
 		Config: pipeline.Settings{Deployment: sp.Deployment, Seed: sp.Seed, Duration: sp.Duration,
 			NumGPUBlocksPinned: sp.Serving.NumGPUBlocks > 0, Workload: opts.Workload},
 		Endpoint: res.Server,
 		Client: observeClient{API: cfg.API, MaxConcurrency: cfg.MaxConcurrency, RequestTimeoutS: cfg.RequestTimeout.Seconds(),
-			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: res.WordsPerToken, Metrics: cfg.MetricsURL},
+			MaxDurationS: cfg.MaxDuration.Seconds(), WordsPerToken: res.WordsPerToken, Metrics: observe.RedactURL(cfg.MetricsURL)},
 		Result: res, Workload: sp, Notes: notes, Summary: observeResult(sp, res, percentiles, out),
 		Counters: observeCounters(res),
 		Files:    out.files(),
@@ -213,7 +223,9 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		return err
 	}
 	if opts.JSON {
-		err = writeJSON(s.out, rec)
+		// The result alone, flat, as sim run --json prints it; run.json
+		// holds the whole record.
+		err = writeJSON(s.out, rec.Summary)
 	} else {
 		err = writeObserveText(s.out, opts.Out, res, rec.Summary)
 	}
@@ -222,7 +234,42 @@ func runObserve(cmd *cobra.Command, s streams, opts *observeOptions) error {
 		// cut short.
 		err = fmt.Errorf("interrupted; the requests so far are in %s", opts.Out)
 	}
+	if err == nil {
+		// A run where nothing completed measured nothing: its files stay
+		// for diagnosis, and the exit status says so.
+		if cerr := res.Check(); cerr != nil {
+			err = fmt.Errorf("%w; the requests are in %s", cerr, opts.Out)
+		}
+	}
 	return err
+}
+
+// redactedCommandLine is the command line for run.json with the secrets
+// of cfg taken out: --header values, the user information and query values
+// of URLs, and any other occurrence of them (observe.Config.Redact).
+func redactedCommandLine(s streams, cfg *observe.Config) string {
+	args := slices.Clone(s.args)
+	for i, a := range args {
+		switch {
+		case a == "--header" && i+1 < len(args):
+			args[i+1] = redactHeader(args[i+1])
+		case strings.HasPrefix(a, "--header="):
+			args[i] = "--header=" + redactHeader(strings.TrimPrefix(a, "--header="))
+		default:
+			if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") {
+				args[i] = k + "=" + observe.RedactURL(v)
+			} else {
+				args[i] = observe.RedactURL(a)
+			}
+		}
+	}
+	return cfg.Redact(streams{args: args}.commandLine())
+}
+
+// redactHeader keeps a header's name and drops its value: "Name: REDACTED".
+func redactHeader(h string) string {
+	k, _, _ := strings.Cut(h, ":")
+	return strings.TrimSpace(k) + ": REDACTED"
 }
 
 // observeResult is the observed requests' summary in the result schema of

@@ -36,7 +36,9 @@ with its ridge point, operator points from --points (an ops file: name, flops,
 memory_bytes and optionally measured_s: measured ops sit at their achieved
 FLOP/s, others at the attainable rate for --dtype), and, with --model (a
 comma-separated list), each model's prefill and decode phases as predicted by
-the step model.`,
+the step model. Every point is drawn; the first 100 that fall on the chart
+carry a name (more could not be read), so a file of many operators plots in
+time linear in their number.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlot(s, o) },
 	}

@@ -50,9 +50,6 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 	if ext != "png" && ext != "svg" {
 		return nil, fmt.Errorf("format: want png or svg, got %q", ext)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	label := func(s runPlotSide, what string) string {
 		if len(sides) == 1 {
 			return what
@@ -136,30 +133,66 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 		}
 	}
 	bars.Stacks = comps[:]
+	// All the figures are published together, or none (writeFilesTogether),
+	// and a directory made for them is removed again on failure.
 	var written []string
-	write := func(name string, cols int, panels []plot.Panel) error {
+	var outs []fileOutput
+	add := func(name string, cols int, panels []plot.Panel) {
 		if len(panels) == 0 {
-			return nil
+			return
 		}
 		path := filepath.Join(dir, name+"."+ext)
-		if err := plot.WriteFigure(path, cols, panels); err != nil {
-			return err
-		}
+		outs = append(outs, fileOutput{flag: name, path: path, writeAt: func(p string) error { return plot.WriteFigure(p, cols, panels) }})
 		written = append(written, path)
-		return nil
 	}
-	if err := write("latency_cdf", 2, cdfs); err != nil {
-		return nil, err
-	}
-	if err := write("timeline", 1, tl); err != nil {
-		return nil, err
-	}
+	add("latency_cdf", 2, cdfs)
+	add("timeline", 1, tl)
 	if len(bars.Categories) > 0 {
-		if err := write("step_split", 1, []plot.Panel{bars}); err != nil {
-			return nil, err
-		}
+		add("step_split", 1, []plot.Panel{bars})
+	}
+	if err := writeFigures(dir, outs); err != nil {
+		return nil, err
 	}
 	return written, nil
+}
+
+// writeFigures makes dir and writes outs into it together
+// (writeFilesTogether): on failure no file of outs is left, nor a
+// directory made for them.
+func writeFigures(dir string, outs []fileOutput) error {
+	made, err := mkdirAllTracked(dir)
+	if err != nil {
+		return err
+	}
+	if err := writeFilesTogether(outs); err != nil {
+		removeEmptyDirs(made)
+		return err
+	}
+	return nil
+}
+
+// mkdirAllTracked is os.MkdirAll returning the directories it made,
+// deepest first.
+func mkdirAllTracked(dir string) ([]string, error) {
+	var made []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		made = append(made, p)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		removeEmptyDirs(made)
+		return nil, err
+	}
+	return made, nil
+}
+
+// removeEmptyDirs removes each directory of dirs that is empty, in order.
+func removeEmptyDirs(dirs []string) {
+	for _, d := range dirs {
+		os.Remove(d) // only if empty
+	}
 }
 
 // addPlotFlag adds sim run's --plot.

@@ -19,8 +19,8 @@ import (
 // with "interrupted" instead of naming the field. The few that cannot be
 // checked so are marked afterWork and run with a live context: two refusals
 // that need some generation first, bounded by the cap or cut-off their
-// message names, and validate, whose wrapper (signals.go) returns at once on
-// a cancelled context.
+// message names, and validate and roofline, whose wrapper (signals.go)
+// returns at once on a cancelled context.
 func TestRobustnessTable(t *testing.T) {
 	const lens = "    prompt_tokens: {dist: constant, value: 100}\n    output_tokens: {dist: constant, value: 10}\n"
 	open := func(arrival string) string { return "clients:\n  - arrival: " + arrival + "\n" + lens }
@@ -49,7 +49,7 @@ func TestRobustnessTable(t *testing.T) {
 		{name: "random ramp 1e8 clients", files: map[string]string{"w.yaml": "clients:\n  - concurrency: 100000000\n    duration: 10s\n    ramp_up: 5s\n    ramp_up_random: true\n" + lens},
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "clients[0].ramp_up_random: at most 1048576"},
 		{name: "attention batch int64", args: []string{"roofline", "op", "attention", "--batch", "9223372036854775807", "--heads", "8", "--head-dim", "128", "--q-len", "1", "--kv-len", "64"},
-			code: 1, want: "--batch: must be in [1, 65536]"},
+			code: 1, want: "--batch: must be in [1, 65536]", afterWork: true},
 		// Hangs and unbounded memory.
 		{name: "output int64 max", files: map[string]string{"w.yaml": dist("{dist: constant, value: 100}", "{dist: constant, value: 9223372036854775807}")},
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT"}, code: 1, want: "clients[0].output_tokens.value: must be in [1, 2147483647]"},
@@ -80,7 +80,7 @@ func TestRobustnessTable(t *testing.T) {
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT", "--max-requests", "2000"}, code: 1, want: "the workload generated more than --max-requests 2000 requests", afterWork: true},
 		{name: "max-requests past 1e8", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}")},
 			args: []string{"run", "-w", "w.yaml", "--out", "OUT", "--max-requests", "1000000000"}, code: 2, want: "--max-requests: must be in [1, 100000000]"},
-		{name: "phase batch", args: []string{"roofline", "phase", "--batch", "100000000", "--gen", "10"}, code: 1, want: "batch: must be in [1, 65536]"},
+		{name: "phase batch", args: []string{"roofline", "phase", "--batch", "100000000", "--gen", "10"}, code: 1, want: "batch: must be in [1, 65536]", afterWork: true},
 		// Silent nonsense.
 		{name: "GPU bandwidth 1e-9", files: map[string]string{"w.yaml": open("{rate: 1, num_requests: 3}"), "g.yaml": gpuFile("1e-9", "80")},
 			args: []string{"run", "-w", "w.yaml", "--gpu", "g.yaml", "--out", "OUT"}, code: 1, want: "memory_bandwidth_gbps: must be in [1, 1000000], got 1e-09"},

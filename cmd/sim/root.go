@@ -100,8 +100,12 @@ Configuration precedence: flags > environment (SIM_<FLAG>, e.g. SIM_TP=2)
 	)
 	attachCalibrateObserved(root, s)
 	strictNumbers(root)
+	// Commands whose work takes no context (fits, validations, reading
+	// large traces or ops files) return at the first signal; run, sweep,
+	// observe and serve stop through their context themselves.
 	for _, c := range root.Commands() {
-		if c.Name() == "calibrate" || c.Name() == "validate" {
+		switch c.Name() {
+		case "calibrate", "validate", "roofline", "compare", "plot":
 			makeInterruptible(c) // signals.go
 		}
 	}

@@ -139,8 +139,14 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		defer out.abort() // removes temporary files unless committed
 		sink = out
 	}
+	// Plots asked for inside --out are written into its staged directory
+	// and published with it; elsewhere they are written in place.
+	plotDir := opts.Plot
+	if out != nil && plotDir != "" {
+		plotDir, _ = out.stage.redirect(plotDir)
+	}
 	var plotter *plotSink
-	plotter, sink = startRunPlot(opts.Plot, sink) // plot_run.go
+	plotter, sink = startRunPlot(plotDir, sink) // plot_run.go
 	bar := newProgress(s.errOut, total, opts.Quiet, "simulating")
 	run, err := plan.Run(cmd.Context(), src, sink, pipeline.RunOptions{Percentiles: percentiles, Goodput: slo,
 		StepTrace: (opts.StepTrace && out != nil) || plotter != nil, OnProgress: bar.set})
@@ -156,17 +162,20 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 		return fmt.Errorf("no request arrived: the workload's arrivals fall after its cut-off (duration) or its rate is too low for its window; nothing written")
 	}
 	rec := plan.Record(run, version)
-	plots, err := finishRunPlot(opts.Plot, plotter, res, plan.Settings.Model)
+	plots, err := finishRunPlot(plotDir, plotter, res, plan.Settings.Model)
 	if err != nil {
 		return err
-	}
-	for _, f := range plots {
-		fmt.Fprintln(s.errOut, "sim: wrote", f)
 	}
 	if out != nil {
 		if err := out.commit(rec); err != nil {
 			return err
 		}
+	}
+	for _, f := range plots {
+		if out != nil {
+			f = out.stage.display(f)
+		}
+		fmt.Fprintln(s.errOut, "sim: wrote", f)
 	}
 	if opts.JSON {
 		return writeJSON(s.out, result)

@@ -21,6 +21,13 @@ import (
 // refused unless --overwrite is given, and then only when it holds roofsim
 // results (a run.json), which are replaced whole, never merged. A directory
 // of other files is never replaced.
+//
+// The check is made again when the results are published: a target that
+// appeared, was replaced, or gained files other than results while the
+// command ran (a user's file, another run's results) is not replaced; the
+// command fails with an *outputConflict naming where its own results were
+// kept. A --out that is a symbolic link stays one: the results go to the
+// directory it points to.
 
 // resultsMarker is the file that marks a directory as roofsim results.
 const resultsMarker = "run.json"
@@ -28,20 +35,41 @@ const resultsMarker = "run.json"
 // stagedDir is a results directory being written: files go into tmp, beside
 // target, until publish swaps tmp in.
 type stagedDir struct {
-	flag    string // the flag that named target, for errors ("--out")
-	target  string
-	tmp     string
-	created []string // parent directories made for target, deepest first
-	done    bool
+	flag      string // the flag that named target, for errors ("--out")
+	given     string // target as given (a symbolic link, possibly)
+	target    string // the directory results replace: given, links resolved
+	tmp       string
+	created   []string // parent directories made for target, deepest first
+	done      bool
+	overwrite bool
+	// was is target as checked (nil: it did not exist) and names the
+	// entries it held then; publish replaces only that directory, holding
+	// nothing else.
+	was   os.FileInfo
+	names map[string]bool
 }
 
 // stageDir checks that target may receive a run's results (see above) and
 // creates the temporary directory beside it, making missing parents.
 func stageDir(flag, target string, overwrite bool) (*stagedDir, error) {
+	given := filepath.Clean(target)
+	if fi, err := os.Lstat(given); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(given)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is a symbolic link that does not resolve: %w", flag, target, err)
+		}
+		target = real
+	}
 	if err := checkResultsDir(flag, target, overwrite); err != nil {
 		return nil, err
 	}
-	d := &stagedDir{flag: flag, target: filepath.Clean(target)}
+	d := &stagedDir{flag: flag, given: given, target: filepath.Clean(target), overwrite: overwrite}
+	if fi, err := os.Stat(d.target); err == nil {
+		d.was = fi
+		if d.names, err = entryNames(d.target); err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+	}
 	parent := filepath.Dir(d.target)
 	for p := parent; ; p = filepath.Dir(p) {
 		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
@@ -130,8 +158,17 @@ func (d *stagedDir) publish() error {
 	if parent == "" {
 		parent = "."
 	}
+	cur, err := os.Lstat(d.target)
+	switch {
+	case err == nil && d.was == nil:
+		return d.conflict("appeared while this command ran")
+	case err == nil && !os.SameFile(cur, d.was):
+		return d.conflict("was replaced while this command ran")
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: %w", d.flag, err)
+	}
 	var old string
-	if _, err := os.Stat(d.target); err == nil {
+	if err == nil {
 		old, err = os.MkdirTemp(parent, "."+base+".old-*")
 		if err != nil {
 			return fmt.Errorf("%s: %w", d.flag, err)
@@ -140,10 +177,21 @@ func (d *stagedDir) publish() error {
 		if err := os.Rename(d.target, old); err != nil {
 			return fmt.Errorf("%s: %w", d.flag, err)
 		}
+		// Moved aside, it can no longer change under us: check what it
+		// holds now, not what it held at the start.
+		if reason := d.changed(old); reason != "" {
+			if rerr := os.Rename(old, d.target); rerr != nil {
+				return fmt.Errorf("%s: %w; the earlier contents are in %s", d.flag, rerr, old)
+			}
+			return d.conflict("changed while this command ran (" + reason + ")")
+		}
 	}
 	if err := os.Rename(d.tmp, d.target); err != nil {
 		if old != "" {
 			os.Rename(old, d.target)
+		}
+		if _, serr := os.Lstat(d.target); serr == nil && old == "" {
+			return d.conflict("appeared while this command ran")
 		}
 		return fmt.Errorf("%s: %w", d.flag, err)
 	}
@@ -152,6 +200,87 @@ func (d *stagedDir) publish() error {
 		os.RemoveAll(old)
 	}
 	return nil
+}
+
+// changed says how dir, the target moved aside, differs from the target as
+// checked: an entry that was not there then (a user's file, another run's
+// files), or contents the check would now refuse; "" when it may be
+// replaced.
+func (d *stagedDir) changed(dir string) string {
+	names, err := entryNames(dir)
+	if err != nil {
+		return err.Error()
+	}
+	for n := range names {
+		if !d.names[n] {
+			return fmt.Sprintf("%q was added", n)
+		}
+	}
+	if err := checkResultsDir(d.flag, dir, d.overwrite); err != nil {
+		return strings.TrimPrefix(err.Error(), d.flag+": ")
+	}
+	return ""
+}
+
+// entryNames is the set of names in directory dir.
+func entryNames(dir string) (map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	return names, nil
+}
+
+// outputConflict is a results directory that changed between the check and
+// the publication of a command's results: nothing of it was replaced, and
+// the command's own results were kept in Kept.
+type outputConflict struct {
+	Flag, Target, Reason, Kept string
+}
+
+func (e *outputConflict) Error() string {
+	return fmt.Sprintf("%s: %q %s; it was left as it is, and this command's results are in %s", e.Flag, e.Target, e.Reason, e.Kept)
+}
+
+// conflict keeps the staged directory (published under no name: abort
+// leaves it) and returns the *outputConflict naming it.
+func (d *stagedDir) conflict(reason string) error {
+	d.done = true
+	return &outputConflict{Flag: d.flag, Target: d.given, Reason: reason, Kept: d.tmp}
+}
+
+// redirect maps a path inside the target (as given, or with links
+// resolved) to the same place inside the staged directory, so that files
+// a command writes into its own --out (sim run --plot DIR/plots) are
+// published with it; ok is false for a path outside.
+func (d *stagedDir) redirect(path string) (string, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path, false
+	}
+	for _, root := range []string{d.given, d.target} {
+		r, err := filepath.Abs(root)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(r, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.Join(d.tmp, rel), true
+		}
+	}
+	return path, false
+}
+
+// display maps a path inside the staged directory back to where it will be
+// once published (as given), for messages.
+func (d *stagedDir) display(path string) string {
+	if rel, err := filepath.Rel(d.tmp, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.Join(d.given, rel)
+	}
+	return path
 }
 
 // abort removes the staged directory and the parents made for it (when

@@ -15,6 +15,7 @@ type validateServingOptions struct {
 	KVDType           string
 	Seed              uint64
 	JSON              bool
+	AllowSkips        bool
 }
 
 func newValidateServingCmd(s streams) *cobra.Command {
@@ -36,7 +37,16 @@ client's first request sent at t = 0) and the desynchronised steady state
 request lifetime). The prediction is their mean over a benchmark of
 --bench-requests-per-client requests per client: the burst weighs 1/k. The
 default k was fitted with the engine overheads by sim calibrate serving on
-the h100_sxm rows; --json shows both phases per row.`,
+the h100_sxm rows; --json shows both phases per row.
+
+Tables are read as AIConfigurator publishes them: moe_tp_size and
+moe_ep_size of 0 mean "not set"; a nightly backend_version
+(nightly-<sha>) is priced as the newest vLLM release roofsim knows, with a
+note; a model_path naming a Hugging Face config.json (or its directory,
+relative to the table's directory when not absolute) is loaded, anything
+else is looked up in the model catalog. A row that cannot be priced is
+named and counted in the summary, and the command then exits non-zero
+(unless --allow-skips); it always does when no row could be priced.`,
 		Example: "  sim validate serving --file ../shared/data/e2e/closed_loop_vllm.csv",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,12 +66,20 @@ the h100_sxm rows; --json shows both phases per row.`,
 			if err := checkServingRows(o.File, rows, o.RequestsPerClient); err != nil { // calibrate_truth.go
 				return err
 			}
-			rep := serving.Validate(rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
-				BenchRequestsPerClient: o.BenchRequests, Seed: o.Seed, KVDType: o.KVDType})
-			if o.JSON {
-				return writeJSON(s.out, rep)
+			rep, err := serving.ValidateContext(cmd.Context(), rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
+				BenchRequestsPerClient: o.BenchRequests, Seed: o.Seed, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File)})
+			if err != nil {
+				return err
 			}
-			return rep.WriteText(s.out)
+			if o.JSON {
+				err = writeJSON(s.out, rep)
+			} else {
+				err = rep.WriteText(s.out)
+			}
+			if err != nil {
+				return err
+			}
+			return rep.Check(o.AllowSkips)
 		},
 	}
 	f := cmd.Flags()
@@ -71,5 +89,6 @@ the h100_sxm rows; --json shows both phases per row.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	f.BoolVar(&o.AllowSkips, "allow-skips", false, "exit 0 when some rows could not be priced (never when none could)")
 	return cmd
 }

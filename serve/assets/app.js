@@ -252,10 +252,13 @@ function spotTip(p, meas) {
     `attainable (peak roofline) ${si(p.attainable_flops, "FLOP/s")}`,
     `predicted ${si(p.predicted_flops, "FLOP/s")} in ${fmtTime(p.predicted_time_s)}`,
     `bandwidth ${si(p.predicted_bandwidth, "B/s")} (predicted)`];
+  if (p.predicted_kernel) lines.push(`priced as: ${esc(p.predicted_kernel)}`);
+  if (p.serving_time_s) lines.push(`${esc(p.serving_kernel)}: ${fmtTime(p.serving_time_s)} (not what the agent times)`);
   if (p.measured && p.measured.status === "ok") {
     lines.push(`measured ${si(p.measured.achieved_flops, "FLOP/s")} in ${fmtTime(p.measured.time_s)}`);
     lines.push(`measured bandwidth ${si(p.measured.achieved_bandwidth, "B/s")}`);
     if (p.measured.error_pct !== null && p.measured.error_pct !== undefined) lines.push(`error ${p.measured.error_pct > 0 ? "+" : ""}${p.measured.error_pct.toFixed(1)} % (predicted vs measured)`);
+    if (p.measured.kernel) lines.push(`measured kernel: ${esc(p.measured.kernel)}`);
     if (p.measured.device) lines.push(`on ${esc(p.measured.device)}`);
   }
   return lines.join("<br>");
