@@ -169,6 +169,11 @@ func (c Config) Clone() Config {
 		m.DenseLayers = slices.Clone(c.MoE.DenseLayers)
 		out.MoE = &m
 	}
+	if c.MLA != nil {
+		a := *c.MLA
+		out.MLA = &a
+	}
+	out.Notes = slices.Clone(c.Notes)
 	return out
 }
 
@@ -180,6 +185,7 @@ func (c *Config) SameArchitecture(o *Config) bool {
 	for _, x := range []*Config{&a, &b} {
 		x.Name, x.Family, x.DType, x.ExpertDType, x.AttentionDType = "", "", "", "", ""
 		x.Quant = nil
+		x.Notes = nil
 		x.MaxPositionEmbeddings = 0
 		x.PublishedParams, x.PublishedActiveParams, x.ActiveExcludesEmbedding = 0, 0, false
 		x.ActiveExcludesLMHead = false

@@ -52,6 +52,9 @@ type hfFamily struct {
 	// attention_chunk_size, and no_rope_layers marks the global ones (Llama 4);
 	// sliding_window is ignored.
 	chunkedAttention bool
+	// mla: multi-head latent attention, MoE with grouped routing and MTP
+	// modules (DeepSeek-V2/V3, Kimi-K2; hfmla.go).
+	mla bool
 	// sliding says which layers use sliding_window when layer_types is absent;
 	// nil means every layer. use false means the window is off.
 	sliding func(d hfDoc) (slides func(layer int) bool, use bool, err error)
@@ -68,8 +71,8 @@ func hfUnsupportedFeature(modelType string) string {
 		return "linear attention (lightning attention) in hybrid layers"
 	case "jamba", "nemotron_h", "falcon_h1", "granitemoehybrid", "bamba":
 		return "hybrid layers (Mamba state-space layers mixed with attention)"
-	case "deepseek_v2", "deepseek_v3", "kimi_k2", "glm_moe_dsa":
-		return "multi-head latent attention (MLA)"
+	case "glm_moe_dsa", "deepseek_v32":
+		return "DeepSeek sparse attention (DSA: an indexer that picks the top-k keys of each query)"
 	}
 	return ""
 }
@@ -81,11 +84,14 @@ func hfFamilies() registry.Table[hfFamily] {
 	gemma3 := hfFamily{name: "gemma3", tiedEmbeddings: true, qkNorm: true, normsPerLayer: 4, sliding: gemma3Sliding}
 	llama4 := hfFamily{name: "llama4", denseWidthKey: "intermediate_size_mlp", sharedExpert: true, chunkedAttention: true}
 	return registry.Table[hfFamily]{Entries: []registry.Entry[hfFamily]{
+		{Name: "deepseek_v2", Value: hfFamily{name: "deepseek_v2", mla: true}},
+		{Name: "deepseek_v3", Value: hfFamily{name: "deepseek_v3", mla: true}},
 		{Name: "gemma", Value: hfFamily{name: "gemma", tiedEmbeddings: true}},
 		{Name: "gemma2", Value: hfFamily{name: "gemma2", tiedEmbeddings: true, normsPerLayer: 4, sliding: everyOtherSliding}},
 		{Name: "gemma3", Value: gemma3},
 		{Name: "gemma3_text", Value: gemma3},
 		{Name: "gpt_oss", Value: hfFamily{name: "gpt_oss", attentionBias: true, attentionSinks: true, moeBiases: true, sliding: everyOtherSliding}},
+		{Name: "kimi_k2", Value: hfFamily{name: "kimi_k2", mla: true}},
 		{Name: "llama", Value: hfFamily{name: "llama"}},
 		{Name: "llama4", Value: llama4},
 		{Name: "llama4_text", Value: llama4},
@@ -311,8 +317,9 @@ func (d hfDoc) listKey(key string) ([]any, string, bool, error) {
 // Config.Name (lower-cased). Supported: the model types in hfModelTypes,
 // including MoE (Mixtral, Qwen MoE, gpt-oss, Llama 4 text part), sliding
 // and chunked attention layouts, tied embeddings and quantization_config
-// (fp8, mxfp4, compressed-tensors, gptq/awq, modelopt). Multi-head latent
-// attention (DeepSeek V2/V3, GLM MoE DSA) is rejected with ErrUnsupported.
+// (fp8, mxfp4, compressed-tensors, gptq/awq, modelopt), and multi-head
+// latent attention (DeepSeek-V2/V3, Kimi-K2; hfmla.go). DeepSeek sparse
+// attention (GLM MoE DSA, DeepSeek-V3.2) is rejected with ErrUnsupported.
 // Errors read "config.json: <key>: <reason>".
 func ParseHFConfig(data []byte, name string) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -338,10 +345,6 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 		return nil, err
 	}
 	modelType = strings.ToLower(modelType)
-	if v, path, ok := d.lookup("kv_lora_rank"); ok {
-		return nil, fmt.Errorf("config.json: %s: %w: multi-head latent attention (kv_lora_rank = %s, model_type %q)",
-			path, ErrUnsupported, describe(v), modelType)
-	}
 	if modelType == "" {
 		modelType = "llama"
 	}
@@ -353,6 +356,10 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config.json: model_type: %w: %q (supported: %s)",
 			ErrUnsupported, modelType, strings.Join(families.Names(), ", "))
+	}
+	if v, path, ok := d.lookup("kv_lora_rank"); ok && !fam.mla {
+		return nil, fmt.Errorf("config.json: %s: %w: multi-head latent attention (kv_lora_rank = %s) in model_type %q, which is not a DeepSeek-V2/V3-style family",
+			path, ErrUnsupported, describe(v), modelType)
 	}
 
 	cfg := &Config{Name: hfName(name, modelType), Family: fam.name, GatedMLP: true}
@@ -412,6 +419,11 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if err := hfMoE(d, fam, cfg); err != nil {
 		return nil, err
 	}
+	if fam.mla {
+		if err := hfMLA(d, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if (cfg.MoE == nil || cfg.NumDenseMLPLayers() > 0) && cfg.IntermediateSize == 0 {
 		return nil, hfErr("intermediate_size", "missing (must be > 0)")
 	}
@@ -421,6 +433,7 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if err := hfDTypes(d, cfg); err != nil {
 		return nil, err
 	}
+	cfg.Notes = append(cfg.Notes, hfUnmodelledNotes(d)...)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}

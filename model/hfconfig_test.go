@@ -13,8 +13,8 @@ import (
 // TestLoadSharedModelConfigs loads every config.json under
 // shared/data/models. Each must load with a parameter total within the
 // tolerance of its published size, and match the built-in catalog entry of
-// the same model when there is one; the MLA models must fail with
-// ErrUnsupported.
+// the same model when there is one; models with unpriced features must fail
+// with ErrUnsupported.
 func TestLoadSharedModelConfigs(t *testing.T) {
 	dir := filepath.Join(dataDir(t), "models")
 	type want struct {
@@ -24,7 +24,9 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		catalog   string  // catalog entry with the same architecture, "" = none
 		sliding   int     // expected number of sliding/chunked layers
 		dtype     string
-		mla       bool // must fail: multi-head latent attention
+		// activeNoInputEmbedding: the published active count leaves out
+		// the input embedding only (DeepSeek).
+		activeNoInputEmbedding bool
 		// activeNoEmbeddings: the published active count leaves out the
 		// embedding and LM head.
 		activeNoEmbeddings bool
@@ -34,10 +36,13 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		unsupported string
 	}
 	table := map[string]want{
-		"codellama-34b-instruct-hf":  {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
-		"deepseek-v2-lite":           {mla: true},
-		"gemma-3-4b-it":              {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
-		"glm-5.2-fp8":                {mla: true},
+		"codellama-34b-instruct-hf": {published: 33.7e9, tol: 0.01, catalog: "codellama-34b", dtype: "bf16"},
+		// DeepSeek-V2-Lite: 15.7B total, 2.4B active (DeepSeek-V2 paper,
+		// appendix B), MLA without query compression.
+		"deepseek-v2-lite": {published: 15.7e9, tol: 0.01, active: 2.4e9, activeNoInputEmbedding: true, catalog: "deepseek-v2-lite", dtype: "bf16"},
+		"gemma-3-4b-it":    {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
+		// GLM-5: MLA with DeepSeek sparse attention, which is not priced.
+		"glm-5.2-fp8":                {unsupported: "DeepSeek sparse attention (DSA"},
 		"gpt-oss-20b":                {published: 20.9e9, tol: 0.01, catalog: "gpt-oss-20b", sliding: 12, dtype: "bf16"},
 		"llama-2-70b-hf":             {published: 68.98e9, tol: 0.01, catalog: "llama-2-70b", dtype: "fp16"},
 		"llama-2-7b-hf":              {published: 6.74e9, tol: 0.01, catalog: "llama-2-7b", dtype: "fp16"},
@@ -74,8 +79,8 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// Multi-head latent attention + MoE: DeepSeek gives 671B total,
 		// 37B active for V3 and R1 (the 14B MTP module is published
 		// separately).
-		"deepseek-v3": {mla: true, published: 671e9, active: 37e9},
-		"deepseek-r1": {mla: true, published: 671e9, active: 37e9},
+		"deepseek-v3": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
+		"deepseek-r1": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
 		// Hybrid Gated DeltaNet + full attention. Qwen gives 27B (dense)
 		// and 35B total / 3B active.
 		"qwen3.5-27b":     {unsupported: `"qwen3_5_text"`, published: 27e9},
@@ -110,12 +115,6 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 				}
 				return
 			}
-			if w.mla {
-				if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "multi-head latent attention (kv_lora_rank") {
-					t.Fatalf("want unsupported MLA error, got %v", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,6 +129,9 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 				active := p.ActivePerToken
 				if w.activeNoEmbeddings {
 					active -= p.Embedding + p.LMHead
+				}
+				if w.activeNoInputEmbedding {
+					active -= p.Embedding
 				}
 				if rel := active/w.active - 1; math.Abs(rel) > 0.03 {
 					t.Errorf("ActivePerToken = %.4g, published %.4g (%+.2f%%)", active, w.active, 100*rel)
@@ -341,7 +343,10 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"bad tie flag", `{` + base + `,"num_attention_heads":8,"tie_word_embeddings":"yes"}`, `config.json: tie_word_embeddings: must be true or false, got "yes"`, false},
 		{"bad dtype", `{` + base + `,"num_attention_heads":8,"torch_dtype":"float64"}`, `config.json: torch_dtype: unsupported: dtype "float64"`, true},
 		{"bad quant method", `{` + base + `,"num_attention_heads":8,"quantization_config":{"quant_method":"quark"}}`, `config.json: quantization_config.quant_method: unsupported: quantisation method "quark"`, true},
-		{"mla", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank", true},
+		{"mla outside an MLA family", `{` + base + `,"num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank = 512) in model_type \"llama\"", true},
+		{"mla without v_head_dim", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512,"qk_nope_head_dim":16,"qk_rope_head_dim":8}`, "config.json: v_head_dim: missing", false},
+		{"mla bad q_lora_rank", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512,"q_lora_rank":-1,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16}`, "config.json: q_lora_rank: must be in [1, 16777216] or null, got -1", false},
+		{"dsa", `{` + base + `,"model_type":"glm_moe_dsa","num_attention_heads":8,"kv_lora_rank":512}`, "DeepSeek sparse attention (DSA", true},
 		{"unknown model type", `{` + base + `,"model_type":"gpt2","num_attention_heads":8}`, `config.json: model_type: unsupported: "gpt2"`, true},
 		{"mlp_only_layers index", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[7]}`, "config.json: mlp_only_layers[0]: must be a layer index in [0, 2), got 7", false},
 		{"all layers dense", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[0,1]}`, "no layer is an MoE layer", false},
@@ -445,6 +450,9 @@ func TestHFFamilyTable(t *testing.T) {
 		extra := ""
 		if e.Value.denseWidthKey != "" {
 			extra = `,"` + e.Value.denseWidthKey + `":128`
+		}
+		if e.Value.mla {
+			extra += `,"kv_lora_rank":32,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8`
 		}
 		js := `{"model_type":"` + e.Name + `","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100` + extra + `}`
 		c, err := ParseHFConfig([]byte(js), "")

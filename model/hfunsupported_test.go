@@ -14,7 +14,8 @@ func TestHFUnsupportedMoEFeatures(t *testing.T) {
 		{"qwen3_next", "hybrid layers (Gated DeltaNet linear attention"},
 		{"minimax_m1", "linear attention"},
 		{"jamba", "Mamba state-space layers"},
-		{"deepseek_v3", "multi-head latent attention"},
+		{"glm_moe_dsa", "DeepSeek sparse attention (DSA"},
+		{"deepseek_v32", "DeepSeek sparse attention (DSA"},
 	} {
 		_, err := ParseHFConfig([]byte(`{"model_type":"`+tt.modelType+`",`+base+`}`), "")
 		if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), tt.feature) {

@@ -118,19 +118,20 @@ func (c *Config) KVTokensStored(layer, contextTokens int) int {
 
 // KVBytesPerToken is the KV-cache size of one token summed over every layer
 // as if all layers kept full context: 2 (K and V) * NumLayers * KVDim *
-// bytesPerElem, in bytes. It is exact for models without sliding layers and
+// bytesPerElem, in bytes (NumLayers * MLA.LatentDim * bytesPerElem with
+// multi-head latent attention). It is exact for models without sliding layers and
 // an upper bound otherwise (vLLM's paged allocator reserves this much per
 // token unless it manages sliding-window layers separately); use
 // KVBytesForContext for the exact footprint of one sequence.
 func (c *Config) KVBytesPerToken(bytesPerElem float64) float64 {
-	return 2 * float64(c.NumLayers) * float64(c.KVDim()) * bytesPerElem
+	return float64(c.NumLayers) * c.kvElemsPerTokenLayer() * bytesPerElem
 }
 
 // KVBytesPerTokenFullLayers is the per-token KV size of the full-attention
 // layers only, in bytes: the part of the cache that grows without bound
 // with context.
 func (c *Config) KVBytesPerTokenFullLayers(bytesPerElem float64) float64 {
-	return 2 * float64(c.NumFullLayers()) * float64(c.KVDim()) * bytesPerElem
+	return float64(c.NumFullLayers()) * c.kvElemsPerTokenLayer() * bytesPerElem
 }
 
 // KVBytesForContext is the exact KV-cache footprint in bytes of one sequence
@@ -141,5 +142,5 @@ func (c *Config) KVBytesForContext(contextTokens int, bytesPerElem float64) floa
 	for i := 0; i < c.NumLayers; i++ {
 		tokens += float64(c.KVTokensStored(i, contextTokens))
 	}
-	return 2 * tokens * float64(c.KVDim()) * bytesPerElem
+	return tokens * c.kvElemsPerTokenLayer() * bytesPerElem
 }

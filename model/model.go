@@ -51,6 +51,16 @@ type Config struct {
 
 	// MoE is nil for dense models.
 	MoE *MoE `yaml:"moe,omitempty" json:"moe,omitempty"`
+	// MLA is nil unless the model uses multi-head latent attention (mla.go).
+	MLA *MLA `yaml:"mla,omitempty" json:"mla,omitempty"`
+	// MTPLayers is the number of multi-token-prediction modules the
+	// checkpoint ships (DeepSeek-V3 num_nextn_predict_layers); they are not
+	// in Params, weights or steps unless speculative decoding uses them
+	// (MTPParams).
+	MTPLayers int `yaml:"mtp_layers,omitempty" json:"mtp_layers,omitempty"`
+	// Notes name what the config.json loader read but the step model does
+	// not price (a vision tower); PricingNotes adds what the fields imply.
+	Notes []string `yaml:"-" json:"notes,omitempty"`
 
 	// SlidingWindow is the attention window in tokens for sliding-window
 	// layers (0 = none). LayerTypes, when set, has one entry per layer:
@@ -116,4 +126,10 @@ type MoE struct {
 	RouterBias bool `yaml:"router_bias,omitempty" json:"router_bias,omitempty"`
 	// ExpertBias: each expert's projections carry biases (gpt-oss).
 	ExpertBias bool `yaml:"expert_bias,omitempty" json:"expert_bias,omitempty"`
+	// Groups > 1 splits the routed experts into Groups groups and each
+	// token picks its TopK experts within its TopKGroups best groups
+	// (DeepSeek-V3 n_group / topk_group). The selection is not priced
+	// beyond the router GEMM (Config.PricingNotes says so).
+	Groups     int `yaml:"groups,omitempty" json:"groups,omitempty"`
+	TopKGroups int `yaml:"topk_groups,omitempty" json:"topk_groups,omitempty"`
 }

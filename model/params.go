@@ -31,8 +31,12 @@ type ParamCount struct {
 
 // AttentionParamsPerLayer is the parameter count of one layer's attention
 // block: Wq (H x QDim), Wk and Wv (H x KVDim each), Wo (QDim x H), plus
-// biases and sinks when configured. QK norms are not included.
+// biases and sinks when configured. QK norms are not included. With MLA it
+// is the latent projections instead (mla.go).
 func (c *Config) AttentionParamsPerLayer() float64 {
+	if c.MLA != nil {
+		return c.mlaAttentionParamsPerLayer()
+	}
 	h, q, kv := float64(c.HiddenSize), float64(c.QDim()), float64(c.KVDim())
 	p := h*q + 2*h*kv + q*h
 	if c.AttentionBias {
@@ -102,9 +106,10 @@ func (c *Config) RouterParamsPerLayer() float64 {
 }
 
 // NormParamsPerLayer is the parameter count of one layer's norms:
-// NormsPerLayer * H, plus 2 * HeadDim for QK norms.
+// NormsPerLayer * H, plus 2 * HeadDim for QK norms, plus the MLA latent
+// layernorms.
 func (c *Config) NormParamsPerLayer() float64 {
-	p := float64(c.normsPerLayer()) * float64(c.HiddenSize)
+	p := float64(c.normsPerLayer())*float64(c.HiddenSize) + c.mlaNormParams()
 	switch {
 	case c.QKNorm && c.QKNormAcrossHeads:
 		p += float64(c.NumHeads+c.NumKVHeads) * float64(c.HeadDim)

@@ -187,6 +187,14 @@ func applyQuantization(q map[string]any, qpath, source string, cfg *Config) erro
 		// vLLM's MXFP4 method quantises only MoE experts (gpt-oss); the
 		// other linear layers keep the base precision.
 		cfg.ExpertDType = format
+	case cfg.MoE != nil && !un.experts && un.denseAndShared(cfg.NumDenseMLPLayers(), cfg.MoE.NumSharedExperts):
+		// Only the routed experts are converted: the list leaves every dense
+		// MLP and shared expert (and maybe attention) at the base precision
+		// (Kimi-K2-Thinking's compressed-tensors W4A16 experts).
+		cfg.ExpertDType = format
+		if !un.attention {
+			cfg.AttentionDType = format
+		}
 	default:
 		cfg.DType = format
 		if un.attention {
@@ -289,7 +297,23 @@ func compressedTensorsFormat(q map[string]any, qpath string) (string, error) {
 // unconverted is what a checkpoint's exclusion list leaves unquantised.
 type unconverted struct {
 	attention, experts, router, lmHead, embeddings bool
+	// shared: the shared experts; denseAll: the dense MLP of every layer
+	// (a pattern without a layer index); denseLayers: the layers whose
+	// dense MLP a pattern names.
+	shared, denseAll bool
+	denseLayers      map[string]bool
 }
+
+// denseAndShared reports whether the list leaves every dense MLP (of
+// denseLayers layers) and every shared expert unconverted.
+func (u unconverted) denseAndShared(denseLayers, sharedExperts int) bool {
+	dense := denseLayers == 0 || u.denseAll || len(u.denseLayers) >= denseLayers
+	return dense && (sharedExperts == 0 || u.shared) && (denseLayers > 0 || sharedExperts > 0)
+}
+
+// denseMLPProj matches a dense MLP projection's name (mlp.gate_proj,
+// mlp.down_proj, a regex alternation of them), not an expert's.
+var denseMLPProj = regexp.MustCompile(`mlp\W*\.?\(?(gate|up|down|gate_up)[|)_]`)
 
 func (u unconverted) list() []string {
 	var out []string
@@ -333,9 +357,20 @@ func classifyUnconverted(patterns []string, numLayers int) unconverted {
 			} else {
 				attnAll = true
 			}
-		case strings.Contains(p, "experts") && !strings.Contains(p, "shared"):
+		case strings.Contains(p, "shared_expert"):
+			u.shared = true
+		case strings.Contains(p, "experts"):
 			if layerIndex.FindStringSubmatch(p) == nil {
 				u.experts = true
+			}
+		case denseMLPProj.MatchString(p):
+			if m := layerIndex.FindStringSubmatch(p); m != nil {
+				if u.denseLayers == nil {
+					u.denseLayers = map[string]bool{}
+				}
+				u.denseLayers[m[1]] = true
+			} else {
+				u.denseAll = true
 			}
 		}
 	}

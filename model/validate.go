@@ -87,6 +87,9 @@ func (c *Config) Validate() error {
 	if err := c.validateMoE(); err != nil {
 		return err
 	}
+	if err := c.validateMLA(); err != nil {
+		return err
+	}
 	if c.NumDenseMLPLayers() > 0 {
 		if err := pos("intermediate_size", c.IntermediateSize, maxDim); err != nil {
 			return err
@@ -142,6 +145,12 @@ func (c *Config) validateMoE() error {
 	}
 	if c.NumMoELayers() == 0 {
 		return fmt.Errorf("moe: no layer is an MoE layer (check first_dense_layers, layer_step, dense_layers)")
+	}
+	if m.Groups < 0 || (m.Groups > 0 && m.NumExperts%m.Groups != 0) {
+		return fmt.Errorf("moe.groups: must be >= 0 and divide moe.num_experts (%d), got %d", m.NumExperts, m.Groups)
+	}
+	if m.TopKGroups < 0 || m.TopKGroups > m.Groups {
+		return fmt.Errorf("moe.topk_groups: must be in [0, moe.groups=%d], got %d", m.Groups, m.TopKGroups)
 	}
 	return nil
 }

@@ -75,6 +75,10 @@ type Plan struct {
 	// Notes are remarks on the setup that the result carries: WeightsNote
 	// and the MoE kernel path serving.moe_kernel auto chose.
 	Notes []string
+	// Pools are the prefill and decode pools of a disaggregated deployment
+	// (Config.Disagg set); zero otherwise. Prepared is then the decode
+	// pool's.
+	Pools [2]PoolInfo
 	opts  Options
 }
 
@@ -110,7 +114,20 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 			return nil, &CatalogError{Key: "gpu", Err: err}
 		}
 	}
-	prep, cfg, err := Prepare(sim.Deployment{Model: m, GPU: g, Settings: spec.Deployment})
+	var pools [2]PoolInfo
+	var prep *sim.Prepared
+	var cfg sim.Config
+	var err error
+	if spec.Disaggregation.Enabled() {
+		if err := spec.Deployment.Validate(); err != nil {
+			return nil, err
+		}
+		// The decode pool's sizing is the one run.json records.
+		pools, cfg, err = PrepareDisagg(m, g, spec.Deployment)
+		prep = pools[1].Prepared
+	} else {
+		prep, cfg, err = Prepare(sim.Deployment{Model: m, GPU: g, Settings: spec.Deployment})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -125,13 +142,16 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	st.Model, st.GPU = m.Name, g.Name
 	st.Weights, st.KVCacheDType, st.ActDType = roofline.DType(so.WeightDType), roofline.DType(so.KVDType), roofline.DType(so.ActDType)
 	st.Serving.Config = prep.Scheduler
-	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, opts: opts}
+	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, Pools: pools, opts: opts}
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {
 		p.Notes = append(p.Notes, p.WeightsNote)
 	}
 	if n := prep.MoEKernelNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	// What the model's loader read but the step model leaves out or
+	// simplifies (model.Config.Notes).
+	p.Notes = append(p.Notes, m.PricingNotes()...)
 	return p, nil
 }
 

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
+	"github.com/roofsim/roofsim/settings"
 	"github.com/roofsim/roofsim/sim"
 	"github.com/roofsim/roofsim/traces"
 	"github.com/roofsim/roofsim/workload"
@@ -89,5 +91,11 @@ func (p *Plan) Record(o *Outcome, version string) Record {
 // identical runs carry identical ids (outputs stay byte-for-byte
 // reproducible).
 func (p *Plan) RunID(version string) string {
-	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("%+v|%s", p.Settings, version))).String()
+	text := fmt.Sprintf("%+v|%s", p.Settings, version)
+	if p.Settings.Disaggregation == (settings.Disaggregation{}) {
+		// Without disaggregation the id is the one the same run had before
+		// the setting existed.
+		text = strings.Replace(text, fmt.Sprintf(" Disaggregation:%+v", settings.Disaggregation{}), "", 1)
+	}
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(text)).String()
 }

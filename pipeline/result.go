@@ -21,6 +21,8 @@ type Measures struct {
 	// Load is the overload measure (nil: not measured; LoadSink measures
 	// it).
 	Load *traces.Load
+	// Pools are a disaggregated run's pools (nil otherwise).
+	Pools *traces.Pools
 }
 
 // NewResult assembles a run's result in vllm bench serve's schema
@@ -32,6 +34,7 @@ func NewResult(info traces.RunInfo, s traces.Summary, m Measures) *traces.Result
 	r.MaxConcurrentRequests = m.MaxConcurrentRequests
 	r.MaxOutputTokensPerS = m.MaxOutputTokensPerS
 	r.Load = m.Load
+	r.Pools = m.Pools
 	if m.Goodput.Enabled() {
 		r.Goodput, r.GoodRequests = m.Goodput, m.GoodRequests
 	}

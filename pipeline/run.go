@@ -100,7 +100,8 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 	if err != nil {
 		return nil, err
 	}
-	m := Measures{Percentiles: o.Percentiles, MaxConcurrentRequests: res.PeakInSystem,
+	p.fillPools(res.Pools)
+	m := Measures{Percentiles: o.Percentiles, MaxConcurrentRequests: res.PeakInSystem, Pools: res.Pools,
 		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes, Load: load.Load(res)}
 	if good != nil {
 		m.Goodput, m.GoodRequests = good.SLO, good.Good
@@ -112,7 +113,11 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 // TP degree, the replicas and the GPU profile's label.
 func (p *Plan) Info() traces.RunInfo {
 	s := &p.Settings
-	return traces.RunInfo{Model: s.Model, GPU: s.GPU, TP: s.TP, Replicas: s.Replicas,
+	replicas := s.Replicas
+	if p.Config.Disagg != nil {
+		replicas = p.Pools[0].Replicas + p.Pools[1].Replicas
+	}
+	return traces.RunInfo{Model: s.Model, GPU: s.GPU, TP: s.TP, Replicas: replicas,
 		Profile: ProfileLabel(p.GPU.EffectiveProfile()), ProfileStatus: p.GPU.EffectiveProfile().Status()}
 }
 

@@ -27,9 +27,15 @@ func TestCatalogModelsOnCatalogGPUs(t *testing.T) {
 			if !(c.Seconds > 0) || math.IsInf(c.Seconds, 0) || c.ComputeS < 0 || c.MemoryS < 0 {
 				t.Errorf("%s on %s: step %+v", name, g.Name, c)
 			}
-			// bf16/fp16 checkpoints: weight bytes are 2 x the parameter count.
+			// bf16/fp16 checkpoints: weight bytes are 2 x the parameter count,
+			// plus with MLA the 16-bit W_UK and W_UV copies the absorbed
+			// decode keeps beside kv_b_proj (mla.go).
 			if (cfg.DType == "bf16" || cfg.DType == "fp16") && cfg.ExpertDType == "" {
-				if want := 2 * cfg.Params().Total; !near(m.WeightBytesPerGPU(), want, 1e-12) {
+				want := 2 * cfg.Params().Total
+				if a := cfg.MLA; a != nil {
+					want += 2 * float64(cfg.NumLayers*cfg.NumHeads*a.KVLoRARank*(a.QKNopeHeadDim+a.VHeadDim))
+				}
+				if !near(m.WeightBytesPerGPU(), want, 1e-12) {
 					t.Errorf("%s: weight bytes %.6g, want 2 x params = %.6g", name, m.WeightBytesPerGPU(), want)
 				}
 			}

@@ -38,6 +38,9 @@ type stepShapes struct {
 	experts, topK, expInterPG int
 	sharedInterPG             int
 	vocabPG                   int // vocabulary rows of the embedding and LM head on the GPU
+	// mla is the multi-head latent attention widths (mla.go), nil without
+	// MLA; kvHeadsPG is then 1 and kvDim the latent.
+	mla *mlaShape
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -81,6 +84,11 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 	s.headsPG, s.kvHeadsPG = c.NumHeads/tp, kvPG
 	s.qDim, s.kvDim = s.headsPG*c.HeadDim, kvPG*c.HeadDim
 	s.qkvN = s.qDim + 2*s.kvDim
+	if c.MLA != nil {
+		// One latent per token, whole on every rank (mla.go).
+		s.mla = newMLAShape(c.MLA)
+		s.kvHeadsPG, s.kvDim = 1, s.mla.latent
+	}
 	s.gated = c.GatedMLP
 	s.vocabPG = ceilDiv(c.VocabSize, tp)
 	s.nLayers = c.NumLayers

@@ -242,6 +242,10 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		return err
 	}
 	m.opts = m.resolvedOptions(opts)
+	if m.mla != nil {
+		m.mla.effBMM = m.prof.GEMMFor(m.pAct.key)
+		m.mla.effDecode = MLADecodeEfficiency(m.prof, m.mla.effBMM)
+	}
 	return nil
 }
 
@@ -333,10 +337,14 @@ func (m *StepModel) computeWeightBytes() float64 {
 	tp := float64(m.tp)
 	wb, eb, nb := m.w.Bits/8, m.expW.Bits/8, m.emb.Bits/8
 	attn := pc.Attention / tp
-	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 {
+	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 && m.mla == nil {
 		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
-	total := attn*m.attnW.Bits/8 + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
+	attnBytes := attn * m.attnW.Bits / 8
+	if m.mla != nil {
+		attnBytes = m.mlaAttentionWeightBytes(pc.Attention)
+	}
+	total := attnBytes + (pc.DenseMLP/tp+pc.SharedExperts/tp)*wb
 	total += pc.RoutedExperts / float64(m.tp*m.dp) * eb // over every GPU of the engine (EP x MoE-TP)
 	total += (pc.Router + pc.Norms) * nb
 	total += pc.Embedding/tp*m.tok.Bits/8 + pc.LMHead/tp*m.lmh.Bits/8
@@ -351,9 +359,11 @@ func (m *StepModel) KVHeadsPerGPU() int { return m.kvHeadsPG }
 // GPU: sum over layers of 2 (K and V) x kv heads per GPU x head_dim x KV
 // bytes. Sliding-window layers are counted like full layers: this is what
 // a paged allocator without a hybrid (windowed) manager reserves per token;
-// with one, sliding layers hold at most window tokens.
+// with one, sliding layers hold at most window tokens. With multi-head
+// latent attention it is layers x (kv_lora_rank + qk_rope_head_dim) x KV
+// bytes, not divided by TP (mla.go).
 func (m *StepModel) KVBytesPerTokenPerGPU() float64 {
-	return float64(m.nLayers) * 2 * float64(m.kvDim) * m.kv.Bits / 8
+	return float64(m.nLayers) * m.kvElemsPerTokenLayer() * m.kv.Bits / 8
 }
 
 // peak is a compute precision key and its FLOP/s on the model's GPU.
@@ -515,28 +525,17 @@ func (m *StepModel) aggregate(in *StepInput) stepAgg {
 
 // evalAgg prices a step from its aggregates (see evalCached).
 func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
-	prefTokens, sampled, requests, nPre, nDec := g.prefTokens, g.sampled, g.requests, g.nPre, g.nDec
-	pKeysFull, pKeysSlide, pReadFull, pReadSlide := g.pKeysFull, g.pKeysSlide, g.pReadFull, g.pReadSlide
-	dKeysFull, dKeysSlide := g.dKeysFull, g.dKeysSlide
+	prefTokens, sampled, requests, nDec := g.prefTokens, g.sampled, g.requests, g.nDec
 	T := prefTokens + nDec
 	if T == 0 {
 		return
 	}
-	p := m.prof
 	m.tokenPart(acc, T, prefTokens, cache)
 	h := m.hidden
-	if prefTokens > 0 {
-		pt := float64(prefTokens)
-		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
-		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
-			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
-	}
-	if nDec > 0 {
-		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
-		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
-			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
+	if m.mla != nil {
+		m.mlaAttention(acc, &g, cache)
+	} else {
+		m.gqaAttention(acc, &g, cache)
 	}
 	if sampled > 0 {
 		if cache != nil && acc.ops == nil {
@@ -572,6 +571,28 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 		}
 	}
 	acc.c.Seconds = acc.c.ComputeS + acc.c.MemoryS + acc.c.CommS + acc.c.OverheadS
+}
+
+// gqaAttention prices a step's (grouped-query) attention kernels from its
+// aggregates: one prefill and one decode kernel per layer kind.
+func (m *StepModel) gqaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
+	p := m.prof
+	prefTokens, nPre, nDec := g.prefTokens, g.nPre, g.nDec
+	pKeysFull, pKeysSlide, pReadFull, pReadSlide := g.pKeysFull, g.pKeysSlide, g.pReadFull, g.pReadSlide
+	dKeysFull, dKeysSlide := g.dKeysFull, g.dKeysSlide
+	if prefTokens > 0 {
+		pt := float64(prefTokens)
+		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
+			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+	}
+	if nDec > 0 {
+		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
+			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
+		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
+			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
+	}
 }
 
 // tokenPart starts acc with a step's launch scale and the operators that
@@ -625,13 +646,11 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	// Models with more than two hidden-size norms per layer (Gemma's
 	// post-norms) run the extra ones as plain RMSNorms.
 	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*(m.norms-2), &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
-	if m.qkNorm {
-		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
-		m.qkNormReduce(acc, T)
+	if m.mla != nil {
+		m.mlaTokenOps(acc, T)
+	} else {
+		m.qkvTokenOps(acc, T)
 	}
-	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
-	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
 	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
 
 	// Two all-reduces per layer (after O and after the MLP).
@@ -664,6 +683,20 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 		ActBytes: float64(T*h) * m.act.Bits / 8, ComputePrecision: m.act.Compute}
 	m.op(acc, emb, 1, &m.pAct, &p.Elementwise)
 	m.op(acc, Elementwise("final_norm", normE, 4, 2, 1, m.act), 1, &m.pAct, &p.Elementwise)
+}
+
+// qkvTokenOps prices the (grouped-query) attention projections of T
+// tokens in every layer: fused QKV GEMM, optional QK norm, rotary, O GEMM.
+func (m *StepModel) qkvTokenOps(acc *stepAcc, T int) {
+	p := m.prof
+	L, h := m.nLayers, m.hidden
+	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
+	if m.qkNorm {
+		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+		m.qkNormReduce(acc, T)
+	}
+	m.op(acc, Elementwise("rotary", T*(m.qDim+m.kvDim), 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+	m.op(acc, named(GEMM(T, h, m.qDim, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
 }
 
 // mlp prices a dense MLP of per-GPU width inter running in count layers:

@@ -341,11 +341,11 @@ func (c *CachedStep) decodeStep(n int) *decodeStep {
 // >= 1) sum to keySum, bit-identical to Cost on those lengths, in O(1): the
 // terms that depend on n alone are memoised (decodeStep), and the attention
 // term is added to them in evalAgg's order. ok is false for models with
-// sliding-window or chunked layers, whose price needs every length: use
-// Cost then.
+// sliding-window or chunked layers, whose price needs every length, and
+// for multi-head latent attention (mla.go): use Cost then.
 func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 	m := c.m
-	if m.nSliding > 0 || n <= 0 {
+	if m.nSliding > 0 || n <= 0 || m.mla != nil {
 		return StepCost{}, false
 	}
 	d := c.decodeStep(n)
@@ -430,7 +430,7 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 	if c.decPow == nil {
 		c.decPow = c.cache.powFor(mc)
 	}
-	if m.nSliding > 0 || n <= 0 || m.nFull <= 0 || e.Tiled() || c.decPow == nil {
+	if m.nSliding > 0 || n <= 0 || m.nFull <= 0 || e.Tiled() || c.decPow == nil || m.mla != nil {
 		return 0, 0, false
 	}
 	d := c.decodeStep(n)
@@ -498,7 +498,7 @@ func (c *CachedStep) prepareBound(d *decodeStep, n int) {
 // assumed. O(len(in.Prefills) + len(in.Decodes)).
 func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
 	m := c.m
-	if m.nSliding > 0 || m.nFull <= 0 {
+	if m.nSliding > 0 || m.nFull <= 0 || m.mla != nil {
 		return 0, 0, false
 	}
 	g := m.aggregate(in)

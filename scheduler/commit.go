@@ -53,6 +53,10 @@ func b2i(b bool) int {
 // finish releases a request that generated its last token (its full blocks
 // stay in the prefix cache) and appends it to finished.
 func (s *Scheduler) finish(r *Request, finished []*Request) []*Request {
+	if r.HoldBlocks {
+		s.hold(r)
+		return append(finished, r)
+	}
 	s.freeBlocks(r)
 	s.recycle(r)
 	r.state = stateFinished

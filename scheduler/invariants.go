@@ -135,6 +135,26 @@ func (s *Scheduler) CheckInvariants() error {
 			refs[b]++
 		}
 	}
+	// Blocks held outside the running set (remote_kv.go).
+	for i, r := range s.held {
+		if r.state != stateHeld || r.heldAt != i {
+			bad("held[%d] (id %d): state %d, index %d", i, r.ID, r.state, r.heldAt)
+		}
+		for _, b := range r.blocks {
+			refs[b]++
+		}
+	}
+	s.loadedQ.each(func(r *Request) {
+		if !r.loaded || r.state != stateWaiting {
+			bad("loaded request %d: loaded %v, state %d", r.ID, r.loaded, r.state)
+		}
+		if len(r.blocks) < s.blocksFor(r.NumComputed) {
+			bad("loaded request %d: %d tokens in %d blocks", r.ID, r.NumComputed, len(r.blocks))
+		}
+		for _, b := range r.blocks {
+			refs[b]++
+		}
+	})
 	used := 0
 	for b := 0; b < p.n; b++ {
 		if refs[b] != p.ref[b] {

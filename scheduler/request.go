@@ -21,6 +21,10 @@ const (
 	stateWaiting
 	stateRunning
 	stateFinished
+	// stateHeld: out of both queues but holding KV blocks (remote_kv.go): a
+	// finished request whose blocks wait for a transfer, or one whose blocks
+	// are being filled by one.
+	stateHeld
 )
 
 // Request is one inference request as the scheduler sees it. The caller fills the
@@ -59,6 +63,10 @@ type Request struct {
 	NumCached int
 	// Preemptions counts how often the request was preempted.
 	Preemptions int
+	// HoldBlocks keeps the request's KV blocks when it finishes, until
+	// Release (a prefill instance holds them until their transfer to the
+	// decode instance completes; see remote_kv.go).
+	HoldBlocks bool
 
 	state reqState
 	// prefillEnd is the number of known tokens at the latest admission: tokens below
@@ -79,6 +87,11 @@ type Request struct {
 	shared int
 	// numRegistered is how many leading blocks have been offered to the prefix cache.
 	numRegistered int
+	// loaded is true from AddLoaded to admission: NumComputed tokens' KV came
+	// from another instance into the blocks held (remote_kv.go).
+	loaded bool
+	// heldAt is the request's index in Scheduler.held while it is held.
+	heldAt int
 }
 
 // knownTokens is the number of tokens whose identity is known: the prompt and the

@@ -82,10 +82,25 @@ func (s *Scheduler) Schedule() *Batch {
 // admit moves waiting requests into the running set while budget and blocks last.
 func (s *Scheduler) admit(budget int) {
 	thr := s.cfg.LongPrefillTokenThreshold
-	for budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && s.waiting.Len() > 0 {
-		r := s.waiting.Peek()
-		evictable := s.lookupPrefix(r)
-		cached := len(s.hits) * s.cfg.BlockSize
+	for budget > 0 && len(s.running) < s.cfg.MaxNumSeqs && s.numWaiting() > 0 {
+		q := s.waiting
+		if s.loadedQ.Len() > 0 {
+			// Requests whose KV arrived hold their blocks: they go first
+			// (remote_kv.go).
+			q = &s.loadedQ
+		}
+		r := q.Peek()
+		var evictable, cached, have int
+		if r.loaded {
+			// Its KV came from another instance into the blocks it holds
+			// (remote_kv.go): no prefix lookup.
+			s.hits = nil
+			cached, have = r.NumComputed, len(r.blocks)
+		} else {
+			evictable = s.lookupPrefix(r)
+			cached = len(s.hits) * s.cfg.BlockSize
+			have = len(s.hits)
+		}
 		known := r.knownTokens()
 		n := known - cached
 		if s.cfg.EnableChunkedPrefill {
@@ -96,11 +111,11 @@ func (s *Scheduler) admit(budget int) {
 		} else if n > budget {
 			break
 		}
-		need := s.blocksFor(cached+n) - len(s.hits)
+		need := max(s.blocksFor(cached+n)-have, 0)
 		if need+evictable > s.pool.numFree {
 			break
 		}
-		s.waiting.Pop()
+		q.Pop()
 		s.pool.memo.reset(&s.pool, nil) // r leaves the queue; its hits are touched below
 		if r.blocks == nil {
 			r.blocks = takeSlice(&s.blockSlices)
@@ -110,11 +125,15 @@ func (s *Scheduler) admit(budget int) {
 			r.blocks = append(r.blocks, blk)
 		}
 		r.NumComputed = cached
-		r.NumCached = cached
 		r.prefillEnd = known
 		r.numRegistered = len(s.hits)
-		s.prefixHitTokens += int64(cached)
-		s.prefixQueryTokens += int64(known)
+		if r.loaded {
+			r.loaded = false
+		} else {
+			r.NumCached = cached
+			s.prefixHitTokens += int64(cached)
+			s.prefixQueryTokens += int64(known)
+		}
 		r.state = stateRunning
 		s.running = append(s.running, r)
 		s.allocate(r, need)

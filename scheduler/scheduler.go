@@ -32,6 +32,11 @@ type Scheduler struct {
 	// blockShift is log2(BlockSize) when that is a power of two, else -1.
 	blockShift int
 
+	// held lists the requests in stateHeld (remote_kv.go), each at its heldAt.
+	held []*Request
+	// loadedQ holds the requests AddLoaded queued, admitted before waiting.
+	loadedQ fifoQueue
+
 	preemptions       int64
 	prefixHitTokens   int64
 	prefixQueryTokens int64
@@ -84,49 +89,68 @@ func (s *Scheduler) Add(r *Request) error {
 	if r == nil {
 		return errors.New("scheduler: Add(nil)")
 	}
-	if r.state == stateWaiting || r.state == stateRunning {
+	if r.state == stateWaiting || r.state == stateRunning || r.state == stateHeld {
 		return fmt.Errorf("scheduler: request %d is already queued", r.ID)
 	}
-	reject := func(reason, format string, args ...any) error {
-		return &RejectError{ID: r.ID, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+	covered, err := s.check(r)
+	if err != nil {
+		return err
 	}
-	if r.PromptTokens <= 0 {
-		return reject(ReasonInvalid, "prompt_tokens: must be > 0 (got %d)", r.PromptTokens)
-	}
-	if r.OutputTokens <= 0 {
-		return reject(ReasonInvalid, "output_tokens: must be > 0 (got %d)", r.OutputTokens)
-	}
-	covered := 0
-	for i, sg := range r.Segments {
-		if sg.Tokens <= 0 {
-			return reject(ReasonInvalid, "segments[%d].tokens: must be > 0 (got %d)", i, sg.Tokens)
-		}
-		covered += sg.Tokens
-		if covered > r.PromptTokens {
-			return reject(ReasonInvalid, "segments: cover %d+ tokens, more than prompt_tokens %d", covered, r.PromptTokens)
-		}
-	}
-	if total := r.PromptTokens + r.OutputTokens; total > s.cfg.MaxModelLen {
-		return reject(ReasonPromptTooLong, "prompt %d + output %d tokens > max_model_len %d", r.PromptTokens, r.OutputTokens, s.cfg.MaxModelLen)
-	}
-	if need := s.blocksFor(r.PromptTokens + r.OutputTokens - 1); need > s.cfg.NumGPUBlocks {
-		return reject(ReasonExceedsKVCapacity, "needs %d KV blocks of %d tokens, num_gpu_blocks is %d", need, s.cfg.BlockSize, s.cfg.NumGPUBlocks)
-	}
-	s.recycle(r)
-	r.NumComputed, r.NumOutput, r.NumCached, r.Preemptions = 0, 0, 0, 0
-	r.prefillEnd, r.hashSeg, r.hashOff, r.numRegistered = 0, 0, 0, 0
-	r.extend = len(r.Segments) > 0 && covered == r.PromptTokens
-	r.shared = covered
-	if r.extend {
-		r.shared += r.OutputTokens
-	}
+	s.reset(r, covered)
 	r.state = stateWaiting
 	s.waiting.Push(r)
 	return nil
 }
 
+// check returns a *RejectError when r can never be served (Add's rules), else
+// the prompt tokens its segments cover.
+func (s *Scheduler) check(r *Request) (covered int, _ error) {
+	reject := func(reason, format string, args ...any) error {
+		return &RejectError{ID: r.ID, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+	}
+	if r.PromptTokens <= 0 {
+		return 0, reject(ReasonInvalid, "prompt_tokens: must be > 0 (got %d)", r.PromptTokens)
+	}
+	if r.OutputTokens <= 0 {
+		return 0, reject(ReasonInvalid, "output_tokens: must be > 0 (got %d)", r.OutputTokens)
+	}
+	covered = 0
+	for i, sg := range r.Segments {
+		if sg.Tokens <= 0 {
+			return 0, reject(ReasonInvalid, "segments[%d].tokens: must be > 0 (got %d)", i, sg.Tokens)
+		}
+		covered += sg.Tokens
+		if covered > r.PromptTokens {
+			return 0, reject(ReasonInvalid, "segments: cover %d+ tokens, more than prompt_tokens %d", covered, r.PromptTokens)
+		}
+	}
+	if total := r.PromptTokens + r.OutputTokens; total > s.cfg.MaxModelLen {
+		return 0, reject(ReasonPromptTooLong, "prompt %d + output %d tokens > max_model_len %d", r.PromptTokens, r.OutputTokens, s.cfg.MaxModelLen)
+	}
+	if need := s.blocksFor(r.PromptTokens + r.OutputTokens - 1); need > s.cfg.NumGPUBlocks {
+		return 0, reject(ReasonExceedsKVCapacity, "needs %d KV blocks of %d tokens, num_gpu_blocks is %d", need, s.cfg.BlockSize, s.cfg.NumGPUBlocks)
+	}
+	return covered, nil
+}
+
+// reset clears r's progress for a fresh admission; covered is check's.
+func (s *Scheduler) reset(r *Request, covered int) {
+	s.recycle(r)
+	r.NumComputed, r.NumOutput, r.NumCached, r.Preemptions = 0, 0, 0, 0
+	r.prefillEnd, r.hashSeg, r.hashOff, r.numRegistered = 0, 0, 0, 0
+	r.loaded = false
+	r.extend = len(r.Segments) > 0 && covered == r.PromptTokens
+	r.shared = covered
+	if r.extend {
+		r.shared += r.OutputTokens
+	}
+}
+
 // HasWork reports whether any request is waiting or running.
-func (s *Scheduler) HasWork() bool { return s.waiting.Len() > 0 || len(s.running) > 0 }
+func (s *Scheduler) HasWork() bool { return s.numWaiting() > 0 || len(s.running) > 0 }
+
+// numWaiting counts the requests waiting for admission, loaded ones included.
+func (s *Scheduler) numWaiting() int { return s.waiting.Len() + s.loadedQ.Len() }
 
 // Stats is a snapshot of the scheduler's occupancy and counters.
 type Stats struct {
@@ -146,7 +170,7 @@ type Stats struct {
 // Stats returns the current counters. O(1).
 func (s *Scheduler) Stats() Stats {
 	return Stats{
-		Waiting:            s.waiting.Len(),
+		Waiting:            s.numWaiting(),
 		Running:            len(s.running),
 		KVBlocksTotal:      s.pool.n,
 		KVBlocksUsed:       s.pool.n - s.pool.numFree,

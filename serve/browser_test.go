@@ -54,6 +54,7 @@ func TestBrowser(t *testing.T) {
 	data := t.TempDir()
 	writeSweepFiles(t, data)
 	writeGridSweepFile(t, data)
+	writePDSweepFile(t, data)
 	report := `{"bench_requests_per_client": 8, "rows": [` +
 		`{"model": "llama-3.1-70b", "gpu": "h100_sxm", "tp": 2, "measured_ttft_ms": 120, "predicted_ttft_ms": 131, "measured_tpot_ms": 20, "predicted_tpot_ms": 19},` +
 		`{"model": "llama-3.1-70b", "gpu": "h200_sxm", "tp": 4, "measured_ttft_ms": 80, "predicted_ttft_ms": 75, "measured_tpot_ms": 12, "predicted_tpot_ms": 13}],` +
@@ -210,6 +211,17 @@ func TestBrowser(t *testing.T) {
 	tilesShown := eval(`[` + strings.Join(tileKeys, ",") + `].filter(k => document.querySelector('#sim-summary .kpi[data-key="' + k + '"]')).length`)
 	keyedTiles := eval(`document.querySelectorAll("#sim-summary .kpi[data-key]").length`)
 	shot("web-simulate.png")
+	// A disaggregated simulation (1 prefill + 2 decode instances, set in
+	// the generated form) shows its pools and the KV transfer time.
+	step("disaggregated simulation",
+		chromedp.SetValue(chromedp.CSS(`#sim-set-replicas`), "1"),
+		chromedp.SetValue(chromedp.CSS(`#sim-set-disaggregation-prefill-replicas`), "1"),
+		chromedp.SetValue(chromedp.CSS(`#sim-set-disaggregation-decode-replicas`), "2"),
+		chromedp.Click(chromedp.CSS(`#sim-run`)),
+		wait(`state.runs.length === 2 && state.runs[1].state === "done"`))
+	poolRows := eval(`document.querySelectorAll("#sim-summary table.pools tr[data-pool]").length`)
+	kvTiles := eval(`document.querySelectorAll('#sim-summary .kpi[data-key="kv_transfer"]').length`)
+	pdApplied := eval(`state.runs[1].result.pools.decode.replicas === 2 && state.runs[1].result.replicas === 3 ? 1 : 0`)
 	// Sweep and validation from --data.
 	step("sweep",
 		chromedp.Navigate(ts.URL+"/#sweep"),
@@ -233,6 +245,12 @@ func TestBrowser(t *testing.T) {
 	profileHead := eval(`document.querySelector('#sw-table th[data-k="profile_status"]') ? 1 : 0`)
 	gridHeads := eval(`["dp", "ep", "weights"].filter(k => document.querySelector('#sw-table th[data-k="' + k + '"]')).length`)
 	shot("web-sweep-grid.png")
+	// Aggregated and disaggregated rows of one sweep, side by side.
+	step("disaggregated sweep",
+		chromedp.SetValue(chromedp.CSS(`#sw-data`), "pd.csv"),
+		chromedp.Click(chromedp.CSS(`#sw-load`)),
+		wait(`state.sweep.res.source === "pd.csv" && document.querySelectorAll("#sw-table tbody tr").length === 3`))
+	layouts := eval(`[...document.querySelectorAll("#sw-table tbody tr")].map(tr => tr.children[[...document.querySelectorAll("#sw-table th")].findIndex(th => th.dataset.k === "layout")].textContent).join(",") === "agg,1P1D,2P1D" ? 1 : 0`)
 	step("validation",
 		chromedp.Navigate(ts.URL+"/#validation"),
 		wait(`document.querySelectorAll("#va-data option").length > 1`),
@@ -254,6 +272,12 @@ func TestBrowser(t *testing.T) {
 	}
 	if cdfPoints < 10 {
 		t.Errorf("TTFT CDF has %d points", cdfPoints)
+	}
+	if poolRows != 2 || kvTiles != 1 || pdApplied != 1 {
+		t.Errorf("disaggregated simulation: %d pool rows, %d KV transfer tiles, pools applied %v", poolRows, kvTiles, pdApplied == 1)
+	}
+	if layouts != 1 {
+		t.Error("the sweep table's layout column does not read agg, 1P1D, 2P1D")
 	}
 	if generated < len(workload.DeploymentSettings()) || genApplied != 1 {
 		t.Errorf("simulate form: %d generated fields (want one per setting), tp and replicas applied: %v", generated, genApplied == 1)

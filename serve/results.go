@@ -29,6 +29,9 @@ type simResult struct {
 	// Overload is the one line saying the run was overloaded
 	// (traces.Load.Summary); "" (omitted) when it was not.
 	Overload string `json:"overload,omitempty"`
+	// Pools are a disaggregated run's pools (also in Summary); omitted
+	// for an aggregated run.
+	Pools *traces.Pools `json:"pools,omitempty"`
 }
 
 // cdf is a latency CDF (traces.RunCharts): X in ms, P the fraction of
@@ -84,6 +87,10 @@ func cdfOf(c traces.CDFSeries) cdf {
 func shapeResult(reqs []traces.RequestRecord, steps []traces.StepRecord, res *sim.Result, p *plan, run *pipeline.Record) *simResult {
 	out := &simResult{Summary: run.Summary, Counters: run.Counters.Counters, Metrics: traces.ResultScalars(), Capped: p.capped, MaxRequests: p.total,
 		KVBlocks: p.Prepared.Scheduler.NumGPUBlocks, Replicas: p.Config.Replicas}
+	if res.Pools != nil {
+		out.Pools = res.Pools
+		out.Replicas = p.Pools[0].Replicas + p.Pools[1].Replicas
+	}
 	if l := run.Summary.Load; l != nil && l.Overloaded {
 		out.Overload = l.Summary()
 	}

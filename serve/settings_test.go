@@ -10,6 +10,8 @@ import (
 
 	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/routing"
+	"github.com/roofsim/roofsim/settings"
 	"github.com/roofsim/roofsim/workload"
 )
 
@@ -67,6 +69,10 @@ func TestSettingsEndpoint(t *testing.T) {
 	if full.Engine, err = engine.Parse("vllm@0.12.0"); err != nil {
 		t.Fatal(err)
 	}
+	// Nor does it show disaggregation's keys while they are zero.
+	pool := settings.Pool{Replicas: 1, TP: 1, GPU: "h100", Router: routing.RoundRobin}
+	full.Disaggregation = settings.Disaggregation{Prefill: pool, Decode: pool,
+		KVTransfer: settings.KVTransfer{Link: settings.LinkRDMA, BandwidthGbps: 1, LatencyUS: 1}}
 	if want := jsonLeafKeys(t, full); !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant every leaf of the deployment %v", keys, want)
 	}

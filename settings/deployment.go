@@ -67,6 +67,9 @@ type Deployment struct {
 	Engine engine.Engine `yaml:"engine,omitempty" mapstructure:"engine" json:"engine,omitzero" help:"serving engine release, name@version (vllm@0.12.0, llama.cpp@b6500): picks release-dependent kernel paths (empty: the GPU profile's release)"`
 	// Serving holds the vLLM engine knobs.
 	Serving Serving `yaml:"serving" mapstructure:"serving" json:"serving"`
+	// Disaggregation splits the deployment into prefill and decode pools
+	// (disaggregation.go); off by default.
+	Disaggregation Disaggregation `yaml:"disaggregation,omitempty" mapstructure:"disaggregation" json:"disaggregation,omitzero"`
 }
 
 // Serving holds the vLLM engine knobs: the scheduler's settings and the share of GPU
@@ -210,6 +213,9 @@ func (d *Deployment) Validate() error {
 	// Every replica runs dp ranks, each an instance with its own KV cache.
 	if total := d.Replicas * max(d.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
 		return bad("replicas", "%d replicas x %d dp ranks x %d KV blocks = %d blocks held in memory; at most %d", d.Replicas, max(d.DP, 1), sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)
+	}
+	if err := d.validateDisaggregation(); err != nil {
+		return err
 	}
 	if err := d.Serving.Config.ValidateSettings(); err != nil {
 		var fe *scheduler.FieldError

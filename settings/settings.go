@@ -23,6 +23,10 @@ type Setting struct {
 	Index []int
 	// Type is the field's Go type: a string, int, uint64, float64, bool or Duration.
 	Type reflect.Type
+	// flagPrefix is what the flag tags of the enclosing structs put before
+	// the flag ("prefill-" for disaggregation.prefill.replicas), so two
+	// settings whose keys end alike get distinct flags.
+	flagPrefix string
 }
 
 var durationType = reflect.TypeFor[Duration]()
@@ -54,9 +58,10 @@ func (s Setting) TypeName() string {
 }
 
 // Flag is the setting's command-line flag name, without dashes in front: the key's
-// last element with underscores as dashes ("max-num-seqs").
+// last element with underscores as dashes ("max-num-seqs"), after the flag tags of
+// the structs it sits in ("prefill-replicas").
 func (s Setting) Flag() string {
-	return strings.ReplaceAll(s.Key[strings.LastIndex(s.Key, ".")+1:], "_", "-")
+	return s.flagPrefix + strings.ReplaceAll(s.Key[strings.LastIndex(s.Key, ".")+1:], "_", "-")
 }
 
 // SettingsOf lists the settings of the struct type t in field order: every exported
@@ -64,8 +69,8 @@ func (s Setting) Flag() string {
 // "<key>." prefixes (or none when squashed). It panics when t is not a struct.
 func SettingsOf(t reflect.Type) []Setting {
 	var out []Setting
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
+	var walk func(t reflect.Type, prefix, flagPrefix string, index []int)
+	walk = func(t reflect.Type, prefix, flagPrefix string, index []int) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			idx := append(append([]int(nil), index...), i)
@@ -74,10 +79,11 @@ func SettingsOf(t reflect.Type) []Setting {
 				continue
 			}
 			if f.Type.Kind() == reflect.Struct && f.Type != durationType && !IsTextType(f.Type) {
+				fp := flagPrefix + f.Tag.Get("flag")
 				if opts == "squash" {
-					walk(f.Type, prefix, idx)
+					walk(f.Type, prefix, fp, idx)
 				} else if name != "" {
-					walk(f.Type, prefix+name+".", idx)
+					walk(f.Type, prefix+name+".", fp, idx)
 				}
 				continue
 			}
@@ -85,10 +91,10 @@ func SettingsOf(t reflect.Type) []Setting {
 			if !ok || name == "" {
 				continue
 			}
-			out = append(out, Setting{Key: prefix + name, Help: help, Index: idx, Type: f.Type})
+			out = append(out, Setting{Key: prefix + name, Help: help, Index: idx, Type: f.Type, flagPrefix: flagPrefix})
 		}
 	}
-	walk(t, "", nil)
+	walk(t, "", "", nil)
 	return out
 }
 

@@ -78,6 +78,10 @@ type Config struct {
 	// CheckInvariants makes every step verify the scheduler's KV and queue
 	// invariants (used + free == total, ...); for tests, it costs O(blocks).
 	CheckInvariants bool
+	// Disagg, when not nil, splits the deployment into a prefill pool and a
+	// decode pool (disagg.go); Scheduler, StepModel, Replicas and Router are
+	// then not used.
+	Disagg *Disagg
 	// Context, when not nil, stops the run once it is cancelled (a signal, a
 	// deadline): the engine checks it every 1024 events and returns its
 	// cause, with no result. It is no input to the simulation itself.
@@ -86,6 +90,15 @@ type Config struct {
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {
+	if c.Disagg != nil {
+		if err := c.Disagg.Validate(); err != nil {
+			return err
+		}
+		if c.Horizon < 0 || c.FrontendDelay < 0 {
+			return fmt.Errorf("horizon and frontend delay: must be >= 0, got %d and %d", c.Horizon, c.FrontendDelay)
+		}
+		return nil
+	}
 	if c.StepModel == nil {
 		return errors.New("step model: must be set")
 	}
@@ -137,6 +150,9 @@ type Result struct {
 	// second, seconds counted from the first arrival (vllm bench serve's
 	// max_output_tokens_per_s; traces.TokenRate).
 	MaxOutputTokensPerS float64
+	// Pools describes the pools of a disaggregated run (Config.Disagg);
+	// nil otherwise.
+	Pools *traces.Pools
 	// tokensLate counts output tokens accounted more than
 	// traces.TokenRateWindow seconds out of time order, which
 	// MaxOutputTokensPerS leaves out (tests check there are none).
@@ -155,6 +171,8 @@ type reqState struct {
 	segs       []scheduler.Segment
 	replica    int32
 	fromSource bool // arrived through NextArrival (so fetch the next one)
+	// dis is the disaggregated-serving state (disagg.go); nil when off.
+	dis        *disaggReq
 	arrival    Time
 	firstSched Time
 	firstTok   Time
@@ -184,12 +202,8 @@ type engine struct {
 	// new request (open-loop clients only), which lets decode fast-forward
 	// run through completions.
 	followUps bool
-	// runs prices pure decode steps and the passes of decode runs exactly,
-	// from their count and KV sum where the step model allows it.
-	runs *roofline.DecodeRunPricer
-	// bounds prices decode-run passes to within a bound; nil when the step
-	// model cannot (boundedDuration).
-	bounds decodeBounder
+	// dis is the state of a disaggregated run (disagg.go); nil otherwise.
+	dis *disaggState
 	// flush is the instance whose decode run spans the next event, with
 	// passes to account before that event is processed (flushRun); nil when
 	// none.
@@ -227,22 +241,28 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		cfg.Clients = []string{"client-0"}
 	}
 	e := &engine{cfg: cfg, src: src, sink: sink, router: rt}
-	e.bounds, _ = cfg.StepModel.(decodeBounder)
-	e.runs = roofline.NewDecodeRunPricer(cfg.StepModel)
 	e.col = traces.NewCollector(cfg.Clients)
 	e.followUps = true
 	if f, ok := src.(interface{ HasFollowUps() bool }); ok {
 		e.followUps = f.HasFollowUps()
 	}
 	e.itlCounts = make([]int, len(cfg.Clients))
-	for i := 0; i < cfg.Replicas*ranks; i++ {
-		s, err := scheduler.New(cfg.Scheduler)
-		if err != nil {
+	if cfg.Disagg != nil {
+		if err := e.newDisagg(cfg.Disagg); err != nil {
 			return nil, err
 		}
-		e.insts = append(e.insts, &instance{id: i, sched: s})
+		e.res.KVBlocksTotal = cfg.Disagg.Decode.Scheduler.NumGPUBlocks
+	} else {
+		pr := newPricer(cfg.StepModel)
+		for i := 0; i < cfg.Replicas*ranks; i++ {
+			s, err := scheduler.New(cfg.Scheduler)
+			if err != nil {
+				return nil, err
+			}
+			e.insts = append(e.insts, &instance{id: i, sched: s, price: pr})
+		}
+		e.res.KVBlocksTotal = cfg.Scheduler.NumGPUBlocks
 	}
-	e.res.KVBlocksTotal = cfg.Scheduler.NumGPUBlocks
 	if err := e.fetchArrival(); err != nil {
 		return nil, err
 	}
@@ -274,6 +294,8 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 			err = e.startStep(in)
 		case evStepDone:
 			err = e.finishStep(e.insts[ev.replica])
+		case evKVDone:
+			err = e.kvArrived(e.insts[ev.replica], ev.req)
 		}
 		if err != nil {
 			return nil, err
@@ -285,6 +307,10 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	e.res.Waiting = e.waiting
 	for _, in := range e.insts {
 		e.res.Preemptions += in.sched.Stats().Preemptions
+	}
+	if e.dis != nil {
+		e.res.Pools = e.pools(e.now)
+		e.res.KVBlocksPeak = e.res.Pools.Decode.KVBlocksPeak
 	}
 	e.col.AddPreemptions(int(e.res.Preemptions))
 	e.col.SetKV(e.res.KVBlocksTotal, e.res.KVBlocksPeak)
@@ -316,6 +342,7 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 		return fmt.Errorf("request %d: client index %d, but Config.Clients names %d clients", w.ID, w.Client, len(e.cfg.Clients))
 	}
 	i, r := e.alloc()
+	dis := r.dis
 	segs := r.segs[:0]
 	for _, sg := range w.Segments {
 		segs = append(segs, scheduler.Segment{Key: sg.Key, Tokens: sg.Tokens})
@@ -329,6 +356,9 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 		OutputTokens: w.OutputTokens,
 		Segments:     segs,
 		Index:        int(i),
+	}
+	if e.dis != nil {
+		e.initDisagg(r, dis)
 	}
 	// The engine sees the request after the server front end has handled it
 	// (HTTP, tokenisation); metrics still count from the arrival.
@@ -358,6 +388,9 @@ func (e *engine) arrive(i int32) error {
 	// It has been in the system since its arrival, before the front end.
 	e.res.InSystemSeconds += e.cfg.FrontendDelay.Seconds()
 	e.res.PromptTokens += int64(r.w.PromptTokens)
+	if e.dis != nil {
+		return e.routePrefill(i)
+	}
 	rep := e.router.pick(&r.w, e.insts)
 	r.replica = int32(rep)
 	in := e.insts[rep]
@@ -407,6 +440,14 @@ func (e *engine) finish(i int32, status string, at Time) error {
 		rec.QueueMs = float64(r.firstSched-r.arrival) / 1e6
 		if r.s.NumOutput > 1 {
 			rec.TPOTms = (rec.E2Ems - rec.TTFTms) / float64(r.s.NumOutput-1)
+		}
+	}
+	if r.dis != nil {
+		// The prefill instance's prefix cache served the cached tokens.
+		rec.CachedTokens = r.dis.pre.NumCached
+		rec.Preemptions += r.dis.pre.Preemptions
+		if status == "ok" {
+			rec.Pool = e.requestPool(r)
 		}
 	}
 	e.col.AddRequest(rec)

@@ -145,7 +145,7 @@ func FuzzFastForward(f *testing.F) {
 // exact price, and the bound decides nearly every pass.
 func TestBoundedDurationIsExact(t *testing.T) {
 	cs := roofline.NewCachedStep(realStep(t, 2))
-	e := &engine{bounds: cs}
+	e := &pricer{bounds: cs}
 	rng := rand.New(rand.NewPCG(11, 12))
 	decided := 0
 	const passes = 200000

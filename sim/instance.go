@@ -56,11 +56,45 @@ type instance struct {
 	rem          []int
 	byRem        []uint64 // rem<<32 | item index, sorted (the first to finish)
 	clientCounts []int
+
+	// price prices the instance's passes (shared by the instances of one
+	// step model).
+	price *pricer
+	// Disaggregated serving (disagg.go): the instance's pool (nil when
+	// aggregated), its side, the requests waiting to reserve blocks for
+	// their KV transfer here (decode side, in order), and the time its
+	// KV blocks in use last changed.
+	pool            *poolState
+	prefill, decode bool
+	xfers           []int32
+	kvSince         Time
+}
+
+// pricer prices forward passes for the instances of one step model.
+type pricer struct {
+	// runs prices pure decode steps and the passes of decode runs exactly,
+	// from their count and KV sum where the step model allows it.
+	runs *roofline.DecodeRunPricer
+	// bounds prices decode-run passes to within a bound; nil when the step
+	// model cannot (boundedDuration).
+	bounds decodeBounder
+}
+
+func newPricer(sm StepModel) *pricer {
+	p := &pricer{runs: roofline.NewDecodeRunPricer(sm)}
+	p.bounds, _ = sm.(decodeBounder)
+	return p
 }
 
 // startStep forms the next batch and schedules the end of its step event;
 // with nothing runnable the instance goes idle until the next arrival.
 func (e *engine) startStep(in *instance) error {
+	if in.pool != nil {
+		e.trackKV(in)
+		if err := e.startTransfers(in); err != nil {
+			return err
+		}
+	}
 	b := in.sched.Schedule()
 	if b == nil || len(b.Items) == 0 {
 		in.busy = false
@@ -77,6 +111,9 @@ func (e *engine) startStep(in *instance) error {
 			r.firstSched = e.now
 			e.waiting--
 		}
+		if in.pool != nil {
+			e.poolScheduled(in, r)
+		}
 		if it.Prefill {
 			in.in.Prefills = append(in.in.Prefills, roofline.Chunk{Tokens: it.Tokens, Cached: it.Context, Sampled: it.Sampled})
 		} else {
@@ -88,10 +125,10 @@ func (e *engine) startStep(in *instance) error {
 	// the pass exactly (in.cost is exact whenever a step trace reads it).
 	d, ok := Time(0), false
 	if !e.cfg.StepTrace {
-		d, ok = e.boundedStepDuration(&in.in)
+		d, ok = in.price.boundedStepDuration(&in.in)
 	}
 	if !ok {
-		in.cost = e.stepCost(&in.in)
+		in.cost = in.price.runs.Step(&in.in)
 		if !(in.cost.Seconds > 0 && in.cost.Seconds <= MaxStepSeconds) {
 			return fmt.Errorf("replica %d at %.3f s: the step model prices a forward pass of %d tokens at %g s, outside (0, %g] s: check the GPU's peaks, bandwidth and efficiencies",
 				in.id, e.now.Seconds(), b.NumTokens, in.cost.Seconds, float64(MaxStepSeconds))
@@ -103,7 +140,9 @@ func (e *engine) startStep(in *instance) error {
 	in.durs = append(in.durs[:0], d)
 	in.committed = false
 	in.acct, in.acctStart, in.acctFin = 0, e.now, 0
-	if !e.cfg.StepTrace && !e.cfg.NoFastForward {
+	// A decode instance with transfers waiting for blocks steps one pass at
+	// a time, so each pass's freed blocks can start them.
+	if !e.cfg.StepTrace && !e.cfg.NoFastForward && len(in.xfers) == 0 {
 		if m := in.sched.DecodeRunLimit(); m >= 2 || m == 1 && !e.followUps {
 			if err := e.planDecodeRun(in, b, m); err != nil {
 				return err
@@ -116,13 +155,6 @@ func (e *engine) startStep(in *instance) error {
 	}
 	e.q.push(event{at: end, kind: evStepDone, replica: int32(in.id)})
 	return nil
-}
-
-// stepCost prices the forward pass in: a pure decode step from its count
-// and KV sum when the step model can (the same price, in O(1) once the
-// lengths are summed), else in full (roofline.DecodeRunPricer.Step).
-func (e *engine) stepCost(in *roofline.StepInput) roofline.StepCost {
-	return e.runs.Step(in)
 }
 
 // MaxStepSeconds bounds the price of one forward pass: a longer step is an
@@ -145,6 +177,10 @@ func stepDuration(c roofline.StepCost) Time {
 func (e *engine) finishStep(in *instance) error {
 	b := in.batch
 	e.res.Steps += int64(len(in.durs))
+	if in.pool != nil {
+		e.trackKV(in)
+		e.stepDoneDisagg(in)
+	}
 	if !in.committed {
 		in.finished = in.sched.Commit(b, in.finished[:0])
 		e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, in.sched.Stats().KVBlocksUsed)
@@ -171,7 +207,7 @@ func (e *engine) finishStep(in *instance) error {
 		}
 	}
 	in.busy = false
-	if in.sched.HasWork() && !in.wakePending {
+	if (in.sched.HasWork() || len(in.xfers) > 0) && !in.wakePending {
 		if next, ok := e.q.nextAt(); !ok || next > e.now {
 			// Nothing else happens at this instant: the wake would be the next
 			// event popped, so start the next step now.
@@ -258,6 +294,9 @@ func (e *engine) traceStep(in *instance, b *scheduler.Batch) error {
 // complete accounts a request of in that produced its last token at time at
 // (at most the engine's clock: a decode run is accounted at its end).
 func (e *engine) complete(in *instance, sr *scheduler.Request, at Time) error {
+	if in.prefill {
+		return e.prefillDone(in, sr, at)
+	}
 	e.res.Completed++
 	e.res.OutputTokensCompleted += int64(sr.OutputTokens)
 	in.outstanding--
@@ -279,6 +318,9 @@ func (e *engine) clientIndex(c int) int {
 // tokens, inter-token gaps (pooled per client when a request also had a
 // token in the instance's previous step, the common case), token counts.
 func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
+	if in.prefill {
+		return // the proxy drops a prefill instance's token (disagg.go)
+	}
 	clear(e.itlCounts)
 	sampled := 0
 	for k := range b.Items {
@@ -409,9 +451,9 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 			break
 		}
 		keySum := base + int64(n)*int64(j-1)
-		d, ok := e.boundedDuration(n, keySum)
+		d, ok := in.price.boundedDuration(n, keySum)
 		if !ok {
-			d = stepDuration(e.runs.Pass(run, j, n, keySum))
+			d = stepDuration(in.price.runs.Pass(run, j, n, keySum))
 		}
 		if t+d > horizon {
 			break
@@ -465,19 +507,19 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 // bound leaves one rounding, it is exactly stepping's. false when the bound
 // does not apply or straddles a rounding boundary (about one pass in 10^4):
 // price the pass exactly then.
-func (e *engine) boundedDuration(n int, keySum int64) (Time, bool) {
-	if e.bounds == nil {
+func (p *pricer) boundedDuration(n int, keySum int64) (Time, bool) {
+	if p.bounds == nil {
 		return 0, false
 	}
-	return roundedWithin(e.bounds.DecodeSecondsBound(n, keySum))
+	return roundedWithin(p.bounds.DecodeSecondsBound(n, keySum))
 }
 
 // boundedStepDuration is boundedDuration for any step (StepSecondsBound).
-func (e *engine) boundedStepDuration(in *roofline.StepInput) (Time, bool) {
-	if e.bounds == nil {
+func (p *pricer) boundedStepDuration(in *roofline.StepInput) (Time, bool) {
+	if p.bounds == nil {
 		return 0, false
 	}
-	return roundedWithin(e.bounds.StepSecondsBound(in))
+	return roundedWithin(p.bounds.StepSecondsBound(in))
 }
 
 // roundedWithin returns stepDuration of every price within err of s, when

@@ -6,6 +6,7 @@ import (
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/routing"
 	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/settings"
 )
 
 // vocabulary ties a settings.Deployment setting whose values are names to the
@@ -48,15 +49,22 @@ func vocabularies() []vocabulary {
 		}
 		return g.Name, nil
 	}
+	gpuCheck := func(v string) error { _, err := hardware.Resolve(v); return err }
+	routerCheck := func(v string) error { _, err := routing.Parse(v); return err }
 	return []vocabulary{
 		{"model", model.Names, func(v string) error { _, err := model.Resolve(v); return err }, modelName},
-		{"gpu", hardware.Names, func(v string) error { _, err := hardware.Resolve(v); return err }, gpuName},
-		{"router", routing.Names, func(v string) error { _, err := routing.Parse(v); return err }, nil},
+		{"gpu", hardware.Names, gpuCheck, gpuName},
+		{"router", routing.Names, routerCheck, nil},
 		{"weights", roofline.DTypes, dtype, precision},
 		{"kv_cache_dtype", roofline.DTypes, dtype, precision},
 		{"act_dtype", roofline.DTypes, dtype, precision},
 		{"serving.scheduling_policy", scheduler.PolicyNames, nil, nil},
 		{"serving.moe_kernel", roofline.MoEKernels, nil, nil},
+		{"disaggregation.prefill.gpu", hardware.Names, gpuCheck, gpuName},
+		{"disaggregation.decode.gpu", hardware.Names, gpuCheck, gpuName},
+		{"disaggregation.prefill.router", routing.Names, routerCheck, nil},
+		{"disaggregation.decode.router", routing.Names, routerCheck, nil},
+		{"disaggregation.kv_transfer.link", settings.KVLinks, func(v string) error { return settings.KVLink(v).Validate() }, nil},
 	}
 }
 

@@ -24,6 +24,7 @@ type eventKind uint8
 const (
 	evStepDone eventKind = iota // an instance's forward pass finished
 	evArrival                   // a request reaches the router
+	evKVDone                    // a request's KV transfer to its decode instance ended
 	evWake                      // an idle instance forms its next batch
 )
 

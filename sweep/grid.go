@@ -85,6 +85,9 @@ type Config struct {
 	MaxNumBatchedTokens int
 	// Settings are the values of Grid.Settings' axes, in their order.
 	Settings []SettingValue `json:",omitempty"`
+	// unitGPUs, when > 0, is the GPUs of the disaggregated unit the
+	// configuration's settings make (disagg.go).
+	unitGPUs int
 }
 
 // Configs lists the grid in index order: row-major over (GPUs, TP, DP, EP,
@@ -112,8 +115,14 @@ func (g Grid) Configs() []Config {
 	return out
 }
 
-// GPUsPerInstance is TP x DP.
-func (c Config) GPUsPerInstance() int { return c.TP * max(c.DP, 1) }
+// GPUsPerInstance is TP x DP, or the GPUs of both pools of a disaggregated
+// unit (disagg.go).
+func (c Config) GPUsPerInstance() int {
+	if c.unitGPUs > 0 {
+		return c.unitGPUs
+	}
+	return c.TP * max(c.DP, 1)
+}
 
 // GridError is a grid value that cannot be used. Field is the list's name
 // (gpus, tp, dp, ep, max_num_seqs, max_num_batched_tokens) or, for an axis

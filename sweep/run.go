@@ -269,16 +269,18 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 	dep.GPU, dep.Settings.TP = gpu, c.TP
 	dep.Settings.DP, dep.Settings.EP = max(c.DP, 1), max(c.EP, 1)
 	dep.Settings.Serving.MaxNumSeqs, dep.Settings.Serving.MaxNumBatchedTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
-	prep, err := c.prepare(dep)
+	prep, cfg, err := o.prepareConfig(&c, dep, p.conc != nil)
 	if err != nil {
 		row.Status, row.Reason = StatusSkipped, err.Error()
 		return row, nil
+	}
+	if c.unitGPUs > 0 {
+		row.GPUCostPerHour = o.unitPrice(c, dep)
 	}
 	row.KVBlocks = prep.Scheduler.NumGPUBlocks
 	if p.conc != nil {
 		return o.searchConcurrency(ctx, p.conc, c, prep, row)
 	}
-	cfg := probeConfig(prep)
 	cfg.Clients = p.clients
 	pr := &prober{base: p.work, seed: o.Seed, slo: o.SLO, noEarly: o.DisableEarlyStop, cfg: cfg}
 	start := estimateRate(p.work, o.Seed, prep)

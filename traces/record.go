@@ -35,6 +35,12 @@ type RequestRecord struct {
 
 	Preemptions int    // times this request was preempted
 	Status      string // StatusOK or "rejected:<reason>"
+
+	// Pool is where a disaggregated run served the request (then Replica
+	// is its decode instance); nil otherwise. It is no column of the
+	// request trace, whose columns are the same for every run. The engine
+	// reuses it: valid until the next record (copy it to keep it).
+	Pool *RequestPool
 }
 
 // FillLatencies sets TTFTms, TPOTms, E2Ems and QueueMs from the times and

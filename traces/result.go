@@ -188,6 +188,9 @@ type Result struct {
 	// sustained (nil: not measured, as for an observed run; its keys are
 	// then omitted).
 	Load *Load
+	// Pools describes a disaggregated run's prefill and decode pools and the
+	// KV transfers between them (nil for an aggregated run: no key).
+	Pools *Pools
 }
 
 // NewResult returns the Result of a summary; nil percentiles mean
@@ -304,6 +307,9 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	r.addScalars(o, SectionCounts)
 	o.add("rejected_reasons", s.RejectedReasons)
 	r.addScalars(o, SectionLoad)
+	if r.Pools != nil {
+		o.add("pools", r.Pools)
+	}
 	clients := make([]*ordered, len(s.PerClient))
 	for i := range s.PerClient {
 		c := &s.PerClient[i]

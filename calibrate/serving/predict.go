@@ -46,7 +46,8 @@ type Options struct {
 	// GPU resolves a row's system name; default hardware.Lookup. Calibration
 	// uses it to substitute a profile under test.
 	GPU func(name string) (*hardware.GPU, error)
-	// Model resolves a row's model name; default model.Lookup. Validate
+	// Model resolves a row's model name; default model.Resolve (a catalog
+	// name, or a path to a config.json or its directory). Validate
 	// and FitOverheads look each distinct model up once and serve copies
 	// to the rows.
 	Model func(name string) (*model.Config, error)
@@ -78,7 +79,8 @@ func (o *Options) defaults() {
 		o.GPU = hardware.Lookup
 	}
 	if o.Model == nil {
-		o.Model = model.Lookup
+		// A row's model_path may name a catalog model or a config.json.
+		o.Model = model.Resolve
 	}
 	if o.MaxNumSeqs <= 0 {
 		o.MaxNumSeqs = 1024

@@ -12,22 +12,38 @@ import (
 
 type modelsOptions struct {
 	JSON bool
+	// cmd is the command, for its settings flags (--model, --tp, ...).
+	cmd *cobra.Command
 }
+
+// modelSettings are the deployment settings `sim models --model` takes.
+var modelSettings = []string{"model", "tp", "weights", "kv-cache-dtype"}
 
 func newModelsCmd(s streams, runF func(*modelsOptions) error) *cobra.Command {
 	opts := &modelsOptions{}
 	cmd := &cobra.Command{
-		Use:   "models",
-		Short: "List the model catalog: architecture, parameters, weight size",
-		Args:  noArgs,
+		Use:   "models [--model M [--tp N]]",
+		Short: "List the model catalog, or one model's derived architecture with --model",
+		Long: `Without --model, list the model catalog: architecture, parameters, weight size.
+
+With --model (a catalog name or a Hugging Face config.json), show that model's
+derived architecture: its layers by kind, parameters (total, active per token,
+multi-token-prediction modules apart), weight bytes and KV bytes per token in
+total and per GPU at --tp, and what the loader could not price.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.cmd = cmd
 			if runF != nil {
 				return runF(opts)
+			}
+			if cmd.Flags().Changed("model") {
+				return runModelDetail(s, opts)
 			}
 			return runModels(s, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalog as JSON")
+	addSettingFlagsOnly(cmd, modelSettings...)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalog (or the model) as JSON")
 	return cmd
 }
 
@@ -72,9 +88,13 @@ func runModels(s streams, opts *modelsOptions) error {
 		if r.ExpertDType != "" {
 			dt += "/" + r.ExpertDType
 		}
-		fmt.Fprintf(tw, "%s\t%.2fB\t%.2fB\t%d\t%d\t%d/%d\t%s\t%s\t%.1f GB\t%.0f KiB\n",
+		kv := fmt.Sprint(r.NumKVHeads)
+		if r.MLA != nil {
+			kv = "mla" // one latent per token, not KV heads
+		}
+		fmt.Fprintf(tw, "%s\t%.2fB\t%.2fB\t%d\t%d\t%d/%s\t%s\t%s\t%.1f GB\t%.0f KiB\n",
 			r.Name, r.ParamsTotal/1e9, r.ParamsActive/1e9, r.NumLayers, r.HiddenSize,
-			r.NumHeads, r.NumKVHeads, mlp, dt, r.WeightBytes/1e9, r.KVBytesPerToken/1024)
+			r.NumHeads, kv, mlp, dt, r.WeightBytes/1e9, r.KVBytesPerToken/1024)
 	}
 	return tw.Flush()
 }

@@ -18,6 +18,8 @@ type outputDir struct {
 	stagedRequests
 	stepF *os.File
 	stepW traces.StepWriter
+	// pools is request_pools.csv, written for a disaggregated run only.
+	pools poolTrace
 }
 
 // stagedRequests is a staged --out directory with requests.<fmt> open in
@@ -73,7 +75,14 @@ func openOutputDir(dir string, f traces.Format, steps, overwrite bool) (*outputD
 	return o, nil
 }
 
-func (o *outputDir) Request(r *traces.RequestRecord) error { return o.reqW.Write(r) }
+func (o *outputDir) Request(r *traces.RequestRecord) error {
+	if r.Pool != nil {
+		if err := o.pools.write(o.stage, r); err != nil {
+			return err
+		}
+	}
+	return o.reqW.Write(r)
+}
 
 func (o *outputDir) Step(r *traces.StepRecord) error {
 	if o.stepW == nil {
@@ -100,6 +109,9 @@ func (o *outputDir) commit(rec pipeline.Record) error {
 		}
 		o.stepF = nil
 	}
+	if err := o.pools.close(); err != nil {
+		return err
+	}
 	if err := o.stage.writeFile(resultsMarker, func(w io.Writer) error { return writeJSON(w, rec) }); err != nil {
 		return err
 	}
@@ -109,7 +121,7 @@ func (o *outputDir) commit(rec pipeline.Record) error {
 // abort closes the writers and removes everything staged (a no-op after a
 // successful commit).
 func (o *outputDir) abort() {
-	for _, f := range []*os.File{o.reqF, o.stepF} {
+	for _, f := range []*os.File{o.reqF, o.stepF, o.pools.f} {
 		if f != nil {
 			f.Close()
 		}

@@ -41,7 +41,33 @@ var settingTestValues = map[string]any{
 	"serving.moe_kernel":                   "fused",
 	"seed":                                 7,
 	"duration":                             "30s",
+
+	"disaggregation.prefill.replicas":           2,
+	"disaggregation.prefill.tp":                 2,
+	"disaggregation.prefill.gpu":                "h200",
+	"disaggregation.prefill.router":             "least-outstanding",
+	"disaggregation.decode.replicas":            2,
+	"disaggregation.decode.tp":                  2,
+	"disaggregation.decode.gpu":                 "h200",
+	"disaggregation.decode.router":              "prefix-affinity",
+	"disaggregation.kv_transfer.link":           "nvlink",
+	"disaggregation.kv_transfer.bandwidth_gbps": 800,
+	"disaggregation.kv_transfer.latency_us":     20,
 }
+
+// settingCompanions are flags a setting's test value needs beside it to
+// make a valid deployment (a disaggregated one needs both pools), and
+// companionYAML the workload-file lines that set the value with them.
+var (
+	settingCompanions = map[string][]string{
+		"disaggregation.prefill.replicas": {"--decode-replicas=1"},
+		"disaggregation.decode.replicas":  {"--prefill-replicas=1"},
+	}
+	companionYAML = map[string]string{
+		"disaggregation.prefill.replicas": "disaggregation:\n  prefill:\n    replicas: 2\n  decode:\n    replicas: 1\n",
+		"disaggregation.decode.replicas":  "disaggregation:\n  prefill:\n    replicas: 1\n  decode:\n    replicas: 2\n",
+	}
+)
 
 const tinyWorkload = `clients:
   - name: chat
@@ -87,10 +113,13 @@ func lookupKey(m map[string]any, key string) (any, bool) {
 
 // yamlFor writes key: value at its place in a workload file.
 func yamlFor(key string, v any) string {
-	if leaf, ok := strings.CutPrefix(key, "serving."); ok {
-		return fmt.Sprintf("serving:\n  %s: %v\n", leaf, v)
+	var b strings.Builder
+	parts := strings.Split(key, ".")
+	for i, p := range parts[:len(parts)-1] {
+		fmt.Fprintf(&b, "%s%s:\n", strings.Repeat("  ", i), p)
 	}
-	return fmt.Sprintf("%s: %v\n", key, v)
+	fmt.Fprintf(&b, "%s%s: %v\n", strings.Repeat("  ", len(parts)-1), parts[len(parts)-1], v)
+	return b.String()
 }
 
 // Every leaf setting of workload.Spec is reachable from the workload file,
@@ -134,7 +163,11 @@ func TestEverySettingReachable(t *testing.T) {
 		}
 		t.Run(s.Key, func(t *testing.T) {
 			file := filepath.Join(dir, strings.ReplaceAll(s.Key, ".", "_")+".yaml")
-			if err := os.WriteFile(file, []byte(yamlFor(s.Key, want)+tinyWorkload), 0o644); err != nil {
+			y, ok := companionYAML[s.Key]
+			if !ok {
+				y = yamlFor(s.Key, want)
+			}
+			if err := os.WriteFile(file, []byte(y+tinyWorkload), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			check := func(source string, cfg map[string]any) {
@@ -147,10 +180,11 @@ func TestEverySettingReachable(t *testing.T) {
 					t.Errorf("from %s: run.json records %s = %v, want %v", source, s.Key, got, want)
 				}
 			}
+			more := settingCompanions[s.Key]
 			check("the workload file", runJSONConfig(t, "--workload", file))
-			check("--"+s.Flag, runJSONConfig(t, "--workload", base, fmt.Sprintf("--%s=%v", s.Flag, want)))
+			check("--"+s.Flag, runJSONConfig(t, append([]string{"--workload", base, fmt.Sprintf("--%s=%v", s.Flag, want)}, more...)...))
 			t.Setenv(s.Env(), fmt.Sprint(want))
-			check(s.Env(), runJSONConfig(t, "--workload", base))
+			check(s.Env(), runJSONConfig(t, append([]string{"--workload", base}, more...)...))
 		})
 	}
 }

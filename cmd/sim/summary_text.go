@@ -27,7 +27,11 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if r.EP > 1 {
 		layout += fmt.Sprintf(", ep %d", r.EP)
 	}
-	fmt.Fprintf(w, "roofsim %s  %s on %s x%d (%s, %d replica(s), %s)\n", version, r.Model, r.GPU, r.TP*max(r.DP, 1)*r.Replicas, layout, r.Replicas, r.Router)
+	if pl := p.Pools; p.Config.Disagg != nil {
+		fmt.Fprintf(w, "roofsim %s  %s on %d prefill + %d decode GPUs (disaggregated)\n", version, r.Model, pl[0].Replicas*pl[0].TP, pl[1].Replicas*pl[1].TP)
+	} else {
+		fmt.Fprintf(w, "roofsim %s  %s on %s x%d (%s, %d replica(s), %s)\n", version, r.Model, r.GPU, r.TP*max(r.DP, 1)*r.Replicas, layout, r.Replicas, r.Router)
+	}
 	fmt.Fprintf(w, "weights %s, kv cache %s, KV %d blocks x %d tokens", r.Weights, r.KVCacheDType, r.Serving.NumGPUBlocks, r.Serving.BlockSize)
 	if r.NumGPUBlocksPinned {
 		fmt.Fprint(w, " (pinned)")
@@ -39,7 +43,13 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.MoEKernelNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
+	for _, n := range p.Model.PricingNotes() {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
+	if result.Pools != nil {
+		writePoolsText(w, p, result.Pools)
+	}
 
 	fmt.Fprintf(w, "requests    %d arrived, %d completed, %d rejected", res.Arrived, res.Completed, res.Rejected)
 	if res.InFlight > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -16,6 +17,7 @@ type validateStepsOptions struct {
 	GPU             string
 	Model           string
 	TP              int
+	EP              int
 	GraphCaptureMax int
 	JSON            bool
 	Out             string
@@ -50,6 +52,7 @@ predicted_ms column added.`,
 	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
 	f.StringVar(&o.Model, "model", "", "catalog model name or Hugging Face config.json (required)")
 	f.IntVar(&o.TP, "tp", 1, "tensor-parallel degree the table was measured at")
+	f.IntVar(&o.EP, "ep", 1, "expert-parallel degree the table was measured at (MoE models; must divide tp and the routed experts)")
 	f.IntVar(&o.GraphCaptureMax, "graph-capture-max", 0, "largest CUDA-graph capture size (0: from effective_vllm_config.json, else the profile's)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.StringVar(&o.Out, "out", "", "write every input row with predicted_ms added to this CSV file")
@@ -107,12 +110,20 @@ func stepsDataset(file, gpu, modelName string, tp, captureMax int) (steps.Datase
 }
 
 func runValidateSteps(s streams, o *validateStepsOptions) error {
+	if o.EP < 1 {
+		return fmt.Errorf("--ep: must be >= 1, got %d", o.EP)
+	}
 	d, _, err := stepsDataset(o.File, o.GPU, o.Model, o.TP, o.GraphCaptureMax)
 	if err != nil {
 		return err
 	}
+	d.Setup.Step.EP = o.EP
 	m, err := roofline.NewStepModel(d.Setup.Model, d.Setup.GPU, d.Setup.Step)
 	if err != nil {
+		var oe *roofline.OptionError
+		if errors.As(err, &oe) && oe.Field == "ep" {
+			return fmt.Errorf("--ep: %w", oe.Err)
+		}
 		return err
 	}
 	rep, err := steps.Predict(d.Table, m)

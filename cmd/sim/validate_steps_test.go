@@ -49,3 +49,28 @@ func TestValidateSteps(t *testing.T) {
 		t.Fatalf("missing --file: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// validate steps takes --ep for MoE tables: the layout prices the rows, and
+// an EP the GPUs or experts cannot take is one error naming --ep. An MLA
+// config.json is priced like any model.
+func TestValidateStepsEPAndMLA(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fpm_metrics_detail.csv")
+	if err := os.WriteFile(file, []byte(stepsCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, "validate", "steps", "--file", file, "--gpu", "h200", "--model", "qwen3-30b-a3b", "--tp", "2", "--ep", "2")
+	if code != 0 || !strings.Contains(stdout, "decode-only") {
+		t.Fatalf("tp 2 ep 2: exit %d, stderr %q", code, stderr)
+	}
+	for _, ep := range []string{"0", "3"} {
+		code, _, stderr = cli(t, "validate", "steps", "--file", file, "--gpu", "h200", "--model", "qwen3-30b-a3b", "--tp", "2", "--ep", ep)
+		if code == 0 || !strings.HasPrefix(stderr, "sim: --ep: ") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--ep %s: exit %d, stderr %q", ep, code, stderr)
+		}
+	}
+	code, stdout, stderr = cli(t, "validate", "steps", "--file", file, "--gpu", "h200", "--model", writeTinyMLA(t), "--tp", "2")
+	if code != 0 || !strings.Contains(stdout, "mixed") {
+		t.Fatalf("MLA config: exit %d, stderr %q", code, stderr)
+	}
+}

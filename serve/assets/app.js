@@ -441,7 +441,9 @@ function simChartsRender() {
       kpi("TPOT p50 / p99 (ms)", `${fmtNum(s.median_tpot_ms)} / ${fmtNum(s.p99_tpot_ms)}`) +
       kpi("E2E p50 / p99 (ms)", `${fmtNum(s.median_e2el_ms)} / ${fmtNum(s.p99_e2el_ms)}`) +
       kpi("simulated / wall", `${fmtNum(c.simulated_s)} s / ${fmtNum(r.wall_s, 2)} s`) +
-      (s.gpu_profile_status ? kpi("GPU profile", esc(s.gpu_profile_status), s.gpu_profile || "") : "") + `</div>` +
+      (s.gpu_profile_status ? kpi("GPU profile", esc(s.gpu_profile_status), s.gpu_profile || "") : "") +
+      (s.pools ? kpi("KV transfer p50 / p99 (ms)", `${fmtNum(s.pools.kv_transfer.median_ms)} / ${fmtNum(s.pools.kv_transfer.p99_ms)}`, "one request's KV cache from its prefill to its decode instance: link latency + bytes per GPU / bandwidth", "kv_transfer") : "") + `</div>` +
+      poolsTable(s.pools) +
       (s.gpu_profile_status === "defaults" ? `<p class="hint">The GPU is priced with built-in default efficiencies, not a calibrated profile; treat its rates as rough.</p>` : "");
   }
   sumEl.innerHTML = html;
@@ -468,6 +470,17 @@ function simChartsRender() {
     lines: parts.map(([n, ys, col]) => ({ label: n, color: col, x: sp.t, y: ys, width: 1.5 })) });
   const tot = parts.reduce((a, p) => a + p[3], 0) || 1;
   $("sim-split-bar").innerHTML = parts.filter((p) => p[3] > 0).map(([n, , col, v]) => `<div style="background:${col};width:${(100 * v / tot).toFixed(2)}%" title="${n}: ${fmtNum(v)} s">${(100 * v / tot).toFixed(0)}% ${n}</div>`).join("");
+}
+
+// poolsTable shows a disaggregated run's prefill and decode pools ("" for
+// an aggregated run).
+function poolsTable(p) {
+  if (!p) return "";
+  const row = (name, x) => `<tr data-pool="${name}"><td>${name}</td><td>${x.replicas} × TP ${x.tp} ${esc(x.gpu)}</td><td>${fmtNum(100 * x.utilization, 3)}%</td><td>${x.steps}</td>` +
+    `<td>${fmtNum(x.queue.median_ms)} / ${fmtNum(x.queue.p99_ms)}</td><td>${x.kv_blocks_peak} / ${x.kv_blocks_total} (mean ${fmtNum(100 * x.kv_occupancy_mean, 3)}%)</td><td>${x.preemptions}</td></tr>`;
+  return `<table class="data pools"><thead><tr><th>pool</th><th>instances</th><th>busy</th><th>steps</th><th>queue p50 / p99 (ms)</th><th>KV blocks peak / per instance</th><th>preemptions</th></tr></thead>` +
+    `<tbody>${row("prefill", p.prefill)}${row("decode", p.decode)}</tbody></table>` +
+    `<p class="hint">KV transfer ${fmtNum(p.kv_transfer_bytes_per_gpu_mean / 1e6)} MB per decode GPU per request: p50 ${fmtNum(p.kv_transfer.median_ms)} ms, p99 ${fmtNum(p.kv_transfer.p99_ms)} ms; wait for decode KV blocks p50 ${fmtNum(p.kv_wait.median_ms)} ms, p99 ${fmtNum(p.kv_wait.p99_ms)} ms.</p>`;
 }
 
 function runTag(r) { return state.runs.filter((x) => x.show && x.result).length > 1 ? ` #${state.runs.indexOf(r) + 1}` : ""; }
@@ -530,7 +543,7 @@ async function runSim() {
 // The sweep table: the index, a column per swept setting (every column
 // named by a setting key, or by its last element, with a value in some
 // row: gpu, tp, dp, ep, max_num_seqs, ... and --grid keys), then these.
-const SWEEP_METRICS = ["status", "profile_status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
+const SWEEP_METRICS = ["layout", "status", "profile_status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
   "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "replicas", "gpus_total", "cost_per_hour", "cost_per_mtok", "pareto", "recommended"];
 
 function sweptColumns(res) {
@@ -567,9 +580,16 @@ async function loadSweep() {
   } catch (e) { showError(note, e); }
 }
 
+// layoutOf names a sweep row's deployment: "agg", or "xPyD" when both
+// disaggregated pools have replicas.
+function layoutOf(r) {
+  const p = Number(r["disaggregation.prefill.replicas"] || 0), d = Number(r["disaggregation.decode.replicas"] || 0);
+  return p > 0 && d > 0 ? `${p}P${d}D` : "agg";
+}
+
 function renderSweep() {
   const { res, sortKey, asc } = state.sweep;
-  const rows = res.rows.slice();
+  const rows = res.rows.map((r) => ({ ...r, layout: layoutOf(r) }));
   const rec = rows.find((r) => r.recommended);
   const ok = rows.filter((r) => r.status === "ok" && r.output_tokens_per_s_per_gpu > 0 && r.tokens_per_s_per_user > 0);
   const swept = sweptColumns(res);
@@ -594,7 +614,9 @@ function renderSweep() {
     return (x < y ? -1 : 1) * (asc ? 1 : -1);
   });
   // A concurrency sweep (closed-loop workload) adds its max_concurrency column after the rate.
-  const base = ["index", ...swept, ...SWEEP_METRICS];
+  // The layout column shows only when some row is disaggregated.
+  const hasPD = rows.some((r) => r.layout !== "agg");
+  const base = ["index", ...swept, ...SWEEP_METRICS].filter((c) => c !== "layout" || hasPD);
   const cols = rows.some((r) => r.max_concurrency > 0) ? base.flatMap((c) => (c === "max_rate_rps" ? ["max_concurrency", c] : [c])) : base;
   const t = $("sw-table");
   t.innerHTML = "<thead><tr>" + cols.map((c) => `<th data-k="${c}">${c}${c === sortKey ? (asc ? " ▲" : " ▼") : ""}</th>`).join("") + "</tr></thead><tbody>" +

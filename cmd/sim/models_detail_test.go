@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyMLAConfig is a small DeepSeek-V3-style config.json: 4 layers (1
+// dense), 8 heads, Lq 64, Lkv 32, P 16, R 8, V 16, 8 experts of 32, top 2,
+// one shared expert, grouped routing and one MTP module.
+const tinyMLAConfig = `{"model_type":"deepseek_v3","hidden_size":128,"intermediate_size":256,"kv_lora_rank":32,"q_lora_rank":64,
+"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"num_attention_heads":8,"num_key_value_heads":8,"num_hidden_layers":4,
+"first_k_dense_replace":1,"moe_intermediate_size":32,"n_routed_experts":8,"n_shared_experts":1,"num_experts_per_tok":2,
+"n_group":2,"topk_group":1,"topk_method":"noaux_tc","num_nextn_predict_layers":1,"vocab_size":1000,"max_position_embeddings":16384}`
+
+// writeTinyMLA writes tinyMLAConfig to <tmp>/tiny-mla/config.json and
+// returns its path.
+func writeTinyMLA(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny-mla", "config.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(tinyMLAConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestModelsDetail: `sim models --model CONFIG --tp 2 --json` gives the
+// layer kinds, the parameter counts (hand sums) and the KV bytes per token
+// per GPU, which MLA does not divide by TP: 4 layers x (32 + 8) x 2 bytes.
+func TestModelsDetail(t *testing.T) {
+	path := writeTinyMLA(t)
+	code, out, errOut := cli(t, "models", "--model", path, "--tp", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d modelDetail
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "tiny-mla" || d.TP != 2 || len(d.Layers) != 3 {
+		t.Fatalf("got %+v", d)
+	}
+	for i, want := range []struct {
+		kind     string
+		count    int
+		kvElems  int
+		kvPerGPU float64
+	}{{"attention_mla", 4, 40, 4 * 40 * 2}, {"mlp_dense", 1, 0, 0}, {"mlp_moe", 3, 0, 0}} {
+		l := d.Layers[i]
+		if string(l.Kind) != want.kind || l.Count != want.count || l.KVElementsPerToken != want.kvElems || l.KVBytesPerTokenPerGPU != want.kvPerGPU {
+			t.Errorf("layer %d: got %+v, want %+v", i, l, want)
+		}
+	}
+	if d.KVBytesPerTokenPerGPU != 4*40*2 || d.StateBytesPerRequest != 0 {
+		t.Errorf("KV bytes per token per GPU %g, state %g", d.KVBytesPerTokenPerGPU, d.StateBytesPerRequest)
+	}
+	// Attention per layer: q_a 128*64 + q_b 64*8*24 + kv_a 128*40 +
+	// kv_b 32*8*32 + o 8*16*128; norms 2*128 + 64 + 32; dense MLP
+	// 3*128*256; an expert 3*128*32; router 128*8 + 8.
+	attn := 128*64 + 64*8*24 + 128*40 + 32*8*32 + 8*16*128.0
+	norms := 2*128 + 64 + 32.0
+	expert := 3 * 128 * 32.0
+	router := 128*8 + 8.0
+	total := 2*1000*128 + 4*(attn+norms) + 128 + 3*256*128 + 3*(8*expert+expert+router)
+	if d.ParamsTotal != total || d.ParamsActive != total-3*6*expert {
+		t.Errorf("params total %.0f active %.0f, want %.0f and %.0f", d.ParamsTotal, d.ParamsActive, total, total-3*6*expert)
+	}
+	if mtp := 2*128 + 2*128*128 + attn + norms + 8*expert + expert + router + 128; d.ParamsMTP != mtp {
+		t.Errorf("params_mtp %.0f, want %.0f", d.ParamsMTP, mtp)
+	}
+	if len(d.Notes) != 2 {
+		t.Errorf("notes %q, want the grouped routing and MTP notes", d.Notes)
+	}
+
+	// The text form names the layer kinds and prints each note once.
+	code, out, errOut = cli(t, "models", "--model", path, "--tp", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"attention_mla  4", "mlp_moe", "note: grouped expert routing", "MTP module(s) (not counted)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "note: grouped expert routing") != 1 {
+		t.Errorf("the routing note is printed more than once:\n%s", out)
+	}
+}
+
+// TestModelsDetailUnsupported: a config with DeepSeek sparse attention is
+// one error line naming the feature, a non-zero exit and no output.
+func TestModelsDetailUnsupported(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	dsa := strings.Replace(tinyMLAConfig, `"deepseek_v3"`, `"glm_moe_dsa"`, 1)
+	if err := os.WriteFile(path, []byte(dsa), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "models", "--model", path)
+	if code == 0 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "DeepSeek sparse attention (DSA") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestRunMLAConfig: `sim run --model CONFIG` simulates an MLA model end to
+// end: every request completes, and the result carries the loader's notes
+// once.
+func TestRunMLAConfig(t *testing.T) {
+	path := writeTinyMLA(t)
+	code, out, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--model", path, "--gpu", frozenH100, "--tp", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Model     string   `json:"model"`
+		Completed int      `json:"completed"`
+		Notes     []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "tiny-mla" || r.Completed != 220 || len(r.Notes) != 2 || !strings.Contains(r.Notes[1], "multi-token-prediction") {
+		t.Errorf("got %+v", r)
+	}
+}
