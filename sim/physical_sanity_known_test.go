@@ -27,6 +27,11 @@ const (
 	reasonSmallGEMM = "dense GEMMs of small per-GPU shards (TP 8 of 1-14B models) or at m = 128-256 on uncalibrated " +
 		"GPUs (defaults) and A100 (tile-count compute curve) are priced well below their roofline by the GEMM " +
 		"efficiency curves"
+	reasonMLA = "multi-head latent attention decode of DeepSeek-V2-Lite (the MLA model family, merged from the mla " +
+		"branch and not analysed here): the weight-absorbed query projection (mla_q_absorb, a per-head batched GEMM), " +
+		"the latent attention kernel (attention_decode_mla) and the fused q/kv down-projection at batch 1-8 on TP 4-8 " +
+		"shards run far below their roofline under the GEMM and decode-attention curves (the defaults' on " +
+		"uncalibrated GPUs), as the small dense GEMMs do"
 	reasonActiveFraction = "the GB10 profile's fitted moe_active_fraction (0.667, from llama.cpp rows) caps the experts " +
 		"a step touches at 2/3 of them, so at batch >= 8 Mixtral reads 2/3 of its experts where uniform routing of " +
 		"independent requests touches all 8"
@@ -112,6 +117,24 @@ func knownDecodeOver() map[knownKey]known {
 		{"router", "rtx-pro-6000"}:                   {3.53, reasonSmallGEMM},
 		{"router", "t4"}:                             {4.05, reasonSmallGEMM},
 		{"router", "v100"}:                           {5.30, reasonSmallGEMM},
+		{"attention_decode_mla", "a100-40gb"}:        {3.05, reasonMLA},
+		{"attention_decode_mla", "a100-80gb"}:        {3.76, reasonMLA},
+		{"attention_decode_mla", "b200"}:             {2.53, reasonMLA},
+		{"attention_decode_mla", "b300"}:             {5.96, reasonMLA},
+		{"attention_decode_mla", "h100"}:             {1.75, reasonMLA},
+		{"attention_decode_mla", "h100-pcie"}:        {2.30, reasonMLA},
+		{"attention_decode_mla", "h200"}:             {2.74, reasonMLA},
+		{"attention_decode_mla", "l4"}:               {2.26, reasonMLA},
+		{"attention_decode_mla", "l40s"}:             {3.60, reasonMLA},
+		{"attention_decode_mla", "rtx-4090"}:         {1.79, reasonMLA},
+		{"attention_decode_mla", "rtx-pro-6000"}:     {2.67, reasonMLA},
+		{"attention_decode_mla", "t4"}:               {3.03, reasonMLA},
+		{"attention_decode_mla", "v100"}:             {1.92, reasonMLA},
+		{"fused_qkv_a_proj", "h200"}:                 {2.99, reasonMLA},
+		{"mla_q_absorb", "a100-40gb"}:                {5.49, reasonMLA},
+		{"mla_q_absorb", "rtx-4090"}:                 {6.42, reasonMLA},
+		{"mla_q_absorb", "t4"}:                       {5.44, reasonMLA},
+		{"mla_q_absorb", "v100"}:                     {7.49, reasonMLA},
 	}
 }
 
