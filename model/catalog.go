@@ -174,6 +174,23 @@ func (c Config) Clone() Config {
 		out.MLA = &a
 	}
 	out.Notes = slices.Clone(c.Notes)
+	if c.Hybrid != nil {
+		h := *c.Hybrid
+		h.Mixers, h.FFNs = slices.Clone(h.Mixers), slices.Clone(h.FFNs)
+		if h.GDN != nil {
+			g := *h.GDN
+			h.GDN = &g
+		}
+		if h.Mamba != nil {
+			mb := *h.Mamba
+			h.Mamba = &mb
+		}
+		out.Hybrid = &h
+	}
+	if c.GlobalAttention != nil {
+		g := *c.GlobalAttention
+		out.GlobalAttention = &g
+	}
 	return out
 }
 

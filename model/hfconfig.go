@@ -58,6 +58,9 @@ type hfFamily struct {
 	// sliding says which layers use sliding_window when layer_types is absent;
 	// nil means every layer. use false means the window is off.
 	sliding func(d hfDoc) (slides func(layer int) bool, use bool, err error)
+	// hybrid fills Config.Hybrid for families whose layers are not all
+	// attention + MLP (hfhybrid.go); nil for the others.
+	hybrid func(d hfDoc, cfg *Config) error
 }
 
 // hfUnsupportedFeature names the architecture feature of a known
@@ -65,11 +68,9 @@ type hfFamily struct {
 // attention layers, state-space layers, multi-head latent attention.
 func hfUnsupportedFeature(modelType string) string {
 	switch modelType {
-	case "qwen3_next":
-		return "hybrid layers (Gated DeltaNet linear attention mixed with full attention)"
 	case "minimax", "minimax_m1", "minimax_text_01":
 		return "linear attention (lightning attention) in hybrid layers"
-	case "jamba", "nemotron_h", "falcon_h1", "granitemoehybrid", "bamba":
+	case "jamba", "falcon_h1", "granitemoehybrid", "bamba":
 		return "hybrid layers (Mamba state-space layers mixed with attention)"
 	case "glm_moe_dsa", "deepseek_v32":
 		return "DeepSeek sparse attention (DSA: an indexer that picks the top-k keys of each query)"
@@ -90,6 +91,7 @@ func hfFamilies() registry.Table[hfFamily] {
 		{Name: "gemma2", Value: hfFamily{name: "gemma2", tiedEmbeddings: true, normsPerLayer: 4, sliding: everyOtherSliding}},
 		{Name: "gemma3", Value: gemma3},
 		{Name: "gemma3_text", Value: gemma3},
+		{Name: "gemma4_text", Value: hfFamily{name: "gemma4", tiedEmbeddings: true, qkNorm: true, normsPerLayer: 4, sliding: gemma3Sliding, hybrid: gemma4Text}},
 		{Name: "gpt_oss", Value: hfFamily{name: "gpt_oss", attentionBias: true, attentionSinks: true, moeBiases: true, sliding: everyOtherSliding}},
 		{Name: "kimi_k2", Value: hfFamily{name: "kimi_k2", mla: true}},
 		{Name: "llama", Value: hfFamily{name: "llama"}},
@@ -101,11 +103,15 @@ func hfFamilies() registry.Table[hfFamily] {
 		{Name: "minimax_m2", Value: hfFamily{name: "minimax_m2", qkNorm: true, qkNormAcrossHeads: true}},
 		{Name: "mistral", Value: hfFamily{name: "mistral"}},
 		{Name: "mixtral", Value: hfFamily{name: "mixtral"}},
+		{Name: "nemotron_h", Value: hfFamily{name: "nemotron_h", normsPerLayer: 1, hybrid: nemotronHHybrid}},
 		{Name: "phi3", Value: hfFamily{name: "phi3"}},
 		{Name: "qwen2", Value: hfFamily{name: "qwen2", qkvBias: true, sliding: qwenSliding}},
 		{Name: "qwen2_moe", Value: hfFamily{name: "qwen2_moe", qkvBias: true, sliding: qwenSliding}},
 		{Name: "qwen3", Value: hfFamily{name: "qwen3", qkNorm: true, sliding: qwenSliding}},
+		{Name: "qwen3_5_moe_text", Value: hfFamily{name: "qwen3_5_moe", qkNorm: true, hybrid: qwenGDNHybrid}},
+		{Name: "qwen3_5_text", Value: hfFamily{name: "qwen3_5", qkNorm: true, hybrid: qwenGDNHybrid}},
 		{Name: "qwen3_moe", Value: hfFamily{name: "qwen3_moe", qkNorm: true, sliding: qwenSliding}},
+		{Name: "qwen3_next", Value: hfFamily{name: "qwen3_next", qkNorm: true, hybrid: qwenGDNHybrid}},
 		{Name: "yi", Value: hfFamily{name: "yi"}},
 	}}
 }
@@ -430,10 +436,20 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if err := hfLayerTypes(d, fam, cfg); err != nil {
 		return nil, err
 	}
+	if fam.hybrid != nil {
+		if err := fam.hybrid(d, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := hfDTypes(d, cfg); err != nil {
 		return nil, err
 	}
 	cfg.Notes = append(cfg.Notes, hfUnmodelledNotes(d)...)
+	if n, err := hfMTPHiddenNote(d); err != nil {
+		return nil, err
+	} else if n != "" {
+		cfg.Notes = append(cfg.Notes, n)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
@@ -484,7 +500,7 @@ func hfMoE(d hfDoc, fam hfFamily, cfg *Config) error {
 		return hfErr(path, "must be in [0, %d], got %d", maxExperts, n)
 	}
 	m := &MoE{NumExperts: n}
-	if m.TopK, err = d.posInt(maxExperts, 0, "num_experts_per_tok", "experts_per_token"); err != nil {
+	if m.TopK, err = d.posInt(maxExperts, 0, "num_experts_per_tok", "experts_per_token", "top_k_experts"); err != nil {
 		return err
 	}
 	if m.TopK > n {
@@ -631,7 +647,9 @@ func hfLayerTypes(d hfDoc, fam hfFamily, cfg *Config) error {
 		for i, v := range list {
 			s, _ := v.(string)
 			switch s {
-			case "full_attention", "full":
+			case "full_attention", "full", "linear_attention":
+				// A linear-attention layer's kind is Hybrid.Mixers'
+				// (hfhybrid.go); it has no window.
 				types[i] = LayerFull
 			case "sliding_attention", "sliding":
 				types[i] = LayerSliding

@@ -30,6 +30,8 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// activeNoEmbeddings: the published active count leaves out the
 		// embedding and LM head.
 		activeNoEmbeddings bool
+		// mixers, when set, counts the layers by token-mixer kind.
+		mixers map[string]int
 		// unsupported names a model_type the loader must reject with
 		// ErrUnsupported for now; published/active still record the
 		// advertised sizes for when support lands.
@@ -81,16 +83,24 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// separately).
 		"deepseek-v3": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
 		"deepseek-r1": {published: 671e9, tol: 0.01, active: 37e9, activeNoInputEmbedding: true, catalog: "deepseek-v3", dtype: "fp8_block"},
-		// Hybrid Gated DeltaNet + full attention. Qwen gives 27B (dense)
-		// and 35B total / 3B active.
-		"qwen3.5-27b":     {unsupported: `"qwen3_5_text"`, published: 27e9},
-		"qwen3.5-35b-a3b": {unsupported: `"qwen3_5_moe_text"`, published: 35e9, active: 3e9},
-		// Hybrid Mamba-2 + attention + MoE. NVIDIA gives 31.6B total,
-		// 3.2B active (3.6B with embeddings).
-		"nemotron-3-nano-30b-a3b": {unsupported: `"nemotron_h"`, published: 31.6e9, active: 3.2e9, activeNoEmbeddings: true},
-		// Sliding-window + global attention with MoE. Google gives 25.2B
-		// total, 3.8B active.
-		"gemma-4-26b-a4b": {unsupported: `"gemma4_text"`, published: 25.2e9, active: 3.8e9},
+		// Hybrid Gated DeltaNet + full attention (every 4th layer). Qwen
+		// gives 27B (dense) and 35B total / 3B active; the totals include
+		// the vision tower (about 0.4B), which is not modelled, hence 2%.
+		// The 3B active leaves out the input embedding.
+		"qwen3.5-27b": {published: 27e9, tol: 0.02, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 16, MixerGDN: 48}},
+		"qwen3.5-35b-a3b": {published: 35e9, tol: 0.02, active: 3e9, activeNoInputEmbedding: true, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 10, MixerGDN: 30}},
+		// Hybrid Mamba-2 + attention + MoE, one block per layer. NVIDIA
+		// gives 31.6B total, 3.2B active, 3.6B with embeddings: the 3.2B
+		// leaves out the input embedding (0.35B), not the LM head.
+		"nemotron-3-nano-30b-a3b": {published: 31.6e9, tol: 0.01, active: 3.2e9, activeNoInputEmbedding: true, dtype: "bf16",
+			mixers: map[string]int{MixerAttention: 6, MixerMamba2: 23, MixerNone: 23}},
+		// Sliding-window + global attention (25 sliding layers of 8 KV
+		// heads of 256, 5 global of 2 KV heads of 512 with k = v) and an MoE
+		// block beside the dense MLP. Google gives 25.2B total, 3.8B active
+		// (embedding included).
+		"gemma-4-26b-a4b": {published: 25.2e9, tol: 0.01, active: 3.8e9, sliding: 25, dtype: "bf16"},
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -139,6 +149,11 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 			}
 			if got := cfg.NumSlidingLayers(); got != w.sliding {
 				t.Errorf("NumSlidingLayers = %d, want %d", got, w.sliding)
+			}
+			for kind, n := range w.mixers {
+				if got := cfg.NumMixerLayers(kind); got != n {
+					t.Errorf("NumMixerLayers(%s) = %d, want %d", kind, got, n)
+				}
 			}
 			if cfg.DType != w.dtype {
 				t.Errorf("DType = %q, want %q", cfg.DType, w.dtype)
@@ -453,6 +468,10 @@ func TestHFFamilyTable(t *testing.T) {
 		}
 		if e.Value.mla {
 			extra += `,"kv_lora_rank":32,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8`
+		}
+		if e.Value.hybrid != nil {
+			extra += `,"hybrid_override_pattern":"M*","mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":16,` +
+				`"linear_num_key_heads":2,"linear_num_value_heads":4,"linear_key_head_dim":16,"linear_value_head_dim":16,"full_attention_interval":2`
 		}
 		js := `{"model_type":"` + e.Name + `","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100` + extra + `}`
 		c, err := ParseHFConfig([]byte(js), "")

@@ -11,7 +11,7 @@ import (
 func TestHFUnsupportedMoEFeatures(t *testing.T) {
 	base := `"hidden_size":2048,"num_hidden_layers":4,"num_attention_heads":16,"num_key_value_heads":2,"vocab_size":1000,"intermediate_size":512,"num_experts":8,"num_experts_per_tok":2`
 	for _, tt := range []struct{ modelType, feature string }{
-		{"qwen3_next", "hybrid layers (Gated DeltaNet linear attention"},
+		{"falcon_h1", "Mamba state-space layers"},
 		{"minimax_m1", "linear attention"},
 		{"jamba", "Mamba state-space layers"},
 		{"glm_moe_dsa", "DeepSeek sparse attention (DSA"},

@@ -39,6 +39,9 @@ func (c *Config) normsPerLayer() int {
 // Cost: O(len(MoE.DenseLayers)).
 func (c *Config) IsMoELayer(i int) bool {
 	m := c.MoE
+	if m != nil && c.Hybrid != nil && len(c.Hybrid.FFNs) > 0 {
+		return i >= 0 && i < c.NumLayers && c.Hybrid.FFNs[i] == FFNMoE
+	}
 	if m == nil || i < 0 || i >= c.NumLayers || i < m.FirstDenseLayers {
 		return false
 	}
@@ -65,15 +68,16 @@ func (c *Config) NumMoELayers() int {
 	return n
 }
 
-// NumDenseMLPLayers is NumLayers - NumMoELayers.
-func (c *Config) NumDenseMLPLayers() int { return c.NumLayers - c.NumMoELayers() }
+// NumDenseMLPLayers is NumLayers - NumMoELayers, less the layers without
+// a feed-forward block (Hybrid).
+func (c *Config) NumDenseMLPLayers() int { return c.NumLayers - c.NumMoELayers() - c.numNoFFNLayers() }
 
 // IsSlidingLayer reports whether 0-based layer i attends over a window of
 // SlidingWindow tokens (or a chunk, with ChunkedAttention) rather than the
 // whole context. With SlidingWindow == 0 no layer slides; with LayerTypes
 // empty and SlidingWindow > 0 every layer slides.
 func (c *Config) IsSlidingLayer(i int) bool {
-	if c.SlidingWindow <= 0 || i < 0 || i >= c.NumLayers {
+	if c.SlidingWindow <= 0 || i < 0 || i >= c.NumLayers || !c.IsAttentionLayer(i) {
 		return false
 	}
 	if len(c.LayerTypes) == 0 {
@@ -93,8 +97,9 @@ func (c *Config) NumSlidingLayers() int {
 	return n
 }
 
-// NumFullLayers is NumLayers - NumSlidingLayers.
-func (c *Config) NumFullLayers() int { return c.NumLayers - c.NumSlidingLayers() }
+// NumFullLayers is NumAttentionLayers - NumSlidingLayers: the attention
+// layers that see the whole context.
+func (c *Config) NumFullLayers() int { return c.NumAttentionLayers() - c.NumSlidingLayers() }
 
 // KVTokensStored is the number of tokens whose keys and values layer i must
 // keep in cache for a sequence of contextTokens tokens: all of them for a
@@ -103,7 +108,7 @@ func (c *Config) NumFullLayers() int { return c.NumLayers - c.NumSlidingLayers()
 // chunked-attention layer. It is also the number of keys the next token
 // attends to. Non-positive contexts store nothing.
 func (c *Config) KVTokensStored(layer, contextTokens int) int {
-	if contextTokens <= 0 {
+	if contextTokens <= 0 || !c.IsAttentionLayer(layer) {
 		return 0
 	}
 	if !c.IsSlidingLayer(layer) {
@@ -116,28 +121,42 @@ func (c *Config) KVTokensStored(layer, contextTokens int) int {
 	return min(contextTokens, w)
 }
 
-// KVBytesPerToken is the KV-cache size of one token summed over every layer
-// as if all layers kept full context: 2 (K and V) * NumLayers * KVDim *
-// bytesPerElem, in bytes (NumLayers * MLA.LatentDim * bytesPerElem with
-// multi-head latent attention). It is exact for models without sliding layers and
+// KVBytesPerToken is the KV-cache size of one token summed over every
+// attention layer as if all kept full context: 2 (K and V) *
+// NumAttentionLayers * KVDim * bytesPerElem, in bytes (NumLayers *
+// MLA.LatentDim * bytesPerElem with multi-head latent attention). It is
+// exact for models without sliding layers and
 // an upper bound otherwise (vLLM's paged allocator reserves this much per
 // token unless it manages sliding-window layers separately); use
 // KVBytesForContext for the exact footprint of one sequence.
 func (c *Config) KVBytesPerToken(bytesPerElem float64) float64 {
-	return float64(c.NumLayers) * c.kvElemsPerTokenLayer() * bytesPerElem
+	if c.GlobalAttention != nil {
+		return 2 * (float64(c.NumSlidingLayers())*float64(c.KVDim()) + float64(c.NumFullLayers())*float64(c.FullKVDim())) * bytesPerElem
+	}
+	return float64(c.NumAttentionLayers()) * c.kvElemsPerTokenLayer() * bytesPerElem
 }
 
 // KVBytesPerTokenFullLayers is the per-token KV size of the full-attention
 // layers only, in bytes: the part of the cache that grows without bound
 // with context.
 func (c *Config) KVBytesPerTokenFullLayers(bytesPerElem float64) float64 {
-	return float64(c.NumFullLayers()) * c.kvElemsPerTokenLayer() * bytesPerElem
+	if c.MLA != nil {
+		return float64(c.NumFullLayers()) * c.kvElemsPerTokenLayer() * bytesPerElem
+	}
+	return 2 * float64(c.NumFullLayers()) * float64(c.FullKVDim()) * bytesPerElem
 }
 
 // KVBytesForContext is the exact KV-cache footprint in bytes of one sequence
 // of contextTokens tokens: the sum over layers of KVTokensStored * 2 * KVDim
 // * bytesPerElem. Cost: O(NumLayers).
 func (c *Config) KVBytesForContext(contextTokens int, bytesPerElem float64) float64 {
+	if c.GlobalAttention != nil {
+		elems := 0.0
+		for i := 0; i < c.NumLayers; i++ {
+			elems += float64(c.KVTokensStored(i, contextTokens)) * float64(c.LayerKVDim(i))
+		}
+		return 2 * elems * bytesPerElem
+	}
 	tokens := 0.0
 	for i := 0; i < c.NumLayers; i++ {
 		tokens += float64(c.KVTokensStored(i, contextTokens))

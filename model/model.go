@@ -72,6 +72,14 @@ type Config struct {
 	// chunk of SlidingWindow tokens, instead of the last SlidingWindow tokens.
 	ChunkedAttention bool `yaml:"chunked_attention,omitempty" json:"chunked_attention,omitempty"`
 
+	// Hybrid, when set, gives each layer's token mixer and feed-forward
+	// kind (Gated DeltaNet linear attention, Mamba-2, blocks without an
+	// FFN); nil means every layer is attention + MLP (hybrid.go).
+	Hybrid *Hybrid `yaml:"hybrid,omitempty" json:"hybrid,omitempty"`
+	// GlobalAttention, when set, shapes the full-attention layers apart
+	// from the sliding ones (Gemma 4; global_attention.go).
+	GlobalAttention *GlobalAttention `yaml:"global_attention,omitempty" json:"global_attention,omitempty"`
+
 	// DType is the checkpoint's native weight precision name ("bf16", "fp8",
 	// "mxfp4", ...), resolved through roofline's precision catalog.
 	DType string `yaml:"dtype" json:"dtype"`

@@ -19,6 +19,9 @@ type ParamCount struct {
 	SharedExperts float64
 	// Router: the expert-gating projections of all MoE layers.
 	Router float64
+	// StateMixers: the Gated DeltaNet and Mamba-2 layers' projections,
+	// convolutions, per-head parameters and gated norms (Hybrid).
+	StateMixers float64
 	// Norms: per-layer RMSNorms, QK norms, and the final norm.
 	Norms float64
 	// Total is the sum of all components above.
@@ -39,6 +42,9 @@ func (c *Config) AttentionParamsPerLayer() float64 {
 	}
 	h, q, kv := float64(c.HiddenSize), float64(c.QDim()), float64(c.KVDim())
 	p := h*q + 2*h*kv + q*h
+	if c.Hybrid != nil && c.Hybrid.AttentionOutputGate {
+		p += h * q // the gate half of the doubled q projection
+	}
 	if c.AttentionBias {
 		p += q + 2*kv
 	}
@@ -109,14 +115,19 @@ func (c *Config) RouterParamsPerLayer() float64 {
 // NormsPerLayer * H, plus 2 * HeadDim for QK norms, plus the MLA latent
 // layernorms.
 func (c *Config) NormParamsPerLayer() float64 {
-	p := float64(c.normsPerLayer())*float64(c.HiddenSize) + c.mlaNormParams()
+	return float64(c.normsPerLayer())*float64(c.HiddenSize) + c.qkNormParams() + c.mlaNormParams()
+}
+
+// qkNormParams is one attention layer's QK-norm weights: 2 * HeadDim, or
+// (heads + KV heads) * HeadDim across heads; 0 without QK norm.
+func (c *Config) qkNormParams() float64 {
 	switch {
 	case c.QKNorm && c.QKNormAcrossHeads:
-		p += float64(c.NumHeads+c.NumKVHeads) * float64(c.HeadDim)
+		return float64(c.NumHeads+c.NumKVHeads) * float64(c.HeadDim)
 	case c.QKNorm:
-		p += 2 * float64(c.HeadDim)
+		return 2 * float64(c.HeadDim)
 	}
-	return p
+	return 0
 }
 
 // Params counts the parameters of the architecture by component. It does
@@ -130,11 +141,22 @@ func (c *Config) Params() ParamCount {
 		p.LMHead = v * h
 	}
 	layers := float64(c.NumLayers)
-	p.Attention = layers * c.AttentionParamsPerLayer()
-	p.Norms = layers*c.NormParamsPerLayer() + h // + final norm
+	attnLayers := float64(c.NumAttentionLayers())
+	p.Attention = attnLayers * c.AttentionParamsPerLayer()
+	// Layers without attention have no QK norm (all integers: exact).
+	p.Norms = layers*c.NormParamsPerLayer() - (layers-attnLayers)*c.qkNormParams() + h // + final norm
+	if c.GlobalAttention != nil {
+		// Full-attention layers have their own shape (and QK-norm width).
+		full, sliding := float64(c.NumFullLayers()), float64(c.NumSlidingLayers())
+		p.Attention = sliding*c.AttentionParamsPerLayer() + full*c.globalAttentionParams()
+		if c.QKNorm && !c.QKNormAcrossHeads {
+			p.Norms += full * 2 * float64(c.GlobalAttention.HeadDim-c.HeadDim)
+		}
+	}
+	p.StateMixers = c.mixerParams()
 
 	moeLayers := float64(c.NumMoELayers())
-	p.DenseMLP = (layers - moeLayers) * c.DenseMLPParamsPerLayer()
+	p.DenseMLP = float64(c.NumDenseMLPLayers()) * c.DenseMLPParamsPerLayer()
 	var activeRouted float64
 	if c.MoE != nil {
 		p.RoutedExperts = moeLayers * float64(c.MoE.NumExperts) * c.ExpertParams()
@@ -143,7 +165,7 @@ func (c *Config) Params() ParamCount {
 		p.Router = moeLayers * c.RouterParamsPerLayer()
 	}
 	p.Total = p.Embedding + p.LMHead + p.Attention + p.DenseMLP +
-		p.RoutedExperts + p.SharedExperts + p.Router + p.Norms
+		p.RoutedExperts + p.SharedExperts + p.Router + p.Norms + p.StateMixers
 	p.ActivePerToken = p.Total - p.RoutedExperts + activeRouted
 	return p
 }

@@ -84,6 +84,12 @@ func (c *Config) Validate() error {
 	if c.PublishedActiveParams < 0 {
 		return fmt.Errorf("published_active_params: must be >= 0, got %g", c.PublishedActiveParams)
 	}
+	if err := c.validateHybrid(); err != nil {
+		return err
+	}
+	if err := c.validateGlobalAttention(); err != nil {
+		return err
+	}
 	if err := c.validateMoE(); err != nil {
 		return err
 	}

@@ -72,8 +72,8 @@ func PrepareDisagg(m *model.Config, g *hardware.GPU, d settings.Deployment) (poo
 	cfg = sim.Config{
 		FrontendDelay: pre.FrontendDelay,
 		Disagg: &sim.Disagg{
-			Prefill:         sim.Pool{Scheduler: pre.Scheduler, StepModel: pre.Step, Replicas: pd.Replicas, Router: pd.Router},
-			Decode:          sim.Pool{Scheduler: dec.Scheduler, StepModel: dec.Step, Replicas: dd.Replicas, Router: dd.Router},
+			Prefill:         sim.Pool{Scheduler: pre.Scheduler, StepModel: pre.Step, Replicas: pd.Replicas, Router: pd.Router, StateBlocksPerRequest: pre.StateBlocksPerRequest},
+			Decode:          sim.Pool{Scheduler: dec.Scheduler, StepModel: dec.Step, Replicas: dd.Replicas, Router: dd.Router, StateBlocksPerRequest: dec.StateBlocksPerRequest},
 			KVBytesPerToken: dec.Step.KVBytesPerTokenPerGPU(),
 			LinkBytesPerS:   bw,
 			LinkLatency:     sim.FromSeconds(lat),

@@ -149,6 +149,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	if n := prep.MoEKernelNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	if n := prep.HybridNote; n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 	// What the model's loader read but the step model leaves out or
 	// simplifies (model.Config.Notes).
 	p.Notes = append(p.Notes, m.PricingNotes()...)
@@ -191,11 +194,12 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // caller.
 func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
 	return sim.Config{
-		Scheduler:     prep.Scheduler,
-		StepModel:     prep.Step,
-		Replicas:      max(replicas, 1),
-		Router:        router,
-		FrontendDelay: prep.FrontendDelay,
+		Scheduler:             prep.Scheduler,
+		StateBlocksPerRequest: prep.StateBlocksPerRequest,
+		StepModel:             prep.Step,
+		Replicas:              max(replicas, 1),
+		Router:                router,
+		FrontendDelay:         prep.FrontendDelay,
 	}
 }
 

@@ -11,5 +11,5 @@ func (m *StepModel) qkNormReduce(acc *stepAcc, T int) {
 	if !m.qkNorm || !m.cfg.QKNormAcrossHeads || m.tp <= 1 {
 		return
 	}
-	m.allReduces(acc, "qk_norm_allreduce", 2*m.nLayers, float64(T)*4, m.tp)
+	m.allReduces(acc, "qk_norm_allreduce", 2*m.nAttn, float64(T)*4, m.tp)
 }

@@ -26,11 +26,26 @@ type stepShapes struct {
 	// nLayers = nFull + nSliding = nDense + nMoE: layers by attention kind
 	// and by MLP kind.
 	nLayers, nFull, nSliding int
-	norms                    int  // hidden-size RMSNorms per layer
-	qkNorm                   bool // per-head q/k RMSNorm
-	chunked                  bool // sliding layers use chunked local attention
-	nDense, nMoE             int
-	window                   int // sliding window in tokens
+	// nAttn counts the attention layers (nFull + nSliding), nMixerBlocks
+	// the layers with any token mixer and nFFN those with a feed-forward
+	// block: all nLayers for a model without model.Hybrid.
+	nAttn, nMixerBlocks, nFFN int
+	// stateMixers are the Gated DeltaNet and Mamba-2 layers, in that
+	// order (state_mixer.go); layers 0 for a kind the model lacks.
+	stateMixers [2]stateMixer
+	// global is the full-attention layers' share when their shape differs
+	// from the sliding ones' (model.GlobalAttention; global_attention.go):
+	// KV heads, head size and projection widths on the GPU. It equals the
+	// sliding layers' for other models.
+	global globalShape
+	// outGate: attention output is gated by a sigmoid of a second half of
+	// the q projection (model.Hybrid.AttentionOutputGate).
+	outGate      bool
+	norms        int  // hidden-size RMSNorms per layer
+	qkNorm       bool // per-head q/k RMSNorm
+	chunked      bool // sliding layers use chunked local attention
+	nDense, nMoE int
+	window       int // sliding window in tokens
 	// experts and topK route each token (0 without MoE layers);
 	// expInterPG is one routed expert's width on the GPU (split by moeTP),
 	// sharedInterPG the shared experts' total width on the GPU (split by
@@ -72,11 +87,8 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 	if c.NumHeads%tp != 0 {
 		return s, optionErr("tp", "%d does not divide num_heads %d", tp, c.NumHeads)
 	}
-	kvPG := 1
-	switch {
-	case c.NumKVHeads%tp == 0:
-		kvPG = c.NumKVHeads / tp
-	case tp%c.NumKVHeads != 0:
+	kvPG, ok := kvHeadsPerGPU(c.NumKVHeads, tp)
+	if !ok {
 		return s, optionErr("tp", "%d does not divide num_kv_heads %d (nor is it a multiple of it)", tp, c.NumKVHeads)
 	}
 	s.tp = tp
@@ -89,6 +101,10 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 		s.mla = newMLAShape(c.MLA)
 		s.kvHeadsPG, s.kvDim = 1, s.mla.latent
 	}
+	if c.Hybrid != nil && c.Hybrid.AttentionOutputGate {
+		s.outGate = true
+		s.qkvN += s.qDim // q_proj also emits the output gate
+	}
 	s.gated = c.GatedMLP
 	s.vocabPG = ceilDiv(c.VocabSize, tp)
 	s.nLayers = c.NumLayers
@@ -98,10 +114,11 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 	}
 	s.qkNorm = c.QKNorm
 	s.nSliding = c.NumSlidingLayers()
-	s.nFull = c.NumLayers - s.nSliding
+	s.nFull = c.NumFullLayers()
+	s.nAttn, s.nMixerBlocks, s.nFFN = c.NumAttentionLayers(), c.NumMixerBlocks(), c.NumFFNLayers()
 	s.window, s.chunked = c.SlidingWindow, c.ChunkedAttention
 	s.nMoE = c.NumMoELayers()
-	s.nDense = c.NumLayers - s.nMoE
+	s.nDense = c.NumDenseMLPLayers()
 	if e := c.MoE; e != nil && s.nMoE > 0 {
 		s.experts, s.topK = e.NumExperts, e.TopK
 		s.sharedInterPG = ceilDiv(e.NumSharedExperts*e.SharedIntermediateSize, tp)
@@ -112,6 +129,16 @@ func newStepShapes(c *model.Config, opts StepOptions) (stepShapes, error) {
 	if err := s.initMoELayout(c, opts); err != nil {
 		return s, err
 	}
+	g, err := newGlobalShape(c, &s, tp)
+	if err != nil {
+		return s, err
+	}
+	s.global = g
+	sm, err := newStateMixers(c, tp)
+	if err != nil {
+		return s, err
+	}
+	s.stateMixers = sm
 	return s, nil
 }
 

@@ -182,6 +182,10 @@ type StepModel struct {
 	bw, linkBW float64
 	// weightBytes is WeightBytesPerGPU.
 	weightBytes float64
+	// ssm is the recurrent state's precision and pScan the peak Mamba-2's
+	// prefill scan runs at (state_mixer.go).
+	ssm   Precision
+	pScan peak
 }
 
 // NewStepModel validates cfg, gpu and opts and precomputes per-GPU shapes
@@ -237,6 +241,10 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 		return err
 	}
 	m.precisionPlan = plan
+	if m.ssm, err = ssmPrecision(m.cfg, m.act); err != nil {
+		return err
+	}
+	m.pScan = scanPeak(m.gpu, m.pGEMM)
 	m.stepEfficiencies = pickEfficiencies(m.prof, m.gpu, &m.precisionPlan)
 	if err := m.initFused(opts); err != nil {
 		return err
@@ -338,8 +346,9 @@ func (m *StepModel) computeWeightBytes() float64 {
 	wb, eb, nb := m.w.Bits/8, m.expW.Bits/8, m.emb.Bits/8
 	attn := pc.Attention / tp
 	if extra := m.kvHeadsPG*m.tp - m.cfg.NumKVHeads; extra > 0 && m.mla == nil {
-		attn += float64(m.nLayers) * 2 * float64(m.hidden*m.headDim*extra) / tp
+		attn += float64(m.nAttn) * 2 * float64(m.hidden*m.headDim*extra) / tp
 	}
+	attn += pc.StateMixers / tp
 	attnBytes := attn * m.attnW.Bits / 8
 	if m.mla != nil {
 		attnBytes = m.mlaAttentionWeightBytes(pc.Attention)
@@ -356,14 +365,18 @@ func (m *StepModel) computeWeightBytes() float64 {
 func (m *StepModel) KVHeadsPerGPU() int { return m.kvHeadsPG }
 
 // KVBytesPerTokenPerGPU is the KV-cache bytes one token occupies on each
-// GPU: sum over layers of 2 (K and V) x kv heads per GPU x head_dim x KV
-// bytes. Sliding-window layers are counted like full layers: this is what
+// GPU: sum over attention layers of 2 (K and V) x kv heads per GPU x
+// head_dim x KV bytes (Gated DeltaNet and Mamba-2 layers keep a state per
+// request instead: StateBytesPerRequestPerGPU). Sliding-window layers are counted like full layers: this is what
 // a paged allocator without a hybrid (windowed) manager reserves per token;
 // with one, sliding layers hold at most window tokens. With multi-head
 // latent attention it is layers x (kv_lora_rank + qk_rope_head_dim) x KV
 // bytes, not divided by TP (mla.go).
 func (m *StepModel) KVBytesPerTokenPerGPU() float64 {
-	return float64(m.nLayers) * m.kvElemsPerTokenLayer() * m.kv.Bits / 8
+	if m.global.on {
+		return (float64(m.nSliding)*float64(m.kvDim) + float64(m.nFull)*float64(m.global.kvDim)) * 2 * m.kv.Bits / 8
+	}
+	return float64(m.nAttn) * m.kvElemsPerTokenLayer() * m.kv.Bits / 8
 }
 
 // peak is a compute precision key and its FLOP/s on the model's GPU.
@@ -537,6 +550,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	} else {
 		m.gqaAttention(acc, &g, cache)
 	}
+	m.stateMixerCore(acc, prefTokens, g.nPre, nDec)
 	if sampled > 0 {
 		if cache != nil && acc.ops == nil {
 			// The LM head depends on the sampled count alone: its increments
@@ -580,16 +594,17 @@ func (m *StepModel) gqaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
 	prefTokens, nPre, nDec := g.prefTokens, g.nPre, g.nDec
 	pKeysFull, pKeysSlide, pReadFull, pReadSlide := g.pKeysFull, g.pKeysSlide, g.pReadFull, g.pReadSlide
 	dKeysFull, dKeysSlide := g.dKeysFull, g.dKeysSlide
+	fkv, fhd := m.fullAttn()
 	if prefTokens > 0 {
 		pt := float64(prefTokens)
-		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+		m.seqOp(acc, prefillAttention(pKeysFull, pReadFull, pt, m.headsPG, fkv, fhd, m.kv, m.act),
+			m.nFull, nPre*fkv, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 		m.seqOp(acc, named(prefillAttention(pKeysSlide, pReadSlide, pt, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_prefill_sliding"),
 			m.nSliding, nPre*m.kvHeadsPG, &m.pPrefAttn, &m.effPrefAttn, cache, false)
 	}
 	if nDec > 0 {
-		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act),
-			m.nFull, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
+		m.seqOp(acc, decodeAttention(dKeysFull, nDec, m.headsPG, fkv, fhd, m.kv, m.act),
+			m.nFull, nDec*fkv, &m.pAct, &p.AttentionDecode, cache, true)
 		m.seqOp(acc, named(decodeAttention(dKeysSlide, nDec, m.headsPG, m.kvHeadsPG, m.headDim, m.kv, m.act), "attention_decode_sliding"),
 			m.nSliding, nDec*m.kvHeadsPG, &m.pAct, &p.AttentionDecode, cache, true)
 	}
@@ -619,7 +634,7 @@ func (m *StepModel) tokenPart(acc *stepAcc, T, prefTokens int, cache *tokenCache
 // stepOverhead is the engine's fixed cost of a step of requests requests:
 // per step, per request and per (request, KV head, layer), in seconds.
 func (m *StepModel) stepOverhead(requests int) float64 {
-	return m.eng.overheadSeconds(requests, m.kvHeadsPG*m.nLayers)
+	return m.eng.overheadSeconds(requests, m.kvHeadsPG*m.nAttn)
 }
 
 // lmHeadIncrement prices the LM head for sampled rows as apply adds it to
@@ -640,23 +655,34 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 	L := m.nLayers
 	h := m.hidden
 
-	// Attention block, every layer.
+	// Token-mixer block: attention in the attention layers (every layer
+	// but a hybrid's Gated DeltaNet, Mamba-2 or mixer-less ones).
 	normE := h * T
-	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
+	La := m.nAttn
+	if m.global.on {
+		// Full-attention layers of their own shape: globalProjOps.
+		La = m.nSliding
+	}
+	m.op(acc, Elementwise("input_norm", normE, 4, 2, 2, m.act), m.nMixerBlocks, &m.pAct, &p.Elementwise)
 	// Models with more than two hidden-size norms per layer (Gemma's
 	// post-norms) run the extra ones as plain RMSNorms.
-	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*(m.norms-2), &m.pAct, &p.Elementwise)
+	m.op(acc, Elementwise("extra_norms", normE, 4, 1, 1, m.act), L*m.norms-m.nMixerBlocks-m.nFFN, &m.pAct, &p.Elementwise)
 	if m.mla != nil {
 		m.mlaTokenOps(acc, T)
 	} else {
-		m.qkvTokenOps(acc, T)
+		m.qkvTokenOps(acc, T, La)
 	}
-	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), L, &m.pAct, &p.Elementwise)
+	if m.global.on {
+		m.globalProjOps(acc, T)
+	}
+	m.hybridTokenOps(acc, T)
+	m.op(acc, Elementwise("post_attention_norm", normE, 4, 2, 2, m.act), m.nFFN, &m.pAct, &p.Elementwise)
 
-	// Two all-reduces per layer (after O and after the MLP).
+	// One all-reduce after each token mixer and each feed-forward block
+	// (two per layer of an attention + MLP model).
 	if m.tp > 1 {
 		msg := float64(T*h) * m.act.Bits / 8
-		ars := 2*L - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
+		ars := m.nMixerBlocks + m.nFFN - m.moeDispatchLayers() // DP MoE layers exchange tokens instead (moeDispatch)
 		m.allReduces(acc, "allreduce", ars, msg, m.tp)
 	}
 
@@ -686,10 +712,10 @@ func (m *StepModel) tokenOps(acc *stepAcc, T int) {
 }
 
 // qkvTokenOps prices the (grouped-query) attention projections of T
-// tokens in every layer: fused QKV GEMM, optional QK norm, rotary, O GEMM.
-func (m *StepModel) qkvTokenOps(acc *stepAcc, T int) {
+// tokens in L layers: fused QKV GEMM, optional QK norm, rotary, O GEMM.
+func (m *StepModel) qkvTokenOps(acc *stepAcc, T, L int) {
 	p := m.prof
-	L, h := m.nLayers, m.hidden
+	h := m.hidden
 	m.op(acc, named(GEMM(T, m.qkvN, h, m.attnW, m.act), "qkv_proj"), L, &m.pAttn, &m.effAttn)
 	if m.qkNorm {
 		m.op(acc, Elementwise("qk_norm", T*(m.qDim+m.kvDim), 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)

@@ -345,7 +345,7 @@ func (c *CachedStep) decodeStep(n int) *decodeStep {
 // for multi-head latent attention (mla.go): use Cost then.
 func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 	m := c.m
-	if m.nSliding > 0 || n <= 0 || m.mla != nil {
+	if m.nSliding > 0 || (m.hasStateMixers() || m.global.on) || m.mla != nil || n <= 0 {
 		return StepCost{}, false
 	}
 	d := c.decodeStep(n)
@@ -430,7 +430,7 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 	if c.decPow == nil {
 		c.decPow = c.cache.powFor(mc)
 	}
-	if m.nSliding > 0 || n <= 0 || m.nFull <= 0 || e.Tiled() || c.decPow == nil || m.mla != nil {
+	if m.nSliding > 0 || (m.hasStateMixers() || m.global.on) || m.mla != nil || n <= 0 || m.nFull <= 0 || e.Tiled() || c.decPow == nil {
 		return 0, 0, false
 	}
 	d := c.decodeStep(n)
@@ -498,7 +498,7 @@ func (c *CachedStep) prepareBound(d *decodeStep, n int) {
 // assumed. O(len(in.Prefills) + len(in.Decodes)).
 func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
 	m := c.m
-	if m.nSliding > 0 || m.nFull <= 0 || m.mla != nil {
+	if m.nSliding > 0 || (m.hasStateMixers() || m.global.on) || m.mla != nil || m.nFull <= 0 {
 		return 0, 0, false
 	}
 	g := m.aggregate(in)

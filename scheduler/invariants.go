@@ -134,6 +134,16 @@ func (s *Scheduler) CheckInvariants() error {
 			mark[b] = i + 1
 			refs[b]++
 		}
+		if len(r.stateBlocks) != s.stateBlocks {
+			bad("running[%d] (id %d): %d state blocks, want %d", i, r.ID, len(r.stateBlocks), s.stateBlocks)
+		}
+		for _, b := range r.stateBlocks {
+			if mark[b] == i+1 {
+				bad("running[%d] (id %d): holds block %d twice", i, r.ID, b)
+			}
+			mark[b] = i + 1
+			refs[b]++
+		}
 	}
 	// Blocks held outside the running set (remote_kv.go).
 	for i, r := range s.held {
@@ -186,7 +196,7 @@ func (s *Scheduler) CheckInvariants() error {
 		if r.state != stateWaiting {
 			bad("waiting request %d: state %d", r.ID, r.state)
 		}
-		if len(r.blocks) != 0 || r.NumComputed != 0 {
+		if len(r.blocks) != 0 || len(r.stateBlocks) != 0 || r.NumComputed != 0 {
 			bad("waiting request %d: holds %d blocks, %d computed", r.ID, len(r.blocks), r.NumComputed)
 		}
 	})

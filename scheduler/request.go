@@ -75,6 +75,9 @@ type Request struct {
 	// blocks are the KV blocks held, in token order; len == ceil(NumComputed/BlockSize)
 	// between steps.
 	blocks []int32
+	// stateBlocks are the blocks held for the recurrent state while running
+	// (Scheduler.SetStateBlocksPerRequest's count; none while waiting).
+	stateBlocks []int32
 	// hashes[i] is the content hash of full block i (computed lazily, kept across
 	// preemptions since content never changes).
 	hashes []uint64

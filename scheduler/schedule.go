@@ -112,7 +112,7 @@ func (s *Scheduler) admit(budget int) {
 			break
 		}
 		need := max(s.blocksFor(cached+n)-have, 0)
-		if need+evictable > s.pool.numFree {
+		if need+evictable+s.stateBlocks > s.pool.numFree {
 			break
 		}
 		q.Pop()
@@ -137,6 +137,9 @@ func (s *Scheduler) admit(budget int) {
 		r.state = stateRunning
 		s.running = append(s.running, r)
 		s.allocate(r, need)
+		for range s.stateBlocks {
+			r.stateBlocks = append(r.stateBlocks, s.pool.allocate())
+		}
 		s.emit(r, n)
 		budget -= n
 	}
@@ -193,4 +196,8 @@ func (s *Scheduler) freeBlocks(r *Request) {
 		s.pool.release(r.blocks[i])
 	}
 	r.blocks = r.blocks[:0]
+	for _, b := range r.stateBlocks {
+		s.pool.release(b)
+	}
+	r.stateBlocks = r.stateBlocks[:0]
 }

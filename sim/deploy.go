@@ -34,7 +34,14 @@ type Prepared struct {
 	// MoEKernelNote says which routed-expert kernel path serving.moe_kernel
 	// auto chose and why, when it chose another than the fused default.
 	MoEKernelNote string
-	Scheduler     scheduler.Config
+	// HybridNote describes a hybrid model's cache layout (block size,
+	// state blocks per request) and that prefix caching is off; ""
+	// otherwise (hybrid_cache.go).
+	HybridNote string
+	// StateBlocksPerRequest is the blocks each running request holds for a
+	// hybrid model's recurrent state (Config.StateBlocksPerRequest).
+	StateBlocksPerRequest int
+	Scheduler             scheduler.Config
 	// Capacity is the derived KV sizing (zero when NumGPUBlocks was pinned).
 	Capacity Capacity
 	// Pinned is true when the KV capacity came from num_gpu_blocks.
@@ -112,7 +119,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 		// prefill is off, so any prompt fits one step.
 		sc.MaxNumBatchedTokens = sc.MaxModelLen
 	}
-	p := &Prepared{Step: step, MoEKernelNote: kernelNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+	kvPerToken, stateBlocks, hybridNote, err := applyHybridCache(step, &sc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
+	}
+	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, StateBlocksPerRequest: stateBlocks,
+		FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
 	} else {
@@ -127,7 +139,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 			OSReserveBytes:        DefaultOSReserveBytes,
 			GPUMemoryUtilization:  st.Serving.GPUMemoryUtilization,
 			WeightBytesPerGPU:     step.WeightBytesPerGPU(),
-			KVBytesPerTokenPerGPU: step.KVBytesPerTokenPerGPU(),
+			KVBytesPerTokenPerGPU: kvPerToken,
 			BlockSize:             sc.BlockSize,
 			ActivationBytes: ActivationPeakBytes(sc.MaxNumBatchedTokens, m.HiddenSize,
 				(inter+st.TP-1)/st.TP, m.VocabSize, sc.MaxNumSeqs, activationStorageBytes(step.Options().ActDType)),
@@ -143,7 +155,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
-		if err := checkMaxModelLen(m, d.GPU, st, sc, c); err != nil {
+		if err := checkMaxModelLen(m, d.GPU, st, sc, c, stateBlocks); err != nil {
 			return nil, err
 		}
 		if c.Blocks > limits.MaxKVBlocks {
@@ -213,8 +225,8 @@ func layoutString(st settings.Deployment) string {
 // vLLM's estimate_max_model_len finds for full-attention layers. A pinned
 // serving.num_gpu_blocks is not checked: it is what a running server
 // reported.
-func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity) error {
-	need := (sc.MaxModelLen + sc.BlockSize - 1) / sc.BlockSize
+func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity, stateBlocks int) error {
+	need := (sc.MaxModelLen+sc.BlockSize-1)/sc.BlockSize + stateBlocks
 	if c.Blocks >= need {
 		return nil
 	}

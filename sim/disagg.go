@@ -64,6 +64,9 @@ type Pool struct {
 	Replicas int
 	// Router picks the pool's instance per request ("" is round-robin).
 	Router routing.Router
+	// StateBlocksPerRequest is the blocks each running request holds for a
+	// hybrid model's recurrent state (Prepared.StateBlocksPerRequest).
+	StateBlocksPerRequest int
 }
 
 // LinkError is an impossible KV link: a bandwidth or latency that is not a
@@ -176,6 +179,9 @@ func (e *engine) newDisagg(d *Disagg) error {
 		for range p.cfg.Replicas {
 			s, err := scheduler.New(p.cfg.Scheduler)
 			if err != nil {
+				return err
+			}
+			if err := s.SetStateBlocksPerRequest(p.cfg.StateBlocksPerRequest); err != nil {
 				return err
 			}
 			in := &instance{id: len(e.insts), sched: s, price: pr, pool: p.st, prefill: p.prefil, decode: !p.prefil}

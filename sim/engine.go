@@ -47,6 +47,11 @@ var _ Sink = DiscardSink{}
 type Config struct {
 	// Scheduler configures every instance (KV capacity included).
 	Scheduler scheduler.Config
+	// StateBlocksPerRequest is the KV blocks each running request holds for
+	// a hybrid model's recurrent state (Prepared.StateBlocksPerRequest;
+	// scheduler.Scheduler.SetStateBlocksPerRequest); 0 for attention-only
+	// models.
+	StateBlocksPerRequest int
 	// StepModel prices forward passes; shared by all replicas.
 	StepModel StepModel
 	// Replicas is the number of identical instances (>= 1).
@@ -113,6 +118,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FrontendDelay < 0 {
 		return fmt.Errorf("frontend delay: must be >= 0, got %d", c.FrontendDelay)
+	}
+	if c.StateBlocksPerRequest < 0 {
+		return fmt.Errorf("state blocks per request: must be >= 0, got %d", c.StateBlocksPerRequest)
 	}
 	return c.Scheduler.Validate()
 }
@@ -257,6 +265,9 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 		for i := 0; i < cfg.Replicas*ranks; i++ {
 			s, err := scheduler.New(cfg.Scheduler)
 			if err != nil {
+				return nil, err
+			}
+			if err := s.SetStateBlocksPerRequest(cfg.StateBlocksPerRequest); err != nil {
 				return nil, err
 			}
 			e.insts = append(e.insts, &instance{id: i, sched: s, price: pr})

@@ -43,6 +43,9 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	if n := p.Prepared.MoEKernelNote; n != "" {
 		fmt.Fprintf(w, "%s\n", n)
 	}
+	if n := p.Prepared.HybridNote; n != "" {
+		fmt.Fprintf(w, "%s\n", n)
+	}
 	for _, n := range p.Model.PricingNotes() {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
