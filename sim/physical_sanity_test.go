@@ -152,7 +152,9 @@ func precisionBits(t *testing.T, name string) float64 {
 //	            at the experts' bits, touched = E (1 - (1 - k/E)^batch)
 //	            (uniform routing of independent requests)
 //	KV      = batch x sum over layers of KVTokensStored(layer, kv)
-//	          x 2 x KV heads per GPU x head_dim x KV bits / 8
+//	          x KV bytes per token of one attention layer on one GPU
+//	          (2 x KV heads per GPU x head_dim x KV bits / 8, or MLA's latent;
+//	          linear-attention and state-space layers hold none)
 func decodeBytes(t *testing.T, d *sanityDeployment, batch, kv int) float64 {
 	t.Helper()
 	step := d.prep.Step
@@ -177,7 +179,10 @@ func decodeBytes(t *testing.T, d *sanityDeployment, batch, kv int) float64 {
 		touched := roofline.ExpectedExpertsTouched(moe.NumExperts, moe.TopK, batch)
 		w -= pc.RoutedExperts / tp * precisionBits(t, exp) / 8 * (1 - touched/float64(moe.NumExperts))
 	}
-	perLayerToken := step.KVBytesPerTokenPerGPU() / float64(d.cfg.NumLayers)
+	// KV bytes per token per attention layer: exact when every attention
+	// layer holds the same KV width, the layers' mean when global layers
+	// hold a wider one than sliding layers (then approximate).
+	perLayerToken := step.KVBytesPerTokenPerGPU() / float64(d.cfg.NumAttentionLayers())
 	return w + float64(batch)*keysAttended(d.cfg, kv)*perLayerToken
 }
 
