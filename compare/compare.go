@@ -77,6 +77,10 @@ func isMissing(d Dist) bool {
 // id when both sides carry ids.
 func Compare(real, sim *Side) *Report {
 	rep := &Report{Real: real, Sim: sim, Matching: "distribution"}
+	if real.StreamLines && len(sim.Requests) > 0 {
+		real, sim = measureAsStreamLines(real, sim)
+		rep.Warnings = append(rep.Warnings, "the real side's inference-perf release timed every line of the event stream (its config.yaml has no load.base_seed): its TPOT is (E2E - TTFT) / (2 x output tokens + 1), about half the token interval, and the simulated TPOT is measured the same way; its ITL mixes token intervals with microsecond gaps between lines and is not compared")
+	}
 	rep.Rows = rows("all", &real.Overall, &sim.Overall)
 	switch {
 	case len(real.Stages) > 0 && len(real.Stages) == len(sim.Stages):

@@ -173,6 +173,7 @@ func loadRoofsim(dir string) (*Side, error) {
 		}
 	}
 	if len(bounds) > 1 {
+		side.bounds = bounds
 		side.Stages = splitStages(recs, bounds, itls)
 	}
 	return side, nil
@@ -372,6 +373,9 @@ func loadInferencePerfDir(dir string) (*Side, error) {
 	}
 	side := &Side{Kind: "inference-perf", Path: dir}
 	var err error
+	if side.StreamLines, err = ipStreamLines(dir); err != nil {
+		return nil, err
+	}
 	if side.Overall, err = read("summary_lifecycle_metrics.json"); err != nil {
 		return nil, err
 	}

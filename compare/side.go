@@ -94,6 +94,12 @@ type Side struct {
 	HasIDs bool
 	// Seed is run.json's config.seed; nil when the source does not say.
 	Seed *uint64
+	// StreamLines is true for an inference-perf report from a release that
+	// timed every line of the event stream (see ipStreamLines).
+	StreamLines bool
+	// bounds are the stage start times and the last stage's end, in s, of a
+	// roofsim run with stages (nil otherwise).
+	bounds []float64
 }
 
 // quantile is numpy's default (linear) percentile of sorted xs, q in [0, 1].

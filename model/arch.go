@@ -15,6 +15,12 @@ const (
 	KindAttentionChunked LayerKind = "attention_chunked"
 	// KindAttentionMLA is multi-head latent attention (mla.go).
 	KindAttentionMLA LayerKind = "attention_mla"
+	// KindLinearGDN is a Gated DeltaNet linear-attention mixer with a
+	// fixed-size state per request (hybrid.go).
+	KindLinearGDN LayerKind = "linear_attention_gdn"
+	// KindMamba2 is a Mamba-2 state-space mixer with a fixed-size state
+	// per request (hybrid.go).
+	KindMamba2 LayerKind = "mamba2"
 	// KindMLPDense is a dense MLP of IntermediateSize.
 	KindMLPDense LayerKind = "mlp_dense"
 	// KindMLPMoE is a routed-expert MLP (with its shared experts).
@@ -24,7 +30,7 @@ const (
 // LayerGroup is Count layers of one kind and what each such layer keeps per
 // sequence: KV-cache elements per token (whole model, all KV heads; 0 for
 // MLP kinds) and, for kinds with a fixed-size recurrent state, its elements
-// per request (0 for every kind this package prices today).
+// per request (convolution and recurrent state, unsplit by TP).
 type LayerGroup struct {
 	Kind  LayerKind `json:"kind"`
 	Count int       `json:"count"`
@@ -34,15 +40,17 @@ type LayerGroup struct {
 	// WindowTokens caps the tokens a sliding or chunked layer keeps (0:
 	// unbounded).
 	WindowTokens int `json:"window_tokens,omitempty"`
-	// StateElementsPerRequest is a fixed-size recurrent state per request,
-	// in elements (0 for attention and MLP layers).
+	// StateElementsPerRequest is one layer's fixed-size state per request,
+	// in elements, unsplit by TP (0 for attention and MLP layers).
 	StateElementsPerRequest int `json:"state_elements_per_request"`
 }
 
-// LayerGroups lists the model's layers by kind: the attention kinds first
-// (in the order full, sliding or chunked, MLA), then the MLP kinds (dense,
-// MoE); kinds with no layer are left out. The counts of the attention
-// kinds, like those of the MLP kinds, sum to NumLayers. O(NumLayers).
+// LayerGroups lists the model's layers by kind: the token-mixer kinds first
+// (attention full, sliding or chunked, MLA, then a hybrid's Gated DeltaNet
+// and Mamba-2 layers with their state per request), then the MLP kinds
+// (dense, MoE); kinds with no layer are left out. The counts of the mixer
+// kinds sum to NumMixerBlocks and those of the MLP kinds to NumFFNLayers
+// (both NumLayers outside Nemotron-H style hybrids). O(NumLayers).
 func (c *Config) LayerGroups() []LayerGroup {
 	var out []LayerGroup
 	kv := int(c.kvElemsPerTokenLayer())
@@ -58,6 +66,15 @@ func (c *Config) LayerGroups() []LayerGroup {
 				k = KindAttentionChunked
 			}
 			out = append(out, LayerGroup{Kind: k, Count: n, KVElementsPerToken: kv, WindowTokens: c.SlidingWindow})
+		}
+	}
+	for _, k := range []struct {
+		mixer string
+		kind  LayerKind
+	}{{MixerGDN, KindLinearGDN}, {MixerMamba2, KindMamba2}} {
+		if n := c.NumMixerLayers(k.mixer); n > 0 {
+			conv, ssm := c.StateLayerElems(k.mixer)
+			out = append(out, LayerGroup{Kind: k.kind, Count: n, StateElementsPerRequest: int(conv + ssm)})
 		}
 	}
 	if n := c.NumDenseMLPLayers(); n > 0 {

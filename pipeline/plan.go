@@ -143,6 +143,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	st.Weights, st.KVCacheDType, st.ActDType = roofline.DType(so.WeightDType), roofline.DType(so.KVDType), roofline.DType(so.ActDType)
 	st.Serving.Config = prep.Scheduler
 	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, Pools: pools, opts: opts}
+	p.Notes = append(p.Notes, spec.Notes...)
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {
 		p.Notes = append(p.Notes, p.WeightsNote)
 	}
@@ -200,6 +201,7 @@ func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config 
 		Replicas:              max(replicas, 1),
 		Router:                router,
 		FrontendDelay:         prep.FrontendDelay,
+		ReloadBlockSeconds:    prep.ReloadBlockSeconds,
 	}
 }
 

@@ -84,7 +84,7 @@ type Counters struct {
 func (p *Plan) Record(o *Outcome, version string) Record {
 	kv := p.Prepared.Capacity
 	return Record{SchemaVersion: RecordSchemaVersion, Kind: KindSimulated, RunID: p.RunID(version), Version: version,
-		Config: p.Settings, KV: &kv, Summary: o.Result, Counters: Counters{Counters: o.Sim.Counters()}}
+		Config: p.Settings, KV: &kv, Summary: o.Result, Counters: Counters{Counters: o.Sim.Counters()}, Notes: p.Spec.Notes}
 }
 
 // RunID is a UUID derived from the plan's settings and version, so

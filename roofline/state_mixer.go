@@ -266,6 +266,24 @@ func (m *StepModel) StateBytesPerRequestPerGPU() float64 {
 	return total
 }
 
+// StateBytesPerRequestPerGPUOf is StateBytesPerRequestPerGPU for the
+// layers of one state-mixer kind (model.MixerGDN or model.MixerMamba2); 0
+// for other kinds or when the model has none.
+func (m *StepModel) StateBytesPerRequestPerGPUOf(kind string) float64 {
+	i := -1
+	switch kind {
+	case model.MixerGDN:
+		i = 0
+	case model.MixerMamba2:
+		i = 1
+	}
+	if i < 0 {
+		return 0
+	}
+	s := &m.stateMixers[i]
+	return float64(s.layers) * s.stateBytes(m.act, m.ssm)
+}
+
 // StateLayerPageBytes is the largest per-layer state of one request on
 // one GPU, in bytes: the page that vLLM's hybrid allocator sizes every
 // cache page to (MambaSpec.page_size_bytes). 0 without state layers.

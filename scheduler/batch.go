@@ -32,6 +32,9 @@ type Batch struct {
 	// Preempted lists the requests preempted while forming this batch; they are back
 	// in the waiting queue and are not in Items.
 	Preempted []*Request
+	// ReloadBlocks is the number of KV blocks newly admitted requests load back
+	// from the CPU tier in this step (offload.go); the engine prices the copy.
+	ReloadBlocks int
 }
 
 func (b *Batch) reset() {
@@ -39,5 +42,5 @@ func (b *Batch) reset() {
 	b.Items = b.Items[:0]
 	clear(b.Preempted)
 	b.Preempted = b.Preempted[:0]
-	b.NumTokens, b.NumPrefillTokens, b.NumDecodes = 0, 0, 0
+	b.NumTokens, b.NumPrefillTokens, b.NumDecodes, b.ReloadBlocks = 0, 0, 0, 0
 }

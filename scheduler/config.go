@@ -50,6 +50,10 @@ type Config struct {
 	// chunk per step (vLLM long_prefill_token_threshold). 0 means no cap. It requires
 	// EnableChunkedPrefill.
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold" mapstructure:"long_prefill_token_threshold" json:"long_prefill_token_threshold" help:"vLLM long_prefill_token_threshold: most prompt tokens of one request per step (0 = no cap)"`
+	// NumCPUBlocks is the capacity, in blocks, of the CPU tier that prefix-cached
+	// blocks evicted from the GPU go to (vLLM's OffloadingConnector; offload.go).
+	// 0 = no CPU tier. Derived by the caller from serving.kv_offload, not a setting.
+	NumCPUBlocks int `yaml:"-" mapstructure:"-" json:"num_cpu_blocks,omitempty"`
 }
 
 // DefaultConfig returns vLLM v1's defaults. NumGPUBlocks and MaxModelLen have no
@@ -121,6 +125,9 @@ func (c *Config) check(settings bool) error {
 		bad("long_prefill_token_threshold", "must be >= 0 (got %d)", c.LongPrefillTokenThreshold)
 	} else if c.LongPrefillTokenThreshold > 0 && !c.EnableChunkedPrefill {
 		bad("long_prefill_token_threshold", "requires enable_chunked_prefill")
+	}
+	if c.NumCPUBlocks < 0 {
+		bad("num_cpu_blocks", "must be >= 0 (got %d)", c.NumCPUBlocks)
 	}
 	if !settings && !c.EnableChunkedPrefill && c.MaxNumBatchedTokens > 0 && c.MaxModelLen > 0 && c.MaxNumBatchedTokens < c.MaxModelLen {
 		bad("max_num_batched_tokens", "must be >= max_model_len (%d) when chunked prefill is disabled, got %d", c.MaxModelLen, c.MaxNumBatchedTokens)

@@ -54,6 +54,9 @@ type blockPool struct {
 	cached map[uint64]int32
 	// memo is the waiting head's prefix lookup, kept exact by the hooks below.
 	memo prefixMemo
+	// cpu is the CPU tier evicted cached blocks go to (offload.go); its
+	// capacity is 0 without one.
+	cpu cpuTier
 }
 
 func newBlockPool(n int, caching bool) blockPool {
@@ -127,6 +130,7 @@ func (p *blockPool) allocate() int32 {
 		p.numFree--
 		p.numCachedFree--
 		p.memo.evicted(p, b)
+		p.cpu.store(p.hash[b])
 		p.uncache(b)
 		p.ref[b] = 1
 		return b

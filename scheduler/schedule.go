@@ -90,7 +90,7 @@ func (s *Scheduler) admit(budget int) {
 			q = &s.loadedQ
 		}
 		r := q.Peek()
-		var evictable, cached, have int
+		var evictable, cached, have, reload int
 		if r.loaded {
 			// Its KV came from another instance into the blocks it holds
 			// (remote_kv.go): no prefix lookup.
@@ -98,7 +98,8 @@ func (s *Scheduler) admit(budget int) {
 			cached, have = r.NumComputed, len(r.blocks)
 		} else {
 			evictable = s.lookupPrefix(r)
-			cached = len(s.hits) * s.cfg.BlockSize
+			reload = s.cpuHits(r)
+			cached = (len(s.hits) + reload) * s.cfg.BlockSize
 			have = len(s.hits)
 		}
 		known := r.knownTokens()
@@ -139,6 +140,9 @@ func (s *Scheduler) admit(budget int) {
 		s.allocate(r, need)
 		for range s.stateBlocks {
 			r.stateBlocks = append(r.stateBlocks, s.pool.allocate())
+		}
+		if reload > 0 {
+			s.reload(r, reload)
 		}
 		s.emit(r, n)
 		budget -= n

@@ -42,6 +42,7 @@ type Scheduler struct {
 	preemptions       int64
 	prefixHitTokens   int64
 	prefixQueryTokens int64
+	reloaded          int64 // blocks loaded back from the CPU tier
 }
 
 // New returns a scheduler for cfg, after validating it. The zero Policy means fcfs.
@@ -62,7 +63,7 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	return &Scheduler{
 		cfg:        cfg,
-		pool:       newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching),
+		pool:       newBlockPool(cfg.NumGPUBlocks, cfg.EnablePrefixCaching).withCPUTier(cfg.NumCPUBlocks),
 		waiting:    waiting,
 		running:    make([]*Request, 0, min(cfg.MaxNumSeqs, 1<<16)),
 		blockShift: shift,
@@ -167,6 +168,10 @@ type Stats struct {
 	// preemption included), the tokens found in the prefix cache and the tokens
 	// looked up (the request's known tokens). Failed admission attempts are not counted.
 	PrefixHitTokens, PrefixQueryTokens int64
+	// OffloadedBlocks counts prefix-cached blocks stored to the CPU tier on
+	// eviction from the GPU; ReloadedBlocks those loaded back for a prefix hit
+	// (their tokens are in PrefixHitTokens too). Both 0 without a CPU tier.
+	OffloadedBlocks, ReloadedBlocks int64
 }
 
 // Stats returns the current counters. O(1).
@@ -181,6 +186,8 @@ func (s *Scheduler) Stats() Stats {
 		Preemptions:        s.preemptions,
 		PrefixHitTokens:    s.prefixHitTokens,
 		PrefixQueryTokens:  s.prefixQueryTokens,
+		OffloadedBlocks:    s.pool.cpu.stored,
+		ReloadedBlocks:     s.reloaded,
 	}
 }
 

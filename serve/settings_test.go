@@ -63,7 +63,8 @@ func TestSettingsEndpoint(t *testing.T) {
 	}
 	sort.Strings(keys)
 	def := workload.DefaultDeployment()
-	// The JSON form omits a zero engine; give it one so that every leaf shows.
+	// The JSON form omits a zero engine and a zero kv_offload; give them
+	// values so that every leaf shows.
 	full := def
 	var err error
 	if full.Engine, err = engine.Parse("vllm@0.12.0"); err != nil {
@@ -73,6 +74,7 @@ func TestSettingsEndpoint(t *testing.T) {
 	pool := settings.Pool{Replicas: 1, TP: 1, GPU: "h100", Router: routing.RoundRobin}
 	full.Disaggregation = settings.Disaggregation{Prefill: pool, Decode: pool,
 		KVTransfer: settings.KVTransfer{Link: settings.LinkRDMA, BandwidthGbps: 1, LatencyUS: 1}}
+	full.Serving.KVOffload.CPUGiB = 1
 	if want := jsonLeafKeys(t, full); !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant every leaf of the deployment %v", keys, want)
 	}

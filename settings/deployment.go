@@ -98,6 +98,21 @@ type Serving struct {
 	// padded buffer: 128x128 block-scaled fp8 experts on Hopper). No effect on dense
 	// models.
 	MoEKernel roofline.MoEKernel `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the engine release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
+	// KVOffload is the CPU tier of the KV cache (vLLM's OffloadingConnector,
+	// --kv-offloading-size): prefix-cached blocks the GPU evicts go to CPU
+	// memory and a later prefix hit loads them back instead of recomputing
+	// them. The zero value has no CPU tier.
+	KVOffload KVOffload `yaml:"kv_offload" mapstructure:"kv_offload" json:"kv_offload,omitzero"`
+}
+
+// KVOffload sizes the CPU tier of the KV cache (Serving.KVOffload).
+type KVOffload struct {
+	// CPUGiB is the CPU memory, in GiB per instance, shared by its tp GPUs,
+	// that holds offloaded KV blocks. 0 = no CPU tier.
+	CPUGiB float64 `yaml:"cpu_gib" mapstructure:"cpu_gib" json:"cpu_gib" help:"KV offload: CPU memory in GiB per instance for prefix-cached KV blocks evicted from the GPU (0 = no CPU tier)"`
+	// BandwidthGBps is each GPU's host-link bandwidth for loading blocks back,
+	// in GB/s (1e9 bytes/s); 0 takes DefaultKVOffloadBandwidthGBps.
+	BandwidthGBps float64 `yaml:"bandwidth_gbps" mapstructure:"bandwidth_gbps" json:"bandwidth_gbps" help:"KV offload: host-to-GPU bandwidth in GB/s per GPU for loading offloaded blocks back (0 = 25)"`
 }
 
 // DefaultDeployment returns the built-in defaults: Llama-3.1-8B on one H100, one
@@ -204,6 +219,9 @@ func (d *Deployment) Validate() error {
 	}
 	if u := d.Serving.GPUMemoryUtilization; !(u > 0 && u <= 1) || math.IsNaN(u) {
 		return bad(keyGPUMemoryUtilization, "must be in (0, 1], got %g", u)
+	}
+	if err := d.Serving.KVOffload.validate(sc.EnablePrefixCaching); err != nil {
+		return err
 	}
 	for _, v := range d.vocabularies() {
 		if err := v.value.Validate(); err != nil {

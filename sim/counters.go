@@ -14,6 +14,9 @@ type Counters struct {
 	Events                int64   `json:"events"`
 	Preemptions           int64   `json:"preemptions"`
 	SimulatedS            float64 `json:"simulated_s"`
+	// OffloadedBlocks and ReloadedBlocks: Result's; left out when 0.
+	OffloadedBlocks int64 `json:"kv_offloaded_blocks,omitempty"`
+	ReloadedBlocks  int64 `json:"kv_reloaded_blocks,omitempty"`
 }
 
 // Counters returns r's totals; SimulatedS is r.End in seconds.
@@ -22,5 +25,6 @@ func (r *Result) Counters() Counters {
 		Arrived: r.Arrived, Completed: r.Completed, Rejected: r.Rejected, InFlight: r.InFlight,
 		PromptTokens: r.PromptTokens, OutputTokensGenerated: r.OutputTokensGenerated,
 		Steps: r.Steps, Events: r.Events, Preemptions: r.Preemptions, SimulatedS: r.End.Seconds(),
+		OffloadedBlocks: r.OffloadedBlocks, ReloadedBlocks: r.ReloadedBlocks,
 	}
 }

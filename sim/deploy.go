@@ -49,6 +49,9 @@ type Prepared struct {
 	// FrontendDelay is the GPU profile's per-request front-end latency
 	// (Config.FrontendDelay).
 	FrontendDelay Time
+	// ReloadBlockSeconds is the time to load one KV block back from the CPU
+	// tier (Config.ReloadBlockSeconds); 0 without one.
+	ReloadBlockSeconds float64
 }
 
 // Prepare builds the step model and derives the KV capacity the way vLLM
@@ -167,6 +170,9 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if total := st.Replicas * max(st.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
 		return nil, &settings.FieldError{Key: "replicas", Reason: fmt.Sprintf(
 			"%d replicas x %d dp ranks x %d KV blocks = %d blocks held in memory; at most %d", st.Replicas, max(st.DP, 1), sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)}
+	}
+	if err := p.kvOffload(&sc, st, step.KVBytesPerTokenPerGPU()); err != nil {
+		return nil, err
 	}
 	if err := sc.Validate(); err != nil {
 		return nil, err

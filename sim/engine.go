@@ -80,6 +80,11 @@ type Config struct {
 	// steps applied in one go). Results are identical either way; tests use
 	// it to prove that.
 	NoFastForward bool
+	// ReloadBlockSeconds is the time, in s, to copy one KV block from the
+	// CPU tier back to the GPUs (each GPU its shard, over its own host link,
+	// in parallel); a step that reloads blocks (scheduler.Batch.ReloadBlocks)
+	// lasts that much longer per block. 0 without a CPU tier.
+	ReloadBlockSeconds float64
 	// CheckInvariants makes every step verify the scheduler's KV and queue
 	// invariants (used + free == total, ...); for tests, it costs O(blocks).
 	CheckInvariants bool
@@ -116,6 +121,9 @@ func (c *Config) Validate() error {
 	if c.Horizon < 0 {
 		return fmt.Errorf("horizon: must be >= 0, got %d", c.Horizon)
 	}
+	if !(c.ReloadBlockSeconds >= 0) || math.IsInf(c.ReloadBlockSeconds, 0) {
+		return fmt.Errorf("reload block seconds: must be finite and >= 0, got %g", c.ReloadBlockSeconds)
+	}
 	if c.FrontendDelay < 0 {
 		return fmt.Errorf("frontend delay: must be >= 0, got %d", c.FrontendDelay)
 	}
@@ -140,6 +148,10 @@ type Result struct {
 	PromptTokens, OutputTokensCompleted, OutputTokensGenerated int64
 	// Engine counters.
 	Steps, Events, Preemptions int64
+	// OffloadedBlocks and ReloadedBlocks count KV blocks stored to the CPU
+	// tier on eviction and loaded back for prefix hits, over all instances
+	// (scheduler.Stats); 0 without a CPU tier.
+	OffloadedBlocks, ReloadedBlocks int64
 	// End is the simulated time of the last processed event.
 	End Time
 	// KVBlocksTotal is the per-instance KV capacity; KVBlocksPeak the
@@ -317,7 +329,10 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	e.res.InFlight = e.res.Arrived - e.res.Completed - e.res.Rejected
 	e.res.Waiting = e.waiting
 	for _, in := range e.insts {
-		e.res.Preemptions += in.sched.Stats().Preemptions
+		st := in.sched.Stats()
+		e.res.Preemptions += st.Preemptions
+		e.res.OffloadedBlocks += st.OffloadedBlocks
+		e.res.ReloadedBlocks += st.ReloadedBlocks
 	}
 	if e.dis != nil {
 		e.res.Pools = e.pools(e.now)

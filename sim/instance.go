@@ -135,6 +135,9 @@ func (e *engine) startStep(in *instance) error {
 		}
 		d = stepDuration(in.cost)
 	}
+	if b.ReloadBlocks > 0 {
+		d += FromSeconds(float64(b.ReloadBlocks) * e.cfg.ReloadBlockSeconds)
+	}
 	in.busy = true
 	in.stepStart = e.now
 	in.durs = append(in.durs[:0], d)

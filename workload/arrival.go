@@ -33,10 +33,12 @@ type arrivalProcess struct {
 	draw      drawFunc
 	stages    []stageNS
 	stage     int
-	k         int     // arrivals so far in the current stage (constant)
-	tNS       float64 // time of the last arrival, or the stage start (poisson, gamma)
-	remaining int     // arrivals left; -1 = bounded by time only
-	scale     float64 // factor from the drawn times to the returned ones (SpanExact; else 1)
+	k         int          // arrivals so far in the current stage (constant)
+	tNS       float64      // time of the last arrival, or the stage start (poisson, gamma)
+	remaining int          // arrivals left; -1 = bounded by time only
+	scale     float64      // factor from the drawn times to the returned ones (SpanExact; else 1)
+	exact     []exactStage // per stage, SpanExact with stages (see stageexact.go)
+	raw       float64      // exponential draws summed so far in the current stage (exact)
 	rng       *rand.Rand
 	gamma     distuv.Gamma
 }
@@ -106,7 +108,11 @@ func newArrivalProcess(a *Arrival, src *rand.PCG) (arrivalProcess, error) {
 		k.setup(&p, a, src)
 	}
 	p.scale = 1
-	if a.SpanExact {
+	if a.SpanExact && len(a.Stages) > 0 {
+		if err := p.setupStageExact(a, src); err != nil {
+			return arrivalProcess{}, err
+		}
+	} else if a.SpanExact {
 		if err := p.spanExact(src, float64(a.NumRequests)/a.Rate*1e9); err != nil {
 			return arrivalProcess{}, err
 		}

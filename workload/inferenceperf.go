@@ -161,6 +161,9 @@ func FromInferencePerf(data []byte, filename string) (*Spec, []string, error) {
 	}
 	var notes []string
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	if err := ipApplyExpanded(&c, data, filename, note); err != nil {
+		return nil, nil, wrap(err)
+	}
 	s := &Spec{Deployment: DefaultDeployment(), BaseDir: filepath.Dir(filename)}
 	// A seed is a non-negative integer (roofsim's seed is unsigned): a
 	// negative one would wrap round to a huge seed nobody asked for.
@@ -176,8 +179,8 @@ func FromInferencePerf(data []byte, filename string) (*Spec, []string, error) {
 	if c.Data.SharedPrefix != nil && c.Data.SharedPrefix.Seed != nil && c.Load.BaseSeed == nil {
 		s.Seed = uint64(*c.Data.SharedPrefix.Seed)
 	}
-	if m, ok := c.Server["model_name"].(string); ok && m != "" {
-		note("server.model_name %q is the served model; the simulated model comes from --model or the defaults", m)
+	if err := ipApplyServer(s, &c, filename, note); err != nil {
+		return nil, nil, wrap(err)
 	}
 	client := Client{Name: "inference-perf"}
 	if err := ipConvertLoad(&c.Load, &client, note); err != nil {
@@ -187,6 +190,7 @@ func FromInferencePerf(data []byte, filename string) (*Spec, []string, error) {
 		return nil, nil, wrap(err)
 	}
 	s.Clients = []Client{client}
+	s.Notes = notes
 	s.ApplyDefaults()
 	if err := s.ValidateSettings(); err != nil {
 		return nil, nil, wrap(err)
@@ -227,7 +231,11 @@ func ipConvertLoad(l *ipLoad, c *Client, note func(string, ...any)) error {
 			a.Stages = append(a.Stages, Stage{Rate: *st.Rate, Duration: Duration(*st.Duration * 1e9)})
 		}
 		if typ == "constant" {
-			note("load.type constant: inference-perf sends exactly rate x duration requests per stage at exponential gaps scaled to fill the stage (load_timer.py); roofsim draws Poisson arrivals at that rate, the same process up to the fixed count")
+			// ConstantLoadTimer: int(rate x duration) requests per stage,
+			// exponential gaps scaled to fill it (load_timer.py).
+			a.SpanExact = true
+		} else {
+			note("load.type poisson: inference-perf sends exactly int(rate x duration) requests per stage (loadgen/load_generator.py); roofsim draws a Poisson process at that rate for the stage's duration, so the count varies")
 		}
 		if len(a.Stages) > 1 && (l.Interval == nil || *l.Interval > 0) {
 			iv := 1.0
@@ -236,7 +244,7 @@ func ipConvertLoad(l *ipLoad, c *Client, note func(string, ...any)) error {
 			}
 			note("load.interval: inference-perf pauses %gs between stages; roofsim runs the stages back to back", iv)
 		}
-		if len(a.Stages) == 1 {
+		if len(a.Stages) == 1 && !a.SpanExact {
 			a.Rate, a.Duration, a.Stages = a.Stages[0].Rate, a.Stages[0].Duration, nil
 		}
 		c.Arrival = a
@@ -257,6 +265,10 @@ func ipConvertLoad(l *ipLoad, c *Client, note func(string, ...any)) error {
 	}
 	if l.RequestTimeout != nil {
 		note("load.request_timeout: a client setting; use `sim observe --request-timeout` when driving a server")
+	} else if typ != "concurrent" {
+		// client/modelserver/openai_client.py passes aiohttp's sentinel
+		// when no timeout is set: aiohttp's default ClientTimeout, 300 s.
+		note("load.request_timeout unset: inference-perf's HTTP session still ends a request after 300 s (aiohttp's default total timeout) and counts it failed; roofsim does not abort requests, so under overload it completes, late, requests the real client failed")
 	}
 	return nil
 }
@@ -357,11 +369,6 @@ func ipSharedPrefixData(sp *ipSharedPrefix, l *ipLoad, c *Client, note func(stri
 	if err != nil {
 		return err
 	}
-	sysTokens := sys.Value
-	if sys.Dist != DistConstant {
-		sysTokens = max(1, int(math.Round(sys.meanValue())))
-		note("data.shared_prefix.system_prompt_len: inference-perf draws one length per system prompt; roofsim gives every group the mean, %d tokens", sysTokens)
-	}
 	q, err := length(sp.QuestionLen, sp.QuestionDistribution, 50, "question_len")
 	if err != nil {
 		return err
@@ -372,11 +379,10 @@ func ipSharedPrefixData(sp *ipSharedPrefix, l *ipLoad, c *Client, note func(stri
 	}
 	c.OutputTokens = out
 	if !sp.EnableMultiTurnChat {
-		c.Prefix = &Prefix{Groups: groups, Tokens: sysTokens}
-		c.PromptTokens = q
-		note("data.shared_prefix: inference-perf cycles through %d fixed prompts (%d system prompts x %d users), so questions repeat after that many requests; roofsim draws a fresh question each time and picks the system prompt at random", groups*users, groups, users)
+		ipPromptPool(c, groups, users, sys, q, note)
 		return nil
 	}
+	sysTokens := ipSystemTokens(sys, note)
 	// Multi-turn: N user sessions, each turn appends system prompt +
 	// question to the conversation so far.
 	n := groups * users
@@ -398,6 +404,7 @@ func ipSharedPrefixData(sp *ipSharedPrefix, l *ipLoad, c *Client, note func(stri
 	c.Session = &Session{Turns: LengthDist{Dist: DistConstant, Value: turns}, ThinkTime: Duration(float64(n) / rate * 1e9)}
 	c.PromptTokens = q.shifted(sysTokens)
 	note("data.shared_prefix.enable_multi_turn_chat: %d user sessions of %d turns at %.3g req/s overall; a user's next turn follows its previous response by %.3gs (%d users / rate) instead of arriving on inference-perf's schedule, and stages are averaged into one rate", n, turns, rate, float64(n)/rate, n)
+	note("data.shared_prefix.enable_multi_turn_chat: inference-perf releases since 2026 drop a session's oldest turns to keep a prompt within max_model_len - output_len - 200 tokens when they know max_model_len (apis/user_session.py); roofsim keeps the whole conversation, so late turns can exceed the context and be rejected")
 	return nil
 }
 

@@ -42,14 +42,16 @@ func TestInferencePerfSharedPrefix(t *testing.T) {
 	if st := c.Arrival.Stages[1]; st.Rate != 12 || st.Duration.Seconds() != 10 {
 		t.Errorf("stage 1: %+v", st)
 	}
-	if c.Prefix == nil || c.Prefix.Groups != 4 || c.Prefix.Tokens != 300 {
+	// The pool of 4 x 8 = 32 fixed prompts of 300 + 120 tokens: each is a
+	// 419-token prefix of its own and one token more.
+	if c.Prefix == nil || c.Prefix.Groups != 32 || c.Prefix.Tokens != 419 {
 		t.Errorf("prefix %+v", c.Prefix)
 	}
-	if c.PromptTokens != (LengthDist{Dist: DistConstant, Value: 120}) || c.OutputTokens != (LengthDist{Dist: DistConstant, Value: 90}) {
+	if c.PromptTokens != (LengthDist{Dist: DistConstant, Value: 1}) || c.OutputTokens != (LengthDist{Dist: DistConstant, Value: 90}) {
 		t.Errorf("lengths %+v %+v", c.PromptTokens, c.OutputTokens)
 	}
 	joined := strings.Join(notes, "\n")
-	for _, want := range []string{"pauses 5s between stages", "32 fixed prompts", "example-org/example-8b"} {
+	for _, want := range []string{"pauses 5s between stages", "32 fixed prompts", "example-org/example-8b", "load.type poisson"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("notes lack %q:\n%s", want, joined)
 		}
@@ -68,7 +70,7 @@ func TestInferencePerfSharedPrefix(t *testing.T) {
 			break
 		}
 		n++
-		if r.PromptTokens != 420 || r.OutputTokens != 90 || len(r.Segments) != 1 || r.Segments[0].Tokens != 300 {
+		if r.PromptTokens != 420 || r.OutputTokens != 90 || len(r.Segments) != 1 || r.Segments[0].Tokens != 419 {
 			t.Fatalf("request %+v", r)
 		}
 		groups[r.Segments[0].Key] = true
@@ -76,8 +78,8 @@ func TestInferencePerfSharedPrefix(t *testing.T) {
 			t.Fatalf("arrival at %d ns after the stages end", r.ArrivalNS)
 		}
 	}
-	if math.Abs(float64(n)-200) > 4*math.Sqrt(200) || len(groups) != 4 {
-		t.Errorf("%d requests over %d groups; want about 200 over 4", n, len(groups))
+	if math.Abs(float64(n)-200) > 4*math.Sqrt(200) || len(groups) != 32 {
+		t.Errorf("%d requests over %d prompts; want about 200 over 32", n, len(groups))
 	}
 }
 
@@ -111,15 +113,20 @@ func TestInferencePerfMultiTurn(t *testing.T) {
 func TestInferencePerfRandomAndSynthetic(t *testing.T) {
 	sp, notes := loadIP(t, "random.yaml")
 	c := sp.Clients[0]
-	if c.Arrival.Rate != 3 || c.Arrival.Duration.Seconds() != 60 {
+	// A constant load sends exactly int(3 x 60) = 180 requests within the
+	// stage (load_timer.py).
+	if a := c.Arrival; len(a.Stages) != 1 || a.Stages[0].Rate != 3 || a.Stages[0].Duration.Seconds() != 60 || !a.SpanExact {
 		t.Errorf("arrival %+v", c.Arrival)
+	}
+	if n, last := countArrivals(t, sp); n != 180 || last >= 60e9 || last < 59e9 {
+		t.Errorf("%d requests, the last at %d ns; want 180 within the 60 s stage", n, last)
 	}
 	if c.PromptTokens != (LengthDist{Dist: DistNormal, Mean: 700, Std: 150, Min: 100, Max: 2000}) ||
 		c.OutputTokens != (LengthDist{Dist: DistUniform, Min: 50, Max: 250}) {
 		t.Errorf("lengths %+v %+v", c.PromptTokens, c.OutputTokens)
 	}
-	if !strings.Contains(strings.Join(notes, "\n"), "exactly rate x duration") {
-		t.Errorf("no note on constant load: %v", notes)
+	if !strings.Contains(strings.Join(notes, "\n"), "names no served model") {
+		t.Errorf("no note on the missing model: %v", notes)
 	}
 
 	sp, _ = loadIP(t, "synthetic_concurrent.yaml")

@@ -61,6 +61,9 @@ type Spec struct {
 	// and --model, when given, set seed and model. Not with clients or trace.
 	Bench BenchBlock `yaml:"bench,omitempty" mapstructure:"-"`
 
+	// Notes are remarks on how the file was read (an inference-perf config's
+	// conversion notes: what roofsim approximates); the run's outputs carry them.
+	Notes []string `yaml:"-" mapstructure:"-"`
 	// BaseDir is the directory relative paths (empirical length files, traces) are
 	// resolved against; Parse sets it to the workload file's directory.
 	BaseDir string `yaml:"-" mapstructure:"-"`
@@ -142,6 +145,9 @@ type Arrival struct {
 	// SpanExact (poisson or gamma with num_requests) rescales the arrival times so
 	// that the last one falls exactly at num_requests/rate seconds, as vllm bench
 	// serve does to steady its throughput across seeds; the gaps keep their shape.
+	// With stages (poisson only) every stage sends exactly floor(rate × duration)
+	// requests whose exponential gaps are scaled to sum to the stage's duration, as
+	// inference-perf's constant load does (loadgen/load_timer.py).
 	SpanExact bool `yaml:"span_exact,omitempty"`
 }
 
@@ -398,8 +404,11 @@ func (a *Arrival) validate(path string) error {
 	if a.MaxConcurrency < 0 || a.MaxConcurrency > limits.MaxRequests {
 		return fmt.Errorf("%s.max_concurrency: %w", path, limits.IntIn(a.MaxConcurrency, 1, limits.MaxRequests))
 	}
-	if a.SpanExact && (a.NumRequests == 0 || a.Process == ProcessConstant) {
-		return fmt.Errorf("%s.span_exact: only for a poisson or gamma process bounded by num_requests", path)
+	if a.SpanExact && len(a.Stages) > 0 && a.Process != ProcessPoisson {
+		return fmt.Errorf("%s.span_exact: with stages, only for process poisson", path)
+	}
+	if a.SpanExact && len(a.Stages) == 0 && (a.NumRequests == 0 || a.Process == ProcessConstant) {
+		return fmt.Errorf("%s.span_exact: only for a poisson or gamma process bounded by num_requests, or a poisson one with stages", path)
 	}
 	if len(a.Stages) > 0 {
 		if a.Rate != 0 {

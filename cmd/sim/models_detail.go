@@ -128,8 +128,15 @@ func describeModel(m *model.Config, step *roofline.StepModel) modelDetail {
 		if elems > 0 {
 			r.KVBytesPerTokenPerGPU = d.KVBytesPerTokenPerGPU * float64(g.Count*g.KVElementsPerToken) / elems
 		}
+		switch g.Kind {
+		case model.KindLinearGDN:
+			r.StateBytesPerRequestPerGPU = step.StateBytesPerRequestPerGPUOf(model.MixerGDN)
+		case model.KindMamba2:
+			r.StateBytesPerRequestPerGPU = step.StateBytesPerRequestPerGPUOf(model.MixerMamba2)
+		}
 		d.Layers = append(d.Layers, r)
 	}
+	d.StateBytesPerRequest = step.StateBytesPerRequestPerGPU()
 	d.KVBytesPerToken = d.KVBytesPerTokenPerGPU * float64(o.TP)
 	return d
 }

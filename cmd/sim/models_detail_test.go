@@ -128,3 +128,44 @@ func TestRunMLAConfig(t *testing.T) {
 		t.Errorf("got %+v", r)
 	}
 }
+
+// TestModelsDetailHybrid: a Nemotron-H style config (a Mamba-2 block, an
+// attention block, an MLP block) lists its Mamba-2 layer with the state
+// each request holds. By hand at TP 1: convolution channels d_inner +
+// 2 groups x state = 4 x 16 + 2 x 2 x 16 = 128, times conv_kernel - 1 = 3
+// taps = 384 elements at bf16 (768 B); recurrent state heads x head_dim x
+// state = 4 x 16 x 16 = 1024 elements at fp32 (4096 B); 4864 B in all,
+// halved at TP 2. KV: 1 attention layer x 2 x 2 KV heads x 8 x 2 B = 64 B.
+func TestModelsDetailHybrid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny-nemotron-h", "config.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"model_type":"nemotron_h","hidden_size":64,"num_hidden_layers":3,"hybrid_override_pattern":"M*-",
+"num_attention_heads":8,"num_key_value_heads":2,"head_dim":8,"intermediate_size":128,"vocab_size":100,"mamba_num_heads":4,
+"mamba_head_dim":16,"ssm_state_size":16,"n_groups":2,"conv_kernel":4,"mamba_ssm_cache_dtype":"float32","max_position_embeddings":4096}`
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tp    string
+		state float64
+		kv    float64
+	}{{"1", 4864, 64}, {"2", 2432, 32}} {
+		code, out, errOut := cli(t, "models", "--model", path, "--tp", tc.tp, "--json")
+		if code != 0 {
+			t.Fatalf("tp %s: exit %d: %s", tc.tp, code, errOut)
+		}
+		var d modelDetail
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.StateBytesPerRequest != tc.state || d.KVBytesPerTokenPerGPU != tc.kv || len(d.Layers) != 3 {
+			t.Fatalf("tp %s: state %v kv %v layers %+v, want state %v kv %v and 3 kinds", tc.tp, d.StateBytesPerRequest, d.KVBytesPerTokenPerGPU, d.Layers, tc.state, tc.kv)
+		}
+		m := d.Layers[1]
+		if m.Kind != "mamba2" || m.Count != 1 || m.StateElementsPerRequest != 384+1024 || m.StateBytesPerRequestPerGPU != tc.state {
+			t.Errorf("tp %s: mamba2 row %+v", tc.tp, m)
+		}
+	}
+}

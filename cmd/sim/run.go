@@ -112,6 +112,9 @@ func runRun(cmd *cobra.Command, s streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range plan.Spec.Notes {
+		fmt.Fprintln(s.errOut, "sim: note: inference-perf: "+n)
+	}
 	if n := plan.WeightsNote; n != "" {
 		fmt.Fprintln(s.errOut, "sim: note: "+n)
 	}

@@ -39,6 +39,8 @@ var settingTestValues = map[string]any{
 	"serving.max_cudagraph_capture_size":   256,
 	"serving.kv_cache_memory_bytes":        21474836480,
 	"serving.moe_kernel":                   "fused",
+	"serving.kv_offload.cpu_gib":           2.5,
+	"serving.kv_offload.bandwidth_gbps":    12.5,
 	"seed":                                 7,
 	"duration":                             "30s",
 
@@ -201,6 +203,8 @@ func TestSettingErrorsAgree(t *testing.T) {
 		{"tp", "tp", "0", "must be in [1, 1024], got 0"},
 		{"serving.max_num_seqs", "max-num-seqs", "0", "must be in [1, 1048576], got 0"},
 		{"serving.gpu_memory_utilization", "gpu-memory-utilization", "1.5", "must be in (0, 1], got 1.5"},
+		{"serving.kv_offload.cpu_gib", "cpu-gib", "-1", "must be in [0, 1048576], got -1"},
+		{"serving.kv_offload.bandwidth_gbps", "bandwidth-gbps", "0.001", "must be 0 (the default, 25) or in [0.01, 10000], got 0.001"},
 		{"serving.enable_prefix_caching", "enable-prefix-caching", "maybe", `want true or false, got "maybe"`},
 		{"serving.scheduling_policy", "scheduling-policy", "lifo", `unknown "lifo" (want fcfs, priority or sjf)`},
 		{"serving.long_prefill_token_threshold", "long-prefill-token-threshold", "-1", "must be in [0, 2147483647], got -1"},
