@@ -87,8 +87,8 @@ func openLoopNote(context.Context, *Options) (SourceNote, []group, []TermSelecti
 		Data:           []string{"e2e/open_loop_vllm_h100"},
 		Fitted:         "-",
 		CrossValidated: "-",
-		Absent: "not in the report yet: `sim run` does not yet take inference-perf's profile.yaml as inference-perf " +
-			"sends it (its shared-prefix multi-turn requests are misread and most are rejected as too long), so " +
-			"there is no faithful simulated side to compare with the runs' results/",
+		Absent: "not in the report yet: the runs' error columns need the open-loop comparison (sim run on each run's " +
+			"inference-perf config, sim compare against its results/) wired in as a source, and their cross-validated " +
+			"column a leave-one-model-out refit of the engine terms from open-loop runs, which no fitter does yet",
 	}, nil, nil, nil
 }
