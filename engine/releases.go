@@ -14,14 +14,16 @@ import (
 //   - 0.15.0: the MoE backend oracle (moe_kernel.go);
 //   - 0.16.0 and 0.18.0: the MoE e2e serving tables;
 //   - 0.19.0: the kernel tables behind the B300 profile;
-//   - 0.20.1: the per-step tables (fpm).
+//   - 0.20.1: the per-step tables (fpm);
+//   - 0.24.0: the kernel tables behind the B200 and RTX PRO 6000 profiles
+//     (hardware/profiles/<gpu>/vllm-0.24.0.yaml).
 //
 // For llama.cpp: b6989 and b7941, the ends of the build range behind the
 // GB10 profile.
 func Releases(n Name) []Version {
 	switch n {
 	case VLLM:
-		return []Version{{0, 11, 1}, {0, 12, 0}, {0, 14, 0}, {0, 15, 0}, {0, 16, 0}, {0, 18, 0}, {0, 19, 0}, {0, 20, 1}}
+		return []Version{{0, 11, 1}, {0, 12, 0}, {0, 14, 0}, {0, 15, 0}, {0, 16, 0}, {0, 18, 0}, {0, 19, 0}, {0, 20, 1}, {0, 24, 0}}
 	case LlamaCPP:
 		return []Version{{6989}, {7941}}
 	}

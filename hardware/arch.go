@@ -3,6 +3,7 @@ package hardware
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -75,4 +76,16 @@ func (a Arch) Validate() error {
 		return nil
 	}
 	return &ArchError{Value: string(a)}
+}
+
+// Major is the CUDA compute capability's major version (12 for sm120 and
+// sm121, 8 for sm80, sm86 and sm89), 0 for an empty or malformed Arch.
+// GPUs of one major version share an architecture family: tensor-core
+// instruction set and kernel libraries target it as a whole.
+func (a Arch) Major() int {
+	n, err := strconv.Atoi(strings.TrimPrefix(string(a), "sm"))
+	if err != nil || n < 10 {
+		return 0
+	}
+	return n / 10
 }

@@ -213,9 +213,20 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
 		return fmt.Errorf("reading %s: %w", dir, err)
 	}
 	fromFile := map[string]string{}
+	for i := range gpus {
+		if err := readReleaseProfiles(&gpus[i], profiles, dir); err != nil {
+			return err
+		}
+	}
 	for _, e := range entries {
 		ext := path.Ext(e.Name())
-		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+		if e.IsDir() {
+			if find(gpus, e.Name()) == nil || find(gpus, e.Name()).Name != e.Name() {
+				return fmt.Errorf("%s: no catalog GPU is named %q (per-release profiles go in <canonical name>/)", path.Join(dir, e.Name()), e.Name())
+			}
+			continue
+		}
+		if ext != ".yaml" && ext != ".yml" {
 			continue
 		}
 		file := path.Join(dir, e.Name())
@@ -246,6 +257,14 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
 		}
 		g.Profile = p
 	}
+	// A GPU without a single-file profile takes its newest per-release one;
+	// one without either borrows (applyBorrowed).
+	for i := range gpus {
+		if g := &gpus[i]; g.Profile == nil && len(g.Releases) > 0 {
+			g.Profile = newestRelease(g.Releases).Profile.Clone()
+		}
+	}
+	applyBorrowed(gpus)
 	return nil
 }
 

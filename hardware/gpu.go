@@ -52,6 +52,10 @@ type GPU struct {
 	// Profile holds the efficiencies and overheads used by the step model.
 	// A nil profile means DefaultProfile().
 	Profile *Profile `yaml:"profile,omitempty" json:"profile,omitempty"`
+	// Releases are the GPU's kernel profiles per engine release
+	// (profiles/<gpu>/<engine>-<release>.yaml), oldest first within an
+	// engine; ForRelease picks among them. Not part of a GPU file.
+	Releases []ReleaseProfile `yaml:"-" json:"-"`
 }
 
 // PeakFLOPS returns the dense peak in FLOP/s for a compute precision name
@@ -115,5 +119,12 @@ func (g *GPU) Clone() *GPU {
 		}
 	}
 	c.Profile = g.Profile.Clone()
+	if g.Releases != nil {
+		c.Releases = make([]ReleaseProfile, len(g.Releases))
+		for i, r := range g.Releases {
+			r.Profile = r.Profile.Clone()
+			c.Releases[i] = r
+		}
+	}
 	return &c
 }

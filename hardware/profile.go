@@ -310,6 +310,11 @@ func (a AllReduce) Seconds(bytes float64, n int) float64 {
 type Profile struct {
 	// Calibrated is false for the built-in defaults.
 	Calibrated bool `yaml:"calibrated" json:"calibrated"`
+	// BorrowedFrom names the GPU whose calibrated profile this is a copy of
+	// (BorrowedBy), for a GPU without one of its own; "" for a GPU's own
+	// profile. The catalog sets it; a GPU file written from a borrowing GPU
+	// keeps it, so the status survives the round trip.
+	BorrowedFrom string `yaml:"borrowed_from,omitempty" json:"borrowed_from,omitempty"`
 	// Engine is the serving engine release the profile was calibrated with,
 	// then free text ("vllm-0.14.0 kernels", "llama.cpp b6989-b7941 (CUDA)");
 	// kernels differ between releases. engine.FromProfile reads the release

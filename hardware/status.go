@@ -45,6 +45,9 @@ func StatusBorrowed(gpu string) ProfileStatus {
 
 // Status is how a GPU with this profile is priced: calibrated or defaults.
 func (p *Profile) Status() ProfileStatus {
+	if p.BorrowedFrom != "" {
+		return StatusBorrowed(p.BorrowedFrom)
+	}
 	if p.Calibrated {
 		return StatusCalibrated
 	}

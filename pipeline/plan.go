@@ -131,6 +131,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	g = prep.GPU // with the kernel profile of the deployment's engine release
 	cfg.Horizon = sim.FromSeconds(spec.Duration.Seconds())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -146,6 +147,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	p.Notes = append(p.Notes, spec.Notes...)
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {
 		p.Notes = append(p.Notes, p.WeightsNote)
+	}
+	if n := prep.ProfileNote; n != "" {
+		p.Notes = append(p.Notes, n)
 	}
 	if n := prep.MoEKernelNote; n != "" {
 		p.Notes = append(p.Notes, n)
@@ -208,6 +212,13 @@ func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config 
 // ProfileLabel is a one-line description of a GPU profile, as a result's
 // gpu_profile carries it; `sim gpus --json` shows its full source.
 func ProfileLabel(p *hardware.Profile) string {
+	if d := p.BorrowedFrom; d != "" {
+		l := "borrowed from " + d
+		if p.Engine != "" {
+			l += " (calibrated for " + p.Engine + ")"
+		}
+		return l + " (source: sim gpus --json)"
+	}
 	if !p.Calibrated {
 		return "built-in defaults (uncalibrated)"
 	}

@@ -9,8 +9,12 @@ import (
 
 // TestSpotGEMVFp8NotSlowerThanFp16: a pre-quantised fp8 GEMV moves half
 // the weight bytes of a 16-bit one through the same memory, on every
-// catalog GPU with an fp8 peak and every shape of a grid: it is never
-// predicted slower.
+// catalog GPU with an fp8 peak and every shape of a grid whose weights
+// are at least 1 MiB in 16 bits: it is never predicted slower. Below that
+// the kernels' fixed costs, not the bytes, set the time, and they differ
+// by kernel: on the RTX PRO 6000, vLLM 0.24.0's CUTLASS fp8 scaled-mm
+// takes 6.2 us at 1x256x256 and 1x1024x256 where bf16 takes 2.5 and 2.8 us
+// (AIConfigurator's gemm table), which its fitted profile reproduces.
 func TestSpotGEMVFp8NotSlowerThanFp16(t *testing.T) {
 	var fp8, fp16 spotPrecision
 	for _, p := range spotPrecisions(&hardware.GPU{}) {
@@ -31,6 +35,9 @@ func TestSpotGEMVFp8NotSlowerThanFp16(t *testing.T) {
 		}
 		for _, n := range []int{256, 1024, 4096, 14336, 57344} {
 			for _, k := range []int{256, 1024, 4096, 8192, 28672} {
+				if n*k < 1<<19 {
+					continue
+				}
 				a, b := predictSpot(&g, fp8, 1, n, k), predictSpot(&g, fp16, 1, n, k)
 				if a.Status != "ok" || b.Status != "ok" {
 					continue

@@ -44,6 +44,13 @@ type Prepared struct {
 	Scheduler             scheduler.Config
 	// Capacity is the derived KV sizing (zero when NumGPUBlocks was pinned).
 	Capacity Capacity
+	// GPU is the GPU as priced: Deployment.GPU with the kernel profile the
+	// deployment's engine release takes on it (engine.Engine.GPUProfile;
+	// Deployment.GPU itself when no engine is set).
+	GPU *hardware.GPU
+	// ProfileNote says, in one line, when that profile is not the engine
+	// release's own on this GPU (an earlier release, borrowed, defaults).
+	ProfileNote string
 	// Pinned is true when the KV capacity came from num_gpu_blocks.
 	Pinned bool
 	// FrontendDelay is the GPU profile's per-request front-end latency
@@ -68,6 +75,8 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
 	}
+	var profileNote string
+	d.GPU, profileNote = st.Engine.GPUProfile(d.GPU)
 	opts := roofline.StepOptions{
 		TP: st.TP, EP: st.EP, DP: st.DP, WeightDType: string(st.Weights), KVDType: string(st.KVCacheDType), ActDType: string(st.ActDType),
 		GraphCaptureMaxTokens: st.Serving.MaxCUDAGraphCaptureSize,
@@ -127,7 +136,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
 	}
 	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, StateBlocksPerRequest: stateBlocks,
-		FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
 	} else {

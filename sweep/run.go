@@ -278,6 +278,7 @@ func (o *Options) runConfig(ctx context.Context, p *plan, c Config) (Row, error)
 		row.GPUCostPerHour = o.unitPrice(c, dep)
 	}
 	row.KVBlocks = prep.Scheduler.NumGPUBlocks
+	row.ProfileStatus = prep.GPU.EffectiveProfile().Status() // the engine release's, when one is set
 	if p.conc != nil {
 		return o.searchConcurrency(ctx, p.conc, c, prep, row)
 	}

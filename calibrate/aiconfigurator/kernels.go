@@ -128,6 +128,9 @@ func ParseMoE(r io.Reader, name string) ([]kernels.MoERow, error) {
 			Inter: t.IntMin("inter_size", 1), TopK: t.IntMin("topk", 1), Experts: t.IntMin("num_experts", 1),
 			TPSize: t.IntMin("moe_tp_size", 1), EPSize: t.IntMin("moe_ep_size", 1),
 			Distribution: t.Text("distribution"), LatencyMS: t.Positive("latency"), Line: t.Line()}
+		if t.Has("kernel_source") {
+			row.KernelSource = t.Text("kernel_source")
+		}
 		if t.Err() != nil {
 			return row
 		}

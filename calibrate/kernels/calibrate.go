@@ -202,7 +202,9 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	g := opts.GPU
 	def := hardware.DefaultProfile()
 	prof := g.EffectiveProfile().Clone()
-	if !prof.Calibrated {
+	if !prof.Calibrated || prof.BorrowedFrom != "" {
+		// A borrowed profile is another GPU's: a GPU's own fit starts from
+		// the defaults, not from the donor's terms.
 		prof = def.Clone()
 	}
 	prof.GEMMByPrecision = nil

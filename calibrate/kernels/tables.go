@@ -52,7 +52,11 @@ func (r CollectiveRow) Bytes() float64 { return 2 * float64(r.Elements) }
 
 // MoERow is one measured fused-MoE kernel.
 type MoERow struct {
-	Dtype                                                string
+	Dtype string
+	// KernelSource is the table's kernel_source: the vLLM kernel that ran
+	// ("vllm_fused_moe", a Marlin or FlashInfer path, ...); "" when the
+	// table does not say.
+	KernelSource                                         string
 	Tokens, Hidden, Inter, TopK, Experts, TPSize, EPSize int
 	Distribution                                         string
 	LatencyMS                                            float64

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/roofsim/roofsim/calibrate"
-	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/calibrate/llamacpp"
 	"github.com/roofsim/roofsim/calibrate/throughput"
@@ -16,6 +15,8 @@ import (
 type calibrateOptions struct {
 	GPU         string
 	Kernels     string
+	AIC         string
+	Engine      string
 	Throughput  string
 	Out         string
 	Seed        uint64
@@ -58,6 +59,8 @@ silences it).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
 	f.StringVar(&opts.Kernels, "kernels", "", "directory of kernel tables: gemm.csv, context_attention.csv, ...")
+	f.StringVar(&opts.AIC, "aic", "", "AIConfigurator kernel database (the directory holding systems/), read at the --engine release")
+	f.StringVar(&opts.Engine, "engine", "", "with --aic: the vLLM release whose tables to fit, vllm@<release> (a release without tables uses the nearest earlier one)")
 	f.StringVar(&opts.Throughput, "throughput", "", "model-level throughput measurements (CSV, gb10/measurements.csv format), instead of --kernels")
 	f.StringVar(&opts.Out, "out", "", "output YAML file (required)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
@@ -75,8 +78,8 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 			return usageError{fmt.Errorf("calibrate: %s is required", req.name)}
 		}
 	}
-	if (opts.Kernels == "") == (opts.Throughput == "") {
-		return usageError{fmt.Errorf("calibrate: give exactly one of --kernels and --throughput")}
+	if n := btoi(opts.Kernels != "") + btoi(opts.AIC != "") + btoi(opts.Throughput != ""); n != 1 {
+		return usageError{fmt.Errorf("calibrate: give exactly one of --kernels, --aic and --throughput")}
 	}
 	if err := checkWritable("--out", opts.Out); err != nil { // calibrate_truth.go: before minutes of fitting
 		return err
@@ -88,6 +91,13 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	if opts.Throughput != "" {
 		return runCalibrateThroughput(s, opts, g, command)
 	}
+	src, err := kernelSource("calibrate", opts.Kernels, opts.AIC, opts.Engine, g) // calibrate_aic.go
+	if err != nil {
+		return err
+	}
+	for _, n := range src.Notes {
+		fmt.Fprintf(s.errOut, "note: %s\n", n)
+	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, opts.Seed, opts.Holdout, command, dataDir()
 	bar := newMeter(s.errOut, 0, opts.Quiet, "calibrating", "families")
@@ -98,12 +108,12 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 		bar.SetTotal(int64(total))
 		bar.Set(int64(done))
 	}
-	res, err := kernels.Calibrate(aiconfigurator.Dir(opts.Kernels), co)
+	res, err := kernels.Calibrate(src.Source, co)
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	truth, err := kernelFitTruth(res, opts.Kernels) // calibrate_truth.go
+	truth, err := kernelFitTruth(res, src.Where) // calibrate_truth.go
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/roofsim/roofsim/calibrate"
-	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
@@ -13,6 +12,8 @@ import (
 type calibrateMoEOptions struct {
 	GPU     string
 	Kernels string
+	AIC     string
+	Engine  string
 	Update  []string
 	Carry   []string
 	Seed    uint64
@@ -46,7 +47,9 @@ bandwidth).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
-	f.StringVar(&o.Kernels, "kernels", "", "directory of kernel tables with a moe.csv (required)")
+	f.StringVar(&o.Kernels, "kernels", "", "directory of kernel tables with a moe.csv (or --aic)")
+	f.StringVar(&o.AIC, "aic", "", "AIConfigurator kernel database (the directory holding systems/), read at the --engine release (or --kernels)")
+	f.StringVar(&o.Engine, "engine", "", "with --aic: the vLLM release whose moe table to fit, vllm@<release>")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted entries into")
 	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of GPUs without moe tables to write the same entries into")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
@@ -57,14 +60,19 @@ bandwidth).`,
 }
 
 func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
-	for _, req := range []struct{ name, v string }{{"--gpu", o.GPU}, {"--kernels", o.Kernels}} {
-		if req.v == "" {
-			return usageError{fmt.Errorf("calibrate moe: %s is required", req.name)}
-		}
+	if o.GPU == "" {
+		return usageError{fmt.Errorf("calibrate moe: --gpu is required")}
 	}
 	g, err := hardware.Resolve(o.GPU)
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
+	}
+	src, err := kernelSource("calibrate moe", o.Kernels, o.AIC, o.Engine, g) // calibrate_aic.go
+	if err != nil {
+		return err
+	}
+	for _, n := range src.Notes {
+		fmt.Fprintf(s.errOut, "note: %s\n", n)
 	}
 	updates, err := loadProfiles("--update", o.Update)
 	if err != nil {
@@ -87,7 +95,7 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, o.Seed, o.Holdout, command, dataDir()
-	res, err := kernels.CalibrateMoE(aiconfigurator.Dir(o.Kernels), co, shapes...)
+	res, err := kernels.CalibrateMoE(src.Source, co, shapes...)
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
 	}

@@ -53,7 +53,7 @@ func runGPUs(s streams, opts *gpusOptions) error {
 		p := g.EffectiveProfile()
 		prof := "default"
 		if p.Calibrated {
-			prof = "calibrated"
+			prof = p.Status().String() // calibrated or borrowed:<gpu>
 			if p.Engine != "" {
 				prof += " (" + p.Engine + ")"
 			}

@@ -14,14 +14,16 @@ import (
 )
 
 // sim run --json and run.json say whether the GPU was priced from a
-// calibrated profile or from the built-in defaults.
+// calibrated profile, one borrowed from a GPU of its architecture family,
+// or the built-in defaults (v100: no sm7x GPU is calibrated).
 func TestRunProfileStatus(t *testing.T) {
 	for _, tc := range []struct{ gpu, want, text string }{
 		{"h100", "calibrated", "GPU profile: calibrated for"},
-		{"h100-pcie", "defaults", "GPU profile: defaults (built-in default efficiencies"},
+		{"h100-pcie", "borrowed:h100", "GPU profile: borrowed from h100 (calibrated for"},
+		{"v100", "defaults", "GPU profile: defaults (built-in default efficiencies"},
 	} {
 		out := filepath.Join(t.TempDir(), "x")
-		code, stdout, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--gpu", tc.gpu, "--json", "--out", out)
+		code, stdout, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--gpu", tc.gpu, "--max-model-len", "8192", "--json", "--out", out)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.gpu, code, errOut)
 		}
@@ -52,7 +54,7 @@ func TestRunProfileStatus(t *testing.T) {
 		if rec.Summary.Status != tc.want || rec.Config.Status != tc.want {
 			t.Errorf("%s: run.json summary %q config %q, want %q", tc.gpu, rec.Summary.Status, rec.Config.Status, tc.want)
 		}
-		code, text, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--gpu", tc.gpu, "--quiet")
+		code, text, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--gpu", tc.gpu, "--max-model-len", "8192", "--quiet")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.gpu, code, errOut)
 		}

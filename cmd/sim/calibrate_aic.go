@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/roofsim/roofsim/calibrate/aic"
+	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
+	"github.com/roofsim/roofsim/calibrate/kernels"
+	"github.com/roofsim/roofsim/engine"
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// kernelInput is where a kernel calibration reads its tables: a directory
+// of CSV conversions (--kernels) or AIConfigurator's database at one
+// engine release (--aic with --engine vllm@X). Notes say how the release's
+// tables were resolved (reuse, an earlier release, kernel sources kept),
+// one line each.
+type kernelInput struct {
+	Source kernels.Source
+	// Where names the tables in messages.
+	Where string
+	Notes []string
+}
+
+// kernelSource resolves the kernel tables of g from exactly one of
+// kernelsDir and aicDir; eng (engine.Parse syntax) is required with aicDir
+// and must be a vLLM release.
+func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernelInput, error) {
+	if (kernelsDir == "") == (aicDir == "") {
+		return nil, usageError{fmt.Errorf("%s: give exactly one of --kernels and --aic", cmd)}
+	}
+	if kernelsDir != "" {
+		if eng != "" {
+			return nil, usageError{fmt.Errorf("%s: --engine goes with --aic (a --kernels directory's release is in its meta/ files)", cmd)}
+		}
+		return &kernelInput{Source: aiconfigurator.Dir(kernelsDir), Where: kernelsDir}, nil
+	}
+	e, err := engine.Parse(eng)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: --engine: %w", cmd, err)}
+	}
+	if e.Name != engine.VLLM {
+		return nil, usageError{fmt.Errorf("%s: --engine: --aic holds vLLM kernel tables; want vllm@<release>, as in vllm@0.19.0", cmd)}
+	}
+	db, err := aic.Open(aicDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: --aic: %w", cmd, err)
+	}
+	system, err := aiconfigurator.SystemOf(db, g)
+	if err != nil {
+		return nil, fmt.Errorf("%s: --gpu: %w", cmd, err)
+	}
+	rel := aic.Release(e.Version)
+	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return &kernelInput{Source: kernels.TablesSource{T: tables}, Where: fmt.Sprintf("%s (%s, vllm %s)", aicDir, system, rel), Notes: rep.Notes}, nil
+}
+
+// btoi is 1 for true, 0 for false (counting the flags given).
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
