@@ -37,6 +37,9 @@ type PoolInfo struct {
 // GPU, a pool's own GPU name is resolved in the catalog.
 func PrepareDisagg(m *model.Config, g *hardware.GPU, d settings.Deployment) (pools [2]PoolInfo, cfg sim.Config, err error) {
 	dis := d.Disaggregation
+	if d.Serving.Speculative.On() {
+		return pools, cfg, &settings.FieldError{Key: "serving.speculative.method", Reason: "speculative decoding is not modelled with disaggregated pools yet; leave it empty or drop disaggregation"}
+	}
 	for i, pl := range []struct {
 		name string
 		p    settings.Pool

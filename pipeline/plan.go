@@ -133,6 +133,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	}
 	g = prep.GPU // with the kernel profile of the deployment's engine release
 	cfg.Horizon = sim.FromSeconds(spec.Duration.Seconds())
+	cfg = cfg.WithSpeculationSeed(spec.Seed)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -155,6 +156,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 		p.Notes = append(p.Notes, n)
 	}
 	if n := prep.HybridNote; n != "" {
+		p.Notes = append(p.Notes, n)
+	}
+	if n := prep.SpeculativeNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
 	// What the model's loader read but the step model leaves out or
@@ -198,7 +202,7 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 // front-end delay. Clients, Horizon and the run's hooks are left to the
 // caller.
 func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
-	return sim.Config{
+	cfg := sim.Config{
 		Scheduler:             prep.Scheduler,
 		StateBlocksPerRequest: prep.StateBlocksPerRequest,
 		StepModel:             prep.Step,
@@ -207,6 +211,11 @@ func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config 
 		FrontendDelay:         prep.FrontendDelay,
 		ReloadBlockSeconds:    prep.ReloadBlockSeconds,
 	}
+	if prep.Speculative != nil {
+		s := *prep.Speculative // the caller sets its seed
+		cfg.Speculative = &s
+	}
+	return cfg
 }
 
 // ProfileLabel is a one-line description of a GPU profile, as a result's

@@ -23,6 +23,8 @@ type Measures struct {
 	Load *traces.Load
 	// Pools are a disaggregated run's pools (nil otherwise).
 	Pools *traces.Pools
+	// Speculative is the speculative-decoding outcome (nil: off).
+	Speculative *traces.SpecDecode
 }
 
 // NewResult assembles a run's result in vllm bench serve's schema
@@ -35,6 +37,7 @@ func NewResult(info traces.RunInfo, s traces.Summary, m Measures) *traces.Result
 	r.MaxOutputTokensPerS = m.MaxOutputTokensPerS
 	r.Load = m.Load
 	r.Pools = m.Pools
+	r.Speculative = m.Speculative
 	if m.Goodput.Enabled() {
 		r.Goodput, r.GoodRequests = m.Goodput, m.GoodRequests
 	}

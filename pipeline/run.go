@@ -102,7 +102,7 @@ func (p *Plan) Run(ctx context.Context, src Source, sink sim.Sink, o RunOptions)
 	}
 	p.fillPools(res.Pools)
 	m := Measures{Percentiles: o.Percentiles, MaxConcurrentRequests: res.PeakInSystem, Pools: res.Pools,
-		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes, Load: load.Load(res)}
+		MaxOutputTokensPerS: res.MaxOutputTokensPerS, Notes: p.Notes, Load: load.Load(res), Speculative: res.Speculative}
 	if good != nil {
 		m.Goodput, m.GoodRequests = good.SLO, good.Good
 	}

@@ -76,7 +76,7 @@ func NewDecodeRunPricer(m Pricer) *DecodeRunPricer {
 // DecodeCost applies, else with Cost. O(len(in.Decodes)) to sum the
 // lengths, then O(1) where DecodeCost applies.
 func (p *DecodeRunPricer) Step(in *StepInput) StepCost {
-	if p.dc != nil && len(in.Prefills) == 0 && len(in.Decodes) > 0 {
+	if p.dc != nil && len(in.Prefills) == 0 && len(in.Verifies) == 0 && len(in.Decodes) > 0 {
 		var sum int64
 		for _, l := range in.Decodes {
 			sum += int64(max(l, 1))

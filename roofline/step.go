@@ -79,10 +79,15 @@ type Chunk struct {
 
 // StepInput is one batch: prefill chunks and decode requests. Decodes[i] is
 // request i's KV length attended INCLUDING its new token (values < 1 count
-// as 1). Chunks with Tokens <= 0 are ignored.
+// as 1). Chunks with Tokens <= 0 are ignored. Verifies are speculative-
+// decoding verify chunks (speculative.go): a request's last sampled token
+// and its drafts on top of its context, priced like a prefill chunk except
+// that the LM head runs for all Tokens (Sampled is not read) and the step
+// still replays a decode CUDA graph.
 type StepInput struct {
 	Prefills []Chunk
 	Decodes  []int
+	Verifies []Chunk
 }
 
 // StepCost is the predicted time of one step in seconds, split by what
@@ -486,24 +491,32 @@ type stepAgg struct {
 	pKeysFull, pKeysSlide                     float64
 	pReadFull, pReadSlide                     float64
 	dKeysFull, dKeysSlide                     float64
+
+	// verifyTokens are the prefill tokens of Verify chunks.
+	verifyTokens int
 }
 
 // aggregate makes one pass over the requests of in. O(requests).
 func (m *StepModel) aggregate(in *StepInput) stepAgg {
 	var (
 		prefTokens, sampled, requests int
+		verify                        int
 		pKeysFull, pKeysSlide         float64
 		pReadFull, pReadSlide         float64
 		dKeysFull, dKeysSlide         float64
 	)
-	for _, ch := range in.Prefills {
+	for _, ch := range chunksOf(in) {
 		if ch.Tokens <= 0 {
 			continue
 		}
 		cached := max(ch.Cached, 0)
 		requests++
 		prefTokens += ch.Tokens
-		if ch.Sampled {
+		switch {
+		case ch.verify:
+			sampled += ch.Tokens
+			verify += ch.Tokens
+		case ch.Sampled:
 			sampled++
 		}
 		pKeysFull += prefillKeySum(ch.Tokens, cached, 0)
@@ -531,7 +544,7 @@ func (m *StepModel) aggregate(in *StepInput) stepAgg {
 		}
 	}
 	nPre := requests // prefill chunks: sequences of the prefill attention kernel
-	return stepAgg{prefTokens: prefTokens, sampled: sampled + nDec, requests: requests + nDec, nPre: nPre, nDec: nDec,
+	return stepAgg{prefTokens: prefTokens, sampled: sampled + nDec, requests: requests + nDec, nPre: nPre, nDec: nDec, verifyTokens: verify,
 		pKeysFull: pKeysFull, pKeysSlide: pKeysSlide, pReadFull: pReadFull, pReadSlide: pReadSlide,
 		dKeysFull: dKeysFull, dKeysSlide: dKeysSlide}
 }
@@ -543,7 +556,7 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	if T == 0 {
 		return
 	}
-	m.tokenPart(acc, T, prefTokens, cache)
+	m.tokenPart(acc, T, prefTokens-g.verifyTokens, cache)
 	h := m.hidden
 	if m.mla != nil {
 		m.mlaAttention(acc, &g, cache)

@@ -502,6 +502,9 @@ func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
 		return 0, 0, false
 	}
 	g := m.aggregate(in)
+	if g.verifyTokens > 0 {
+		return 0, 0, false // not derived for verify chunks
+	}
 	if g.prefTokens == 0 {
 		if g.nDec == 0 {
 			return 0, 0, false

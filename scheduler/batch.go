@@ -15,6 +15,11 @@ type Scheduled struct {
 	// Sampled is true when this step produces an output token for Req: the chunk that
 	// completes the prompt (or the recompute) and every decode.
 	Sampled bool
+	// Accepted is, for a speculative verify item (Drafts() > 0), how many of
+	// its drafts the target accepted: the caller sets it between Schedule and
+	// Commit, in [0, Drafts()] and below the request's outputs left, and the
+	// request then gains 1+Accepted output tokens (speculative.go).
+	Accepted int
 }
 
 // Batch is one step's work. It and its slices are owned by the Scheduler and valid
@@ -27,7 +32,8 @@ type Batch struct {
 	NumTokens int
 	// NumPrefillTokens is the sum of Tokens over prefill items.
 	NumPrefillTokens int
-	// NumDecodes is the number of decode items (one token each).
+	// NumDecodes is the number of decode items (one token each, or with
+	// speculative decoding the last token and its drafts).
 	NumDecodes int
 	// Preempted lists the requests preempted while forming this batch; they are back
 	// in the waiting queue and are not in Items.

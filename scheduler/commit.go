@@ -19,7 +19,11 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 	for i := range b.Items {
 		it := &b.Items[i]
 		var fin bool
-		finished, fin = s.advance(it.Req, it.Tokens, b2i(it.Sampled), finished)
+		computed, sampled := it.Tokens, b2i(it.Sampled)
+		if it.Drafts() > 0 {
+			computed, sampled = s.verified(it)
+		}
+		finished, fin = s.advance(it.Req, computed, sampled, finished)
 		done = done || fin
 	}
 	if done {

@@ -50,6 +50,10 @@ type Config struct {
 	// chunk per step (vLLM long_prefill_token_threshold). 0 means no cap. It requires
 	// EnableChunkedPrefill.
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold" mapstructure:"long_prefill_token_threshold" json:"long_prefill_token_threshold" help:"vLLM long_prefill_token_threshold: most prompt tokens of one request per step (0 = no cap)"`
+	// Speculative configures speculative decoding (speculative.go); the
+	// zero value is off. It is not a setting of its own: the engine sets it
+	// from serving.speculative.
+	Speculative Speculation `yaml:"-" mapstructure:"-" json:"-"`
 	// NumCPUBlocks is the capacity, in blocks, of the CPU tier that prefix-cached
 	// blocks evicted from the GPU go to (vLLM's OffloadingConnector; offload.go).
 	// 0 = no CPU tier. Derived by the caller from serving.kv_offload, not a setting.
@@ -126,6 +130,7 @@ func (c *Config) check(settings bool) error {
 	} else if c.LongPrefillTokenThreshold > 0 && !c.EnableChunkedPrefill {
 		bad("long_prefill_token_threshold", "requires enable_chunked_prefill")
 	}
+	c.Speculative.check(bad)
 	if c.NumCPUBlocks < 0 {
 		bad("num_cpu_blocks", "must be >= 0 (got %d)", c.NumCPUBlocks)
 	}

@@ -117,8 +117,12 @@ func (s *Scheduler) CheckInvariants() error {
 		if r.NumComputed > r.knownTokens() {
 			bad("running[%d] (id %d): computed %d > known %d", i, r.ID, r.NumComputed, r.knownTokens())
 		}
-		want := s.blocksFor(r.NumComputed)
-		if len(r.blocks) < want || (!s.pending && len(r.blocks) != want) {
+		want, most := s.blocksFor(r.NumComputed), s.blocksFor(r.NumComputed)
+		if sp := s.cfg.Speculative; sp.NumTokens > 0 {
+			// Rejected drafts and lookahead slots keep their blocks.
+			most = s.blocksFor(r.NumComputed + sp.NumTokens + sp.LookaheadTokens)
+		}
+		if len(r.blocks) < want || (!s.pending && len(r.blocks) > most) {
 			bad("running[%d] (id %d): %d blocks for %d computed tokens", i, r.ID, len(r.blocks), r.NumComputed)
 		}
 		for j, b := range r.blocks {

@@ -46,6 +46,9 @@ func (s *Scheduler) Schedule() *Batch {
 		}
 		n = min(n, budget)
 		need := s.blocksFor(r.NumComputed+n) - len(r.blocks)
+		if s.cfg.Speculative.NumTokens > 0 {
+			n, need = s.speculate(r, n, budget)
+		}
 		self := false
 		for need > s.pool.numFree {
 			last := len(s.running) - 1
@@ -112,7 +115,9 @@ func (s *Scheduler) admit(budget int) {
 		} else if n > budget {
 			break
 		}
-		need := max(s.blocksFor(cached+n)-have, 0)
+		// Speculation reserves lookahead slots from admission on (vLLM's
+		// effective_lookahead_tokens, vllm/v1/core/sched/scheduler.py).
+		need := max(s.blocksFor(cached+n+s.cfg.Speculative.LookaheadTokens)-have, 0)
 		if need+evictable+s.stateBlocks > s.pool.numFree {
 			break
 		}
@@ -168,14 +173,14 @@ func (s *Scheduler) emit(r *Request, n int) {
 	it.Tokens = n
 	it.Context = r.NumComputed
 	it.Prefill = r.NumComputed < r.prefillEnd
-	it.Sampled = r.NumComputed+n == r.knownTokens()
+	it.Sampled = r.NumComputed+n >= r.knownTokens() // > for a verify item
 	b.NumTokens += n
 	if it.Prefill {
 		b.NumPrefillTokens += n
 	} else {
 		b.NumDecodes++
 	}
-	s.registerFull(r, r.NumComputed+n)
+	s.registerFull(r, min(r.NumComputed+n, r.knownTokens())) // drafts are not content
 }
 
 // preempt frees all of r's blocks, resets its progress and puts it back at the front

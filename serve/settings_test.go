@@ -70,6 +70,9 @@ func TestSettingsEndpoint(t *testing.T) {
 	if full.Engine, err = engine.Parse("vllm@0.12.0"); err != nil {
 		t.Fatal(err)
 	}
+	// Nor does it show speculative decoding when off.
+	sp := &full.Serving.Speculative
+	sp.Method, sp.NumSpeculativeTokens, sp.AcceptanceRate, sp.MeanAcceptanceLength, sp.DraftModel = roofline.SpecDraftModel, 3, 0.5, 2, "llama-3.2-1b"
 	// Nor does it show disaggregation's keys while they are zero.
 	pool := settings.Pool{Replicas: 1, TP: 1, GPU: "h100", Router: routing.RoundRobin}
 	full.Disaggregation = settings.Disaggregation{Prefill: pool, Decode: pool,

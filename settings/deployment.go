@@ -98,6 +98,9 @@ type Serving struct {
 	// padded buffer: 128x128 block-scaled fp8 experts on Hopper). No effect on dense
 	// models.
 	MoEKernel roofline.MoEKernel `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the engine release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
+	// Speculative is speculative decoding (speculative.go); the zero value
+	// is off and leaves files and run records unchanged.
+	Speculative Speculative `yaml:"speculative,omitempty" mapstructure:"speculative" json:"speculative,omitzero"`
 	// KVOffload is the CPU tier of the KV cache (vLLM's OffloadingConnector,
 	// --kv-offloading-size): prefix-cached blocks the GPU evicts go to CPU
 	// memory and a later prefix hit loads them back instead of recomputing
@@ -178,6 +181,7 @@ func (d *Deployment) intBounds() []intBound {
 		{"serving.long_prefill_token_threshold", &sc.LongPrefillTokenThreshold, 0, limits.MaxTokens},
 		{"serving.max_cudagraph_capture_size", &d.Serving.MaxCUDAGraphCaptureSize, 0, limits.MaxGraphCaptureTokens},
 		{"serving.kv_cache_memory_bytes", &d.Serving.KVCacheMemoryBytes, 0, int(limits.MaxMemoryGiB) << 30},
+		{keySpecTokens, &d.Serving.Speculative.NumSpeculativeTokens, 0, roofline.MaxSpeculativeTokens},
 	}
 }
 
@@ -197,6 +201,7 @@ func (d *Deployment) vocabularies() []vocabularySetting {
 		{"act_dtype", d.ActDType},
 		{"engine", d.Engine},
 		{keyMoEKernel, d.Serving.MoEKernel},
+		{keySpecMethod, d.Serving.Speculative.Method},
 	}
 }
 
@@ -231,6 +236,9 @@ func (d *Deployment) Validate() error {
 	// Every replica runs dp ranks, each an instance with its own KV cache.
 	if total := d.Replicas * max(d.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
 		return bad("replicas", "%d replicas x %d dp ranks x %d KV blocks = %d blocks held in memory; at most %d", d.Replicas, max(d.DP, 1), sc.NumGPUBlocks, total, limits.MaxKVBlocksTotal)
+	}
+	if err := d.Serving.Speculative.validate(); err != nil {
+		return err
 	}
 	if err := d.validateDisaggregation(); err != nil {
 		return err

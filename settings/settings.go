@@ -23,6 +23,10 @@ type Setting struct {
 	Index []int
 	// Type is the field's Go type: a string, int, uint64, float64, bool or Duration.
 	Type reflect.Type
+	// FlagName, when set (a leaf field's own flag tag), replaces the flag
+	// name derived from the key: for a nested key whose last element alone
+	// is too vague ("serving.speculative.method" is --speculative-method).
+	FlagName string
 	// flagPrefix is what the flag tags of the enclosing structs put before
 	// the flag ("prefill-" for disaggregation.prefill.replicas), so two
 	// settings whose keys end alike get distinct flags.
@@ -59,8 +63,11 @@ func (s Setting) TypeName() string {
 
 // Flag is the setting's command-line flag name, without dashes in front: the key's
 // last element with underscores as dashes ("max-num-seqs"), after the flag tags of
-// the structs it sits in ("prefill-replicas").
+// the structs it sits in ("prefill-replicas"); or the leaf's own flag tag (FlagName).
 func (s Setting) Flag() string {
+	if s.FlagName != "" {
+		return s.FlagName
+	}
 	return s.flagPrefix + strings.ReplaceAll(s.Key[strings.LastIndex(s.Key, ".")+1:], "_", "-")
 }
 
@@ -91,7 +98,7 @@ func SettingsOf(t reflect.Type) []Setting {
 			if !ok || name == "" {
 				continue
 			}
-			out = append(out, Setting{Key: prefix + name, Help: help, Index: idx, Type: f.Type, flagPrefix: flagPrefix})
+			out = append(out, Setting{Key: prefix + name, Help: help, Index: idx, Type: f.Type, FlagName: f.Tag.Get("flag"), flagPrefix: flagPrefix})
 		}
 	}
 	walk(t, "", "", nil)
@@ -282,6 +289,9 @@ func SettingRange(key string) (Range, bool) {
 	}
 	if key == keyGPUMemoryUtilization {
 		return Range{Min: 0, Max: 1, MinExclusive: true}, true
+	}
+	if r, ok := speculativeRange(key); ok {
+		return r, true
 	}
 	return Range{}, false
 }

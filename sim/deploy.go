@@ -42,6 +42,12 @@ type Prepared struct {
 	// hybrid model's recurrent state (Config.StateBlocksPerRequest).
 	StateBlocksPerRequest int
 	Scheduler             scheduler.Config
+	// Speculative is speculative decoding (nil when off); Scheduler then
+	// drafts its K tokens. Its Seed is the caller's to set.
+	Speculative *Speculation
+	// SpeculativeNote says how the proposer and the acceptance are priced
+	// ("" when off).
+	SpeculativeNote string
 	// Capacity is the derived KV sizing (zero when NumGPUBlocks was pinned).
 	Capacity Capacity
 	// GPU is the GPU as priced: Deployment.GPU with the kernel profile the
@@ -120,6 +126,16 @@ func Prepare(d Deployment) (*Prepared, error) {
 			step.MoEKernel(), eng, from, exp, d.GPU.Name, d.GPU.Arch, opts.TP, step.MoEKernelSource())
 	}
 	sc := st.Serving.Config
+	if err := st.Serving.Speculative.Check(); err != nil {
+		return nil, err
+	}
+	var spec *speculationPlan
+	if st.Serving.Speculative.On() {
+		if spec, err = prepareSpeculation(step, st.Serving.Speculative); err != nil {
+			return nil, err
+		}
+		sc.Speculative = spec.sched
+	}
 	if sc.MaxModelLen == 0 {
 		sc.MaxModelLen = d.Model.MaxPositionEmbeddings
 	}
@@ -137,6 +153,11 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, StateBlocksPerRequest: stateBlocks,
 		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+	var draftWeights, draftKV float64 // the proposer's share of memory
+	if spec != nil {
+		p.Speculative, p.SpeculativeNote = spec.spec, spec.rateNote
+		draftWeights, draftKV = spec.weightsPG, spec.kvPG
+	}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
 	} else {
@@ -150,8 +171,8 @@ func Prepare(d Deployment) (*Prepared, error) {
 			UnifiedMemory:         d.GPU.UnifiedMemory,
 			OSReserveBytes:        DefaultOSReserveBytes,
 			GPUMemoryUtilization:  st.Serving.GPUMemoryUtilization,
-			WeightBytesPerGPU:     step.WeightBytesPerGPU(),
-			KVBytesPerTokenPerGPU: kvPerToken,
+			WeightBytesPerGPU:     step.WeightBytesPerGPU() + draftWeights,
+			KVBytesPerTokenPerGPU: kvPerToken + draftKV,
 			BlockSize:             sc.BlockSize,
 			ActivationBytes: ActivationPeakBytes(sc.MaxNumBatchedTokens, m.HiddenSize,
 				(inter+st.TP-1)/st.TP, m.VocabSize, sc.MaxNumSeqs, activationStorageBytes(step.Options().ActDType)),

@@ -88,6 +88,9 @@ type Config struct {
 	// CheckInvariants makes every step verify the scheduler's KV and queue
 	// invariants (used + free == total, ...); for tests, it costs O(blocks).
 	CheckInvariants bool
+	// Speculative, when not nil, turns on speculative decoding
+	// (speculative.go); Scheduler.Speculative must then draft the same K.
+	Speculative *Speculation
 	// Disagg, when not nil, splits the deployment into a prefill pool and a
 	// decode pool (disagg.go); Scheduler, StepModel, Replicas and Router are
 	// then not used.
@@ -130,6 +133,13 @@ func (c *Config) Validate() error {
 	if c.StateBlocksPerRequest < 0 {
 		return fmt.Errorf("state blocks per request: must be >= 0, got %d", c.StateBlocksPerRequest)
 	}
+	if c.Speculative != nil {
+		if err := c.Speculative.validate(c.Scheduler.Speculative); err != nil {
+			return err
+		}
+	} else if c.Scheduler.Speculative.NumTokens > 0 {
+		return errors.New("scheduler speculative tokens: set without Config.Speculative")
+	}
 	return c.Scheduler.Validate()
 }
 
@@ -170,6 +180,8 @@ type Result struct {
 	// second, seconds counted from the first arrival (vllm bench serve's
 	// max_output_tokens_per_s; traces.TokenRate).
 	MaxOutputTokensPerS float64
+	// Speculative is the speculative-decoding outcome (nil when off).
+	Speculative *traces.SpecDecode
 	// Pools describes the pools of a disaggregated run (Config.Disagg);
 	// nil otherwise.
 	Pools *traces.Pools
@@ -224,6 +236,8 @@ type engine struct {
 	followUps bool
 	// dis is the state of a disaggregated run (disagg.go); nil otherwise.
 	dis *disaggState
+	// specStats are the speculative-decoding totals (speculative.go).
+	specStats specStats
 	// flush is the instance whose decode run spans the next event, with
 	// passes to account before that event is processed (flushRun); nil when
 	// none.
@@ -341,6 +355,7 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 	e.col.AddPreemptions(int(e.res.Preemptions))
 	e.col.SetKV(e.res.KVBlocksTotal, e.res.KVBlocksPeak)
 	e.res.Summary = e.col.Summary()
+	e.res.Speculative = e.specResult()
 	return &e.res, nil
 }
 

@@ -103,6 +103,7 @@ func (e *engine) startStep(in *instance) error {
 	in.batch = b
 	in.in.Prefills = in.in.Prefills[:0]
 	in.in.Decodes = in.in.Decodes[:0]
+	in.in.Verifies = in.in.Verifies[:0]
 	for k := range b.Items {
 		it := &b.Items[k]
 		r := e.table[it.Req.Index]
@@ -114,9 +115,13 @@ func (e *engine) startStep(in *instance) error {
 		if in.pool != nil {
 			e.poolScheduled(in, r)
 		}
-		if it.Prefill {
+		switch {
+		case it.Prefill:
 			in.in.Prefills = append(in.in.Prefills, roofline.Chunk{Tokens: it.Tokens, Cached: it.Context, Sampled: it.Sampled})
-		} else {
+		case e.cfg.Speculative != nil:
+			// A verify: the last sampled token and its drafts.
+			in.in.Verifies = append(in.in.Verifies, roofline.Chunk{Tokens: it.Tokens, Cached: it.Context, Sampled: true})
+		default:
 			in.in.Decodes = append(in.in.Decodes, it.Context+it.Tokens)
 		}
 	}
@@ -124,11 +129,15 @@ func (e *engine) startStep(in *instance) error {
 	// bounded price when the bound decides it (boundedDuration), else price
 	// the pass exactly (in.cost is exact whenever a step trace reads it).
 	d, ok := Time(0), false
-	if !e.cfg.StepTrace {
+	if !e.cfg.StepTrace && e.cfg.Speculative == nil {
 		d, ok = in.price.boundedStepDuration(&in.in)
 	}
 	if !ok {
-		in.cost = in.price.runs.Step(&in.in)
+		if e.cfg.Speculative != nil {
+			in.cost = e.specCost(in, b)
+		} else {
+			in.cost = in.price.runs.Step(&in.in)
+		}
 		if !(in.cost.Seconds > 0 && in.cost.Seconds <= MaxStepSeconds) {
 			return fmt.Errorf("replica %d at %.3f s: the step model prices a forward pass of %d tokens at %g s, outside (0, %g] s: check the GPU's peaks, bandwidth and efficiencies",
 				in.id, e.now.Seconds(), b.NumTokens, in.cost.Seconds, float64(MaxStepSeconds))
@@ -331,7 +340,7 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 		if !it.Sampled {
 			continue
 		}
-		sampled++
+		sampled += 1 + it.Accepted // a verify's tokens stream as one chunk
 		r := e.table[it.Req.Index]
 		if !r.hasTok {
 			r.hasTok = true

@@ -60,6 +60,14 @@ func vocabularies() []vocabulary {
 		{"act_dtype", roofline.DTypes, dtype, precision},
 		{"serving.scheduling_policy", scheduler.PolicyNames, nil, nil},
 		{"serving.moe_kernel", roofline.MoEKernels, nil, nil},
+		{"serving.speculative.method", roofline.SpecMethods, nil, nil},
+		{"serving.speculative.draft_model", model.Names, func(v string) error {
+			if v == "" {
+				return nil
+			}
+			_, err := model.Resolve(v)
+			return err
+		}, nil},
 		{"disaggregation.prefill.gpu", hardware.Names, gpuCheck, gpuName},
 		{"disaggregation.decode.gpu", hardware.Names, gpuCheck, gpuName},
 		{"disaggregation.prefill.router", routing.Names, routerCheck, nil},

@@ -277,7 +277,7 @@ func (p *prober) runSpec(ctx context.Context, w *workload.Spec, cfg sim.Config, 
 	span := &spanSink{Sink: inner, firstFinish: math.Inf(1)}
 	load := pipeline.NewLoadSink(span, w)
 	good := &pipeline.GoodputSink{Sink: load, SLO: p.slo.Goodput()}
-	res, err := sim.Run(cfg, gen, good)
+	res, err := sim.Run(cfg.WithSpeculationSeed(p.seed), gen, good)
 	if errors.Is(err, errEarlyStop) {
 		r.EarlyStop = true
 		r.Failed = early.why

@@ -71,7 +71,7 @@ func (p *prober) saturation(ctx context.Context, w *workload.Spec, analytic floa
 		return pr, nil, false, errNoSaturation
 	}
 	sink := &finishSink{ctx: ctx}
-	res, err := sim.Run(p.cfg, gen, sink)
+	res, err := sim.Run(p.cfg.WithSpeculationSeed(p.seed), gen, sink)
 	if err != nil {
 		return pr, nil, false, err
 	}

@@ -15,6 +15,9 @@ const (
 	SectionCounts
 	// SectionLoad holds the overload measure, after rejected_reasons.
 	SectionLoad
+	// SectionSpec holds the speculative-decoding outcome, last
+	// (speculative.go).
+	SectionSpec
 )
 
 // MetricDesc describes one scalar metric of a Result: the one place that
@@ -67,11 +70,18 @@ func always(f func(r *Result) any) func(r *Result) (any, bool) {
 // withLoad wraps a value of the overload measure, present when it was
 // measured.
 func withLoad(f func(l *Load) any) func(r *Result) (any, bool) {
+	return withPart(func(r *Result) *Load { return r.Load }, f)
+}
+
+// withPart wraps a value of an optional part of a Result, which part
+// returns (nil: the key is left out).
+func withPart[T any](part func(r *Result) *T, f func(p *T) any) func(r *Result) (any, bool) {
 	return func(r *Result) (any, bool) {
-		if r.Load == nil {
+		p := part(r)
+		if p == nil {
 			return nil, false
 		}
-		return f(r.Load), true
+		return f(p), true
 	}
 }
 
@@ -79,7 +89,7 @@ func withLoad(f func(l *Load) any) func(r *Result) (any, bool) {
 // (section by section). Latency distributions (ResultMetrics), the SLOs,
 // rejected_reasons and per_client are not scalars and are not listed.
 func ResultScalars() []MetricDesc {
-	return []MetricDesc{
+	return append([]MetricDesc{
 		{Key: "duration", Unit: "s", VLLM: true, Section: SectionRate,
 			Doc:   "the measured window: first arrival (of any request) to the last completion",
 			Value: always(func(r *Result) any { return r.Summary.DurationS })},
@@ -166,7 +176,7 @@ func ResultScalars() []MetricDesc {
 		{Key: "queue_end_requests", Unit: "requests", Section: SectionLoad,
 			Doc:   "requests waiting at the last arrival (the backlog)",
 			Value: withLoad(func(l *Load) any { return l.QueueEnd })},
-	}
+	}, specScalars()...)
 }
 
 // goodputLine is the text summary's request goodput: the rate and how

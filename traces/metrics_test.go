@@ -25,6 +25,7 @@ func fullResult() *Result {
 	res := NewResult(RunInfo{Model: "m", GPU: "g", TP: 1, Replicas: 1}, c.Summary(), nil)
 	res.Goodput, res.GoodRequests = Goodput{TTFTms: 100}, 7
 	res.Load = &Load{OfferedRate: 3, SustainedRate: 2, QueueStart: 1, QueueEnd: 20}
+	res.Speculative = &SpecDecode{Verifies: 10, DraftTokens: 30, AcceptedTokens: 18, StepSeconds: 2, DraftSeconds: 0.3, VerifyOverheadSeconds: 0.1}
 	return res
 }
 

@@ -191,6 +191,9 @@ type Result struct {
 	// Pools describes a disaggregated run's prefill and decode pools and the
 	// KV transfers between them (nil for an aggregated run: no key).
 	Pools *Pools
+	// Speculative is the speculative-decoding outcome (nil: speculation
+	// off; its keys are then omitted).
+	Speculative *SpecDecode
 }
 
 // NewResult returns the Result of a summary; nil percentiles mean
@@ -310,6 +313,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Pools != nil {
 		o.add("pools", r.Pools)
 	}
+	r.addScalars(o, SectionSpec)
 	clients := make([]*ordered, len(s.PerClient))
 	for i := range s.PerClient {
 		c := &s.PerClient[i]

@@ -298,7 +298,7 @@ func friendlyType(goType string) string {
 		return "integer"
 	case "float64", "float32":
 		return "number"
-	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel", "Policy":
+	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel", "roofline.SpecMethod", "Policy":
 		return "string"
 	case "bool":
 		return "true/false"

@@ -14,6 +14,7 @@ func TestResultTextShowsEveryLabelledMetric(t *testing.T) {
 	r.Summary.DurationS, r.Summary.Completed, r.Summary.ThroughputRPS = 10, 40, 4
 	r.Goodput, r.GoodRequests = traces.Goodput{TTFTms: 200}, 30
 	r.Load = &traces.Load{OfferedRate: 5, SustainedRate: 4}
+	r.Speculative = &traces.SpecDecode{Verifies: 100, DraftTokens: 300, AcceptedTokens: 190, StepSeconds: 9, DraftSeconds: 1.5, VerifyOverheadSeconds: 0.5}
 	var b strings.Builder
 	writeResultText(&b, r)
 	n := 0

@@ -39,10 +39,15 @@ var settingTestValues = map[string]any{
 	"serving.max_cudagraph_capture_size":   256,
 	"serving.kv_cache_memory_bytes":        21474836480,
 	"serving.moe_kernel":                   "fused",
-	"serving.kv_offload.cpu_gib":           2.5,
-	"serving.kv_offload.bandwidth_gbps":    12.5,
-	"seed":                                 7,
-	"duration":                             "30s",
+	"serving.speculative.method":           "ngram",
+	"serving.speculative.num_speculative_tokens": 3,
+	"serving.speculative.acceptance_rate":        0.7,
+	"serving.speculative.mean_acceptance_length": 2.5,
+	"serving.speculative.draft_model":            "llama-3.2-1b",
+	"serving.kv_offload.cpu_gib":                 2.5,
+	"serving.kv_offload.bandwidth_gbps":          12.5,
+	"seed":                                       7,
+	"duration":                                   "30s",
 
 	"disaggregation.prefill.replicas":           2,
 	"disaggregation.prefill.tp":                 2,
@@ -64,10 +69,21 @@ var (
 	settingCompanions = map[string][]string{
 		"disaggregation.prefill.replicas": {"--decode-replicas=1"},
 		"disaggregation.decode.replicas":  {"--prefill-replicas=1"},
+		// Speculative decoding needs a method, k and an acceptance together.
+		"serving.speculative.method":                 {"--num-speculative-tokens=2", "--acceptance-rate=0.6"},
+		"serving.speculative.num_speculative_tokens": {"--speculative-method=eagle", "--acceptance-rate=0.6"},
+		"serving.speculative.acceptance_rate":        {"--speculative-method=eagle", "--num-speculative-tokens=1"},
+		"serving.speculative.mean_acceptance_length": {"--speculative-method=eagle3", "--num-speculative-tokens=2"},
+		"serving.speculative.draft_model":            {"--speculative-method=draft_model", "--num-speculative-tokens=2", "--acceptance-rate=0.6"},
 	}
 	companionYAML = map[string]string{
-		"disaggregation.prefill.replicas": "disaggregation:\n  prefill:\n    replicas: 2\n  decode:\n    replicas: 1\n",
-		"disaggregation.decode.replicas":  "disaggregation:\n  prefill:\n    replicas: 1\n  decode:\n    replicas: 2\n",
+		"disaggregation.prefill.replicas":            "disaggregation:\n  prefill:\n    replicas: 2\n  decode:\n    replicas: 1\n",
+		"disaggregation.decode.replicas":             "disaggregation:\n  prefill:\n    replicas: 1\n  decode:\n    replicas: 2\n",
+		"serving.speculative.method":                 "serving:\n  speculative:\n    method: ngram\n    num_speculative_tokens: 2\n    acceptance_rate: 0.6\n",
+		"serving.speculative.num_speculative_tokens": "serving:\n  speculative:\n    method: eagle\n    num_speculative_tokens: 3\n    acceptance_rate: 0.6\n",
+		"serving.speculative.acceptance_rate":        "serving:\n  speculative:\n    method: eagle\n    num_speculative_tokens: 1\n    acceptance_rate: 0.7\n",
+		"serving.speculative.mean_acceptance_length": "serving:\n  speculative:\n    method: eagle3\n    num_speculative_tokens: 2\n    mean_acceptance_length: 2.5\n",
+		"serving.speculative.draft_model":            "serving:\n  speculative:\n    method: draft_model\n    num_speculative_tokens: 2\n    acceptance_rate: 0.6\n    draft_model: llama-3.2-1b\n",
 	}
 )
 
