@@ -99,7 +99,7 @@ func hfFamilies() registry.Table[hfFamily] {
 		{Name: "llama4_text", Value: llama4},
 		// MiniMax-M2: QK-norm over all heads of a layer (per_layer), sigmoid
 		// routing with a score-correction bias, MTP modules that plain serving
-		// does not load; priced as a Qwen3-MoE-like decoder (docs/accuracy.md).
+		// does not load; priced as a Qwen3-MoE-like decoder (docs/decisions.md).
 		{Name: "minimax_m2", Value: hfFamily{name: "minimax_m2", qkNorm: true, qkNormAcrossHeads: true}},
 		{Name: "mistral", Value: hfFamily{name: "mistral"}},
 		{Name: "mixtral", Value: hfFamily{name: "mixtral"}},

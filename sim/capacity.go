@@ -109,9 +109,32 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		return c, fmt.Errorf("%.0f bytes of KV cache hold no block of %.0f bytes (block_size %d)", c.KVBytes, c.BytesPerBlock, in.BlockSize)
 	}
 	if c.Blocks < 1 {
-		need := c.WeightBytes + c.ActivationBytes + c.NonTorchBytes + c.BytesPerBlock
-		return c, fmt.Errorf("model does not fit: needs %.1f GiB per GPU (weights %.1f GiB + activations %.1f GiB + runtime %.1f GiB + at least one KV block) but only %.1f GiB is available (%.1f GiB x gpu_memory_utilization %g); use more tensor parallelism, lower-precision weights or a larger GPU",
-			need/GiB, c.WeightBytes/GiB, c.ActivationBytes/GiB, c.NonTorchBytes/GiB, c.BudgetBytes/GiB, mem/GiB, in.GPUMemoryUtilization)
+		return c, &DoesNotFitError{Capacity: c, MemoryBytes: mem, Utilization: in.GPUMemoryUtilization}
 	}
 	return c, nil
+}
+
+// DoesNotFitError is KVCapacity's error for a model whose weights,
+// activation peak and runtime leave no room for one KV block in the GPU's
+// memory budget.
+type DoesNotFitError struct {
+	// Capacity is the sizing that failed (Blocks < 1).
+	Capacity Capacity
+	// MemoryBytes is the GPU memory the budget was taken from (less the OS
+	// reserve on a unified-memory part), bytes; Utilization is
+	// gpu_memory_utilization.
+	MemoryBytes, Utilization float64
+}
+
+// NeedBytes is what one GPU would need to hold the weights, the activation
+// peak, the runtime and one KV block, bytes.
+func (e *DoesNotFitError) NeedBytes() float64 {
+	c := e.Capacity
+	return c.WeightBytes + c.ActivationBytes + c.NonTorchBytes + c.BytesPerBlock
+}
+
+func (e *DoesNotFitError) Error() string {
+	c := e.Capacity
+	return fmt.Sprintf("model does not fit: needs %.1f GiB per GPU (weights %.1f GiB + activations %.1f GiB + runtime %.1f GiB + at least one KV block) but only %.1f GiB is available (%.1f GiB x gpu_memory_utilization %g); use more tensor parallelism, lower-precision weights or a larger GPU",
+		e.NeedBytes()/GiB, c.WeightBytes/GiB, c.ActivationBytes/GiB, c.NonTorchBytes/GiB, c.BudgetBytes/GiB, e.MemoryBytes/GiB, e.Utilization)
 }

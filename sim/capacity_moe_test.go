@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -63,6 +64,12 @@ func TestEPLayoutDoesNotFit(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+	var nf *DoesNotFitError
+	if !errors.As(err, &nf) {
+		t.Errorf("error %v: not a *DoesNotFitError", err)
+	} else if nf.NeedBytes() <= nf.Capacity.BudgetBytes {
+		t.Errorf("NeedBytes %.3g <= budget %.3g", nf.NeedBytes(), nf.Capacity.BudgetBytes)
 	}
 	if _, err := prepareLayout(t, "qwen3-235b-a22b", "h200", 1, 4, 1, "fp8_block"); err != nil {
 		t.Errorf("tp 1 dp 4: %v", err)

@@ -30,7 +30,7 @@ import (
 // A plain per-request cost (Profile.PerRequestOverheadUS) is not fitted:
 // within one tensor-parallel degree it cannot be told from the per
 // (request, KV head) cost (the KV heads per GPU are fixed), and across
-// degrees the per-pair form is the one that carries over (docs/accuracy.md).
+// degrees the per-pair form is the one that carries over (docs/decisions.md).
 type Terms struct {
 	StepUS float64 `json:"step_overhead_us"`
 	// PerRequestUS is a plain per-request cost, fitted only in its place of

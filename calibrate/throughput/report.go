@@ -124,15 +124,7 @@ func LeaveOneModelOutProgress(gpu *hardware.GPU, src Source, foldEvals int, prog
 		foldEvals = 2500
 	}
 	used, excluded := src.Points()
-	var models []string
-	seen := map[string]bool{}
-	for _, u := range used {
-		if !seen[u.Mapping.Model] {
-			seen[u.Mapping.Model] = true
-			models = append(models, u.Mapping.Model)
-		}
-	}
-	sort.Strings(models)
+	models := modelsOf(used)
 	rep := &Report{Title: fmt.Sprintf("leave-one-model-out: %s, %s", gpu.Name, src.Provenance().Engine), Excluded: len(excluded)}
 	folds := make([]foldResult, len(models))
 	var (
@@ -207,12 +199,7 @@ func lomoFold(gpu *hardware.GPU, src Source, used []Point, held string, foldEval
 		out.err = err
 		return out
 	}
-	var test []Point
-	for _, u := range used {
-		if u.Mapping.Model == held {
-			test = append(test, u)
-		}
-	}
+	test := pointsOf(used, held)
 	g := gpu.Clone()
 	g.Profile = fold.Profile
 	out.rep, out.e, out.err = predictErrors(g, test)

@@ -48,7 +48,7 @@ func gb10Points(t *testing.T, data, out string) {
 }
 
 // TestDocFigures draws the shipped figures (the roofline charts and the
-// README's run plots) with the commands docs/accuracy.md and the README
+// README's run plots) with the commands docs/decisions.md and the README
 // record; -update-figures writes them into
 // docs/, otherwise they go to a temporary directory (the commands must
 // still work).

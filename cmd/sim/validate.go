@@ -27,7 +27,7 @@ func newValidateCmd(s streams) *cobra.Command {
 			return usageError{fmt.Errorf("validate: missing subcommand (kernels)")}
 		},
 	}
-	cmd.AddCommand(newValidateKernelsCmd(s), newValidateServingCmd(s), newValidateThroughputCmd(s), newValidateStepsCmd(s))
+	cmd.AddCommand(newValidateKernelsCmd(s), newValidateServingCmd(s), newValidateThroughputCmd(s), newValidateStepsCmd(s), newValidateReportCmd(s))
 	return cmd
 }
 

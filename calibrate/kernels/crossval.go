@@ -1,0 +1,176 @@
+package kernels
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/roofsim/roofsim/hardware"
+)
+
+// FamilyPredictions are one family's rows predicted: Pred[i] and Meas[i]
+// are row i's predicted and measured times, seconds.
+type FamilyPredictions struct {
+	Family     string
+	Pred, Meas []float64
+	// Slice says how the rows were held out (ShapeSliceCV); "" for a
+	// prediction by the GPU's own profile.
+	Slice string
+	// Folds is the number of shape slices held out in turn (ShapeSliceCV).
+	Folds int
+}
+
+// Predictions predicts every row of every table of src with the GPU's
+// current profile, per family, as Validate does (the same rows, the same
+// order of families, all-reduce per GPU count last), keeping each row's
+// pair for reports that need more than the median and p90.
+func Predictions(gpu *hardware.GPU, src Source) ([]FamilyPredictions, error) {
+	if gpu == nil || src == nil {
+		return nil, fmt.Errorf("predictions: gpu and source are required")
+	}
+	k, err := src.Tables()
+	if err != nil {
+		return nil, err
+	}
+	p := gpu.EffectiveProfile()
+	fams, _ := families(k, gpu)
+	var out []FamilyPredictions
+	for _, f := range fams {
+		e := f.get(p)
+		fp := FamilyPredictions{Family: f.name}
+		for _, s := range f.samples {
+			fp.Pred, fp.Meas = append(fp.Pred, s.Predict(e)), append(fp.Meas, s.Seconds)
+		}
+		out = append(out, fp)
+	}
+	ns, byN := allReduceByGPUs(k)
+	for _, n := range ns {
+		fp := FamilyPredictions{Family: fmt.Sprintf("%s%d", FamilyAllReducePrefix, n)}
+		for _, pt := range byN[n] {
+			fp.Pred, fp.Meas = append(fp.Pred, p.AllReduceSeconds(gpu, pt.Bytes, pt.NumGPUs)), append(fp.Meas, pt.Seconds)
+		}
+		out = append(out, fp)
+	}
+	return out, nil
+}
+
+// CVOptions configures ShapeSliceCV.
+type CVOptions struct {
+	// Folds is the number of shape slices per family (>= 2).
+	Folds int
+	// Seed and Restarts are the fit's (FitOpEfficiency); Restarts 0 means 8.
+	Seed     uint64
+	Restarts int
+	// Progress, when set, is called after each family with the families
+	// done, their total and the family's name.
+	Progress func(done, total int, family string)
+}
+
+// ShapeSliceCV cross-validates every operator family of src on shape
+// slices: the family's rows are ordered by a shape key (sliceKey: a GEMM's
+// weight shape n x k, an attention kernel's batch x KV heads, else the
+// FLOPs) and cut into Folds contiguous ranges of about equal row count
+// (rows of one key value never split); each range in turn is predicted by
+// the family's efficiency refitted (the same fit as Calibrate, tiling
+// chosen on the training rows) on the other ranges only, so every
+// prediction is of shapes the fit never saw, the outer ranges by
+// extrapolation. All-reduce families are not refitted here (their fit is
+// per GPU count on a handful of sizes) and are left out. Deterministic for
+// a given Seed.
+func ShapeSliceCV(gpu *hardware.GPU, src Source, o CVOptions) ([]FamilyPredictions, error) {
+	if gpu == nil || src == nil {
+		return nil, fmt.Errorf("shape-slice cross-validation: gpu and source are required")
+	}
+	if o.Folds < 2 {
+		return nil, fmt.Errorf("shape-slice cross-validation: folds must be >= 2, got %d", o.Folds)
+	}
+	if o.Restarts == 0 {
+		o.Restarts = 8
+	}
+	k, err := src.Tables()
+	if err != nil {
+		return nil, err
+	}
+	def := hardware.DefaultProfile()
+	fams, _ := families(k, gpu)
+	var out []FamilyPredictions
+	for i, f := range fams {
+		fp, err := sliceFamily(f, def, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		if fp != nil {
+			out = append(out, *fp)
+		}
+		if o.Progress != nil {
+			o.Progress(i+1, len(fams), f.name)
+		}
+	}
+	return out, nil
+}
+
+// sliceKey is the shape a family's rows are sliced by, and its name.
+func sliceKey(s Sample) (float64, string) {
+	switch {
+	case s.N > 0 && s.K > 0:
+		return float64(s.N) * float64(s.K), "weight shape n x k"
+	case s.SeqHeads > 0:
+		return float64(s.SeqHeads), "batch x KV heads"
+	}
+	return s.FLOPs, "FLOPs"
+}
+
+// sliceFamily holds out each shape slice of f in turn (ShapeSliceCV); nil
+// when f has too few distinct shapes to slice.
+func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredictions, error) {
+	if len(f.samples) == 0 {
+		return nil, nil
+	}
+	idx := make([]int, len(f.samples))
+	keys := make([]float64, len(f.samples))
+	var slice string
+	for i, s := range f.samples {
+		idx[i] = i
+		keys[i], slice = sliceKey(s)
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case keys[a] < keys[b]:
+			return -1
+		case keys[a] > keys[b]:
+			return 1
+		}
+		return 0
+	})
+	fold := make([]int, len(idx)) // fold of idx[j]
+	per := (len(idx) + o.Folds - 1) / o.Folds
+	cur := 0
+	for j := range idx {
+		if j > 0 && keys[idx[j]] != keys[idx[j-1]] && j >= per*(cur+1) && cur < o.Folds-1 {
+			cur++
+		}
+		fold[j] = cur
+	}
+	if cur == 0 {
+		return nil, nil // one distinct shape range: nothing to hold out
+	}
+	fp := &FamilyPredictions{Family: f.name, Slice: slice, Folds: cur + 1}
+	seed := familySeed(o.Seed, f.name)
+	for h := 0; h <= cur; h++ {
+		var train, hold []Sample
+		for j, i := range idx {
+			if fold[j] == h {
+				hold = append(hold, f.samples[i])
+			} else {
+				train = append(train, f.samples[i])
+			}
+		}
+		fit, err := fitTiled(train, f.get(def), f.tiles, seed, o.Restarts)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range hold {
+			fp.Pred, fp.Meas = append(fp.Pred, s.Predict(fit.Efficiency)), append(fp.Meas, s.Seconds)
+		}
+	}
+	return fp, nil
+}

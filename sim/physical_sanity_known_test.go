@@ -1,0 +1,151 @@
+package sim_test
+
+// The recorded violations of TestCatalogDecodeWithinRooflineBounds, by
+// cause and GPU, with the worst ratio seen when they were recorded (over:
+// (step - fixed costs) / roofline floor, rounded up; under: step / floor,
+// rounded down). None of them is accepted as correct: each names a term or
+// a kernel fit that the catalog walk shows outside what the physics
+// allows, and the test holds it to its recorded ratio until it is fixed.
+
+const (
+	reasonKVHead = "the engine's per-(request, KV head, layer) cost (per_request_kv_head_us, 0.267 us) was identified " +
+		"on one GQA model (Qwen3-32B, 8 KV heads, B300 per-step timings at TP 1 and 4) and is carried to the other " +
+		"calibrated GPUs (and the profiles that borrow from them); it grows with requests x KV heads x layers without limit, so multi-head-attention models " +
+		"(Llama-2, 32-40 KV heads) and batches of 128-256 pay tens of ms per step (Llama-2-7B on H100 at batch 128, " +
+		"kv 512: 35 ms of a 49 ms step whose byte floor is 14 ms). Its stated mechanism (FlashInfer's plan and " +
+		"split-KV merges per pair) stops growing once the pairs fill the GPU; the term needs re-identification " +
+		"across KV-head counts"
+	reasonDecodeAttention = "decode attention priced by the kernel-table fit (memory curve plus per_seq_head_us, or the " +
+		"defaults' curve on uncalibrated GPUs) runs at 10-30 % of bandwidth when each kernel reads a few MB " +
+		"(kv 512, few KV heads per GPU at TP 4-8, small models); the per-(request, KV head) term adds to it"
+	reasonFusedMoE = "routed experts priced by the fused-MoE model (calibrated GPUs) or the defaults' MoE curve: at a few " +
+		"tokens per expert the grouped GEMM's compute efficiency is a few % of peak (gpt-oss-20b's mxfp4 experts on " +
+		"B300 at batch 256: 18.5 ms where the whole step's byte floor is 2.2 ms)"
+	reasonDeepGEMM = "vLLM's DeepGEMM contiguous path, as moe_deepgemm.go prices it, pads every local expert to the " +
+		"128-row alignment, so a batch-1 decode computes all 256 experts x 128 rows (9.5 TFLOP over 62 layers for one " +
+		"token of MiniMax-M2.5 at TP 4); the rule was adopted while watching the MoE serving rows"
+	reasonSmallGEMM = "dense GEMMs of small per-GPU shards (TP 8 of 1-14B models) or at m = 128-256 on uncalibrated " +
+		"GPUs (defaults) and A100 (tile-count compute curve) are priced well below their roofline by the GEMM " +
+		"efficiency curves"
+	reasonMLA = "multi-head latent attention decode of DeepSeek-V2-Lite (the MLA model family, merged from the mla " +
+		"branch and not analysed here): the weight-absorbed query projection (mla_q_absorb, a per-head batched GEMM), " +
+		"the latent attention kernel (attention_decode_mla) and the fused q/kv down-projection at batch 1-8 on TP 4-8 " +
+		"shards run far below their roofline under the GEMM and decode-attention curves (the defaults' on " +
+		"uncalibrated GPUs), as the small dense GEMMs do"
+	reasonB200FP8Block = "the B200 profile read from AIConfigurator's vLLM 0.24.0 tables (merged from main just before " +
+		"this was recorded, not analysed here) prices fp8_block projection GEMMs at m = 1 (o_proj, MLA's q_b_proj) at " +
+		"tens of ms per decode step of MiniMax-M2.5, Qwen3-235B-A22B-FP8 and DeepSeek-V3 at TP 4-8, up to 125 x " +
+		"the step's roofline floor"
+	reasonActiveFraction = "the GB10 profile's fitted moe_active_fraction (0.667, from llama.cpp rows) caps the experts " +
+		"a step touches at 2/3 of them, so at batch >= 8 Mixtral reads 2/3 of its experts where uniform routing of " +
+		"independent requests touches all 8"
+)
+
+// knownDecodeOver are the recorded over-bound (cause, GPU) pairs.
+func knownDecodeOver() map[knownKey]known {
+	return map[knownKey]known{
+		{"attention_decode", "a100-40gb"}:            {5.38, reasonDecodeAttention},
+		{"attention_decode", "a100-80gb"}:            {6.38, reasonDecodeAttention},
+		{"attention_decode", "b200"}:                 {12.90, reasonDecodeAttention},
+		{"attention_decode", "b300"}:                 {14.10, reasonDecodeAttention},
+		{"attention_decode", "gb10"}:                 {1.79, reasonDecodeAttention},
+		{"attention_decode", "h100"}:                 {6.92, reasonDecodeAttention},
+		{"attention_decode", "h100-pcie"}:            {4.96, reasonDecodeAttention},
+		{"attention_decode", "h200"}:                 {9.52, reasonDecodeAttention},
+		{"attention_decode", "l4"}:                   {4.19, reasonDecodeAttention},
+		{"attention_decode", "l40s"}:                 {4.19, reasonDecodeAttention},
+		{"attention_decode", "rtx-4090"}:             {5.10, reasonDecodeAttention},
+		{"attention_decode", "rtx-pro-6000"}:         {6.01, reasonDecodeAttention},
+		{"attention_decode", "t4"}:                   {2.65, reasonDecodeAttention},
+		{"attention_decode", "v100"}:                 {2.80, reasonDecodeAttention},
+		{"attention_decode_mla", "a100-40gb"}:        {3.66, reasonMLA},
+		{"attention_decode_mla", "a100-80gb"}:        {3.76, reasonMLA},
+		{"attention_decode_mla", "b200"}:             {3.42, reasonMLA},
+		{"attention_decode_mla", "b300"}:             {5.96, reasonMLA},
+		{"attention_decode_mla", "h100"}:             {1.75, reasonMLA},
+		{"attention_decode_mla", "h100-pcie"}:        {1.75, reasonMLA},
+		{"attention_decode_mla", "h200"}:             {2.74, reasonMLA},
+		{"attention_decode_mla", "l4"}:               {3.62, reasonMLA},
+		{"attention_decode_mla", "l40s"}:             {3.60, reasonMLA},
+		{"attention_decode_mla", "rtx-4090"}:         {4.90, reasonMLA},
+		{"attention_decode_mla", "rtx-pro-6000"}:     {5.61, reasonMLA},
+		{"attention_decode_mla", "t4"}:               {3.03, reasonMLA},
+		{"attention_decode_mla", "v100"}:             {1.92, reasonMLA},
+		{"attention_decode_sliding", "a100-40gb"}:    {3.39, reasonDecodeAttention},
+		{"attention_decode_sliding", "a100-80gb"}:    {3.42, reasonDecodeAttention},
+		{"attention_decode_sliding", "b200"}:         {5.06, reasonDecodeAttention},
+		{"attention_decode_sliding", "b300"}:         {5.39, reasonDecodeAttention},
+		{"attention_decode_sliding", "gb10"}:         {1.64, reasonDecodeAttention},
+		{"attention_decode_sliding", "h100"}:         {3.16, reasonDecodeAttention},
+		{"attention_decode_sliding", "h100-pcie"}:    {2.53, reasonDecodeAttention},
+		{"attention_decode_sliding", "h200"}:         {4.21, reasonDecodeAttention},
+		{"attention_decode_sliding", "l4"}:           {2.93, reasonDecodeAttention},
+		{"attention_decode_sliding", "l40s"}:         {2.93, reasonDecodeAttention},
+		{"attention_decode_sliding", "rtx-4090"}:     {3.19, reasonDecodeAttention},
+		{"attention_decode_sliding", "rtx-pro-6000"}: {3.38, reasonDecodeAttention},
+		{"attention_decode_sliding", "t4"}:           {2.03, reasonDecodeAttention},
+		{"attention_decode_sliding", "v100"}:         {2.38, reasonDecodeAttention},
+		{"experts", "a100-40gb"}:                     {5.61, reasonFusedMoE},
+		{"experts", "a100-80gb"}:                     {7.00, reasonFusedMoE},
+		{"experts", "b200"}:                          {11.78, reasonFusedMoE},
+		{"experts", "b300"}:                          {16.69, reasonFusedMoE},
+		{"experts", "gb10"}:                          {3.37, reasonFusedMoE},
+		{"experts", "h100"}:                          {5.77, reasonFusedMoE},
+		{"experts", "h100-pcie"}:                     {4.17, reasonFusedMoE},
+		{"experts", "h200"}:                          {8.05, reasonFusedMoE},
+		{"experts", "l4"}:                            {2.94, reasonFusedMoE},
+		{"experts", "l40s"}:                          {3.36, reasonFusedMoE},
+		{"experts", "rtx-4090"}:                      {5.90, reasonFusedMoE},
+		{"experts", "rtx-pro-6000"}:                  {6.29, reasonFusedMoE},
+		{"experts", "t4"}:                            {7.47, reasonFusedMoE},
+		{"experts", "v100"}:                          {10.63, reasonFusedMoE},
+		{"experts_gemm1", "h100"}:                    {2.61, reasonDeepGEMM},
+		{"experts_gemm1", "h100-pcie"}:               {2.43, reasonDeepGEMM},
+		{"experts_gemm1", "h200"}:                    {3.51, reasonDeepGEMM},
+		{"experts_gemm2", "h100"}:                    {20.27, reasonDeepGEMM},
+		{"experts_gemm2", "h100-pcie"}:               {17.86, reasonDeepGEMM},
+		{"experts_gemm2", "h200"}:                    {33.13, reasonDeepGEMM},
+		{"fused_qkv_a_proj", "h200"}:                 {2.99, reasonMLA},
+		{"gate_up_proj", "a100-40gb"}:                {1.96, reasonSmallGEMM},
+		{"gate_up_proj", "a100-80gb"}:                {2.54, reasonSmallGEMM},
+		{"gate_up_proj", "b200"}:                     {3.82, reasonSmallGEMM},
+		{"gate_up_proj", "h100"}:                     {2.00, reasonSmallGEMM},
+		{"gate_up_proj", "h100-pcie"}:                {1.97, reasonSmallGEMM},
+		{"gate_up_proj", "h200"}:                     {2.33, reasonSmallGEMM},
+		{"gate_up_proj", "l4"}:                       {1.80, reasonSmallGEMM},
+		{"gate_up_proj", "l40s"}:                     {1.93, reasonSmallGEMM},
+		{"gate_up_proj", "rtx-4090"}:                 {2.96, reasonSmallGEMM},
+		{"gate_up_proj", "t4"}:                       {2.93, reasonSmallGEMM},
+		{"gate_up_proj", "v100"}:                     {3.90, reasonSmallGEMM},
+		{"mla_q_absorb", "t4"}:                       {5.44, reasonMLA},
+		{"mla_q_absorb", "v100"}:                     {7.49, reasonMLA},
+		{"o_proj", "b200"}:                           {125.29, reasonB200FP8Block},
+		{"o_proj", "t4"}:                             {4.25, reasonSmallGEMM},
+		{"o_proj", "v100"}:                           {5.81, reasonSmallGEMM},
+		{"per_request_kv_head_us", "a100-40gb"}:      {2.73, reasonKVHead},
+		{"per_request_kv_head_us", "a100-80gb"}:      {3.05, reasonKVHead},
+		{"per_request_kv_head_us", "b200"}:           {8.08, reasonKVHead},
+		{"per_request_kv_head_us", "b300"}:           {8.15, reasonKVHead},
+		{"per_request_kv_head_us", "h100"}:           {4.38, reasonKVHead},
+		{"per_request_kv_head_us", "h100-pcie"}:      {3.46, reasonKVHead},
+		{"per_request_kv_head_us", "h200"}:           {4.90, reasonKVHead},
+		{"per_request_kv_head_us", "l4"}:             {1.96, reasonKVHead},
+		{"per_request_kv_head_us", "l40s"}:           {2.30, reasonKVHead},
+		{"per_request_kv_head_us", "rtx-4090"}:       {2.28, reasonKVHead},
+		{"per_request_kv_head_us", "rtx-pro-6000"}:   {3.05, reasonKVHead},
+		{"q_b_proj", "b200"}:                         {74.36, reasonB200FP8Block},
+		{"qkv_proj", "b200"}:                         {3.50, reasonSmallGEMM},
+		{"qkv_proj", "h100"}:                         {2.89, reasonSmallGEMM},
+		{"qkv_proj", "h100-pcie"}:                    {2.86, reasonSmallGEMM},
+		{"qkv_proj", "h200"}:                         {3.62, reasonSmallGEMM},
+		{"router", "t4"}:                             {4.05, reasonSmallGEMM},
+		{"router", "v100"}:                           {5.30, reasonSmallGEMM},
+	}
+}
+
+// knownDecodeUnder are the recorded under-floor (cause, GPU) pairs.
+func knownDecodeUnder() map[knownKey]known {
+	return map[knownKey]known{
+		{"bytes_below_floor", "gb10"}: {0.81, reasonActiveFraction},
+	}
+}
