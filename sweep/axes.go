@@ -247,14 +247,6 @@ func (c Config) apply(dep *sim.Deployment) error {
 	return nil
 }
 
-// prepare applies c's swept settings to dep and prepares it (sim.Prepare).
-func (c Config) prepare(dep sim.Deployment) (*sim.Prepared, error) {
-	if err := c.apply(&dep); err != nil {
-		return nil, err
-	}
-	return sim.Prepare(dep)
-}
-
 // SettingsText is c's swept settings as "key=value" words separated by
 // spaces, "" when the grid sweeps none.
 func (c Config) SettingsText() string {
