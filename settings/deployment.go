@@ -105,7 +105,7 @@ type Serving struct {
 	// --kv-offloading-size): prefix-cached blocks the GPU evicts go to CPU
 	// memory and a later prefix hit loads them back instead of recomputing
 	// them. The zero value has no CPU tier.
-	KVOffload KVOffload `yaml:"kv_offload" mapstructure:"kv_offload" json:"kv_offload,omitzero"`
+	KVOffload KVOffload `yaml:"kv_offload" mapstructure:"kv_offload" json:"kv_offload,omitzero" flag:"kv-offload-"`
 }
 
 // KVOffload sizes the CPU tier of the KV cache (Serving.KVOffload).
