@@ -27,9 +27,9 @@ func layers() map[string]int {
 		"internal/heapq": 0, "internal/mix": 0, "internal/registry": 0,
 		"internal/table": 0, "internal/yamlstrict": 0, "internal/progress": 0,
 		"internal/datadriven": 0, "internal/shareddata": 0, "internal/layers": 0,
+		"plot": 0, "observe/mock": 0, "examples": 0,
 		// The AIConfigurator database layout (Parquet tables, reuse.yaml).
 		"calibrate/aic": 0,
-		"plot": 0, "observe/mock": 0, "examples": 0,
 		// Catalogs, records and batch formation.
 		"hardware": 1, "scheduler": 1, "routing": 1,
 		"model": 2, "traces": 2,
