@@ -247,11 +247,7 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
 		if g.Profile != nil {
 			return fmt.Errorf("%s: gpu %q already has an inline profile in the catalog; keep one of the two", file, name)
 		}
-		data, err := fs.ReadFile(profiles, file)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", file, err)
-		}
-		p, err := ParseProfile(data, file)
+		p, err := readProfileFile(profiles, file)
 		if err != nil {
 			return err
 		}
@@ -274,4 +270,13 @@ func lineOfNode(node *yaml.Node) int {
 		return 0
 	}
 	return node.Line
+}
+
+// readProfileFile reads and parses one embedded profile file.
+func readProfileFile(profiles fs.FS, file string) (*Profile, error) {
+	data, err := fs.ReadFile(profiles, file)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	return ParseProfile(data, file)
 }

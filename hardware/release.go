@@ -79,11 +79,7 @@ func readReleaseProfiles(g *GPU, profiles fs.FS, dir string) error {
 		if !ok {
 			return &ReleaseFileError{File: file}
 		}
-		data, err := fs.ReadFile(profiles, file)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", file, err)
-		}
-		p, err := ParseProfile(data, file)
+		p, err := readProfileFile(profiles, file)
 		if err != nil {
 			return err
 		}
