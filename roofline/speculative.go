@@ -204,7 +204,9 @@ func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config
 }
 
 // oneLayerOf is c with a single decoder layer: full attention, and for a
-// mixture-of-experts model a routed-expert layer.
+// mixture-of-experts model a routed-expert layer. A hybrid model's draft
+// layer is an attention layer too (its MTP and EAGLE heads are attention
+// decoder layers), with the model's attention output gate when it has one.
 func oneLayerOf(c *model.Config) model.Config {
 	one := *c
 	one.Name = c.Name + "-draft-layer"
@@ -215,6 +217,11 @@ func oneLayerOf(c *model.Config) model.Config {
 		moe := *c.MoE
 		moe.FirstDenseLayers, moe.LayerStep, moe.DenseLayers = 0, 0, nil
 		one.MoE = &moe
+	}
+	if c.Hybrid != nil {
+		h := *c.Hybrid
+		h.Mixers, h.FFNs = []string{model.MixerAttention}, nil
+		one.Hybrid = &h
 	}
 	return one
 }

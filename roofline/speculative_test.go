@@ -194,3 +194,21 @@ func TestDrafterMTP(t *testing.T) {
 		t.Errorf("mtp KV %g B/token", d.KVBytesPerTokenPerGPU())
 	}
 }
+
+// TestDrafterHybridTarget: an EAGLE head on a hybrid model (Gated
+// DeltaNet + attention, Qwen3.5 style) is one attention decoder layer: no
+// recurrent state, and KV for that one layer, by hand 2 x 4 KV heads x 256
+// x 2 bytes = 4096 B per token at TP 1.
+func TestDrafterHybridTarget(t *testing.T) {
+	m := hybridStep(t, qwen35Like(), 1)
+	d, err := NewDrafter(m, SpecEAGLE, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.KVBytesPerTokenPerGPU(); got != 4096 {
+		t.Errorf("draft KV %g B/token, want 4096", got)
+	}
+	if d.net.NumStateLayers() != 0 || d.net.cfg.NumAttentionLayers() != 1 {
+		t.Errorf("draft layer: %d state layers, %d attention layers; want 0 and 1", d.net.NumStateLayers(), d.net.cfg.NumAttentionLayers())
+	}
+}
