@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roofsim/roofsim/calibrate/aic"
 	"github.com/roofsim/roofsim/calibrate/kernels"
 	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/hardware"
@@ -15,8 +16,14 @@ import (
 // tables included). It reports fitted families per second and measured
 // rows per second.
 func BenchmarkCalibrateH100(b *testing.B) {
-	dir := kernelsDir(b, "h100_sxm")
-	g, err := hardware.Lookup("h100")
+	benchCalibrate(b, "h100", Dir(kernelsDir(b, "h100_sxm")))
+}
+
+// benchCalibrate fits gpu's profile to src's tables once per iteration
+// and reports fitted families per second and measured rows per second;
+// with -v it logs when each family is done.
+func benchCalibrate(b *testing.B, gpu string, src kernels.Source) {
+	g, err := hardware.Lookup(gpu)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +38,7 @@ func BenchmarkCalibrateH100(b *testing.B) {
 				b.Logf("%6.1f s  %s", time.Since(start).Seconds(), family)
 			}
 		}
-		res, err := kernels.Calibrate(Dir(dir), opts)
+		res, err := kernels.Calibrate(src, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,4 +69,16 @@ func BenchmarkCalibrateServing(b *testing.B) {
 		simulated += fit.RowSimulations
 	}
 	b.ReportMetric(float64(simulated)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkCalibrateAIC fits the B200 profile to AIConfigurator's vLLM
+// 0.24.0 tables, the work of sim calibrate --aic ... --gpu b200 --engine
+// vllm@0.24.0 (reading the Parquet tables included). It reports fitted
+// families per second and measured rows per second.
+func BenchmarkCalibrateAIC(b *testing.B) {
+	db, err := aic.Open(shareddata.Path(b, "aic"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCalibrate(b, "b200", AIC{DB: db, System: "b200_sxm", Release: aic.Release{0, 24, 0}})
 }

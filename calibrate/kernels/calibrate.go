@@ -59,6 +59,9 @@ type Options struct {
 	// Families are independent and their results are collected in a
 	// fixed order, so the outcome does not depend on it.
 	Workers int
+	// Cache, when set, answers family fits already made in this process
+	// with the same inputs (FitCache); the result is the same as without.
+	Cache *FitCache
 	// Progress, when set, is called once the families are known (done 0,
 	// family "") and after each family's fits with the families done so
 	// far, the total and the family just finished. Calls are serialised;
@@ -241,7 +244,7 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				outs[i] = fitFamily(fams[i], def, opts)
+				outs[i] = opts.Cache.fit(fams[i], def, opts)
 				report(fams[i].name)
 			}
 		}()

@@ -210,23 +210,37 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	var sum float64
 	for i := range p.logT {
 		var t float64
-		if p.tc[i] > 0 {
-			t = p.tc[i] * (1 + math.Exp(ec*(bc-p.logF[i]))) / mc
-			if p.k[i] > 0 {
+		if tc := p.tc[i]; tc > 0 {
+			t = tc * (1 + math.Exp(ec*(bc-p.logF[i]))) / mc
+			if k := p.k[i]; k > 0 {
 				// 1/DepthFactor = (K+KHalf)/K.
-				t *= 1 + kHalf/p.k[i]
+				t *= 1 + kHalf/k
 			}
 		}
-		if p.tm[i] > 0 {
-			if v := p.tm[i] * (1 + math.Exp(em*(bm-p.logB[i]))) / (mm * (1 + l2s*p.l2res[i])); v > t {
+		if tm := p.tm[i]; tm > 0 {
+			den := mm
+			if p.l2 {
+				den = mm * (1 + l2s*p.l2res[i])
+			}
+			if v := tm * (1 + math.Exp(em*(bm-p.logB[i]))) / den; v > t {
 				t = v
 			}
 		}
-		in := inNS
-		if p.mkElems[i] > 0 {
-			in += spillNS * hardware.Crossover(p.mkElems[i], spillH)
+		// Terms a family cannot have (no per-pair, depth or L2 structure)
+		// are zero and left out: adding an exact zero changes no bit.
+		t += launch
+		if p.perSeq {
+			t += perSeq * p.seqs[i]
 		}
-		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
+		if p.depth {
+			in := inNS
+			if p.mkElems[i] > 0 {
+				in += spillNS * hardware.Crossover(p.mkElems[i], spillH)
+			}
+			t += in * p.mk[i]
+			t += outNS * p.mn[i]
+		}
+		d := math.Log(t) - p.logT[i]
 		if robust {
 			sum += fit.SoftL1(d, KernelLossScale)
 		} else {

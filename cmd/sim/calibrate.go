@@ -24,6 +24,8 @@ type calibrateOptions struct {
 	ProfileOnly bool
 	JSON        bool
 	Quiet       bool
+	// fits is the family-fit cache of a plan run (calibrate_plan.go).
+	fits *kernels.FitCache
 }
 
 func newCalibrateCmd(s streams) *cobra.Command {
@@ -53,6 +55,7 @@ silences it).`,
   sim calibrate --gpu gb10 --throughput ../shared/data/gb10/measurements.csv --out gb10.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.fits = fitCacheOf(cmd.Context())
 			return runCalibrate(s, opts, s.commandLine())
 		},
 	}
@@ -68,7 +71,7 @@ silences it).`,
 	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
-	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s))
+	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibratePlanCmd(s))
 	return cmd
 }
 
@@ -100,6 +103,15 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, opts.Seed, opts.Holdout, command, dataDir()
+	co.Cache = opts.fits
+	if opts.AIC != "" {
+		// A per-release fit starts from the built-in defaults, never from
+		// the profile this binary embeds for the GPU (another release's, or
+		// an earlier build of the file being written): what it writes
+		// depends on the tables alone, so a rebuild reproduces it.
+		co.GPU = g.Clone()
+		co.GPU.Profile = nil
+	}
 	bar := newMeter(s.errOut, 0, opts.Quiet, "calibrating", "families")
 	co.Progress = func(done, total int, family string) {
 		if family != "" {

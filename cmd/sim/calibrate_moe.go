@@ -20,6 +20,8 @@ type calibrateMoEOptions struct {
 	Holdout float64
 	Shapes  []string
 	JSON    bool
+	// fits is the family-fit cache of a plan run (calibrate_plan.go).
+	fits *kernels.FitCache
 }
 
 func newCalibrateMoECmd(s streams) *cobra.Command {
@@ -42,6 +44,7 @@ bandwidth).`,
     --update hardware/profiles/h100.yaml --carry hardware/profiles/h200.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.fits = fitCacheOf(cmd.Context())
 			return runCalibrateMoE(s, o, s.commandLine())
 		},
 	}
@@ -95,6 +98,7 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, o.Seed, o.Holdout, command, dataDir()
+	co.Cache = o.fits
 	res, err := kernels.CalibrateMoE(src.Source, co, shapes...)
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)

@@ -1,0 +1,209 @@
+package plan
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const twoGPUs = `steps:
+  - run: sim calibrate --aic ../shared/data/aic --gpu b200 --engine vllm@0.24.0 --out hardware/profiles/b200/vllm-0.24.0.yaml --profile-only
+  - run: sim calibrate --aic ../shared/data/aic --gpu l40s --engine vllm@0.24.0 --out=hardware/profiles/l40s/vllm-0.24.0.yaml --profile-only
+  - run: sim calibrate moe --aic ../shared/data/aic --gpu b200 --engine vllm@0.24.0 --update hardware/profiles/b200/vllm-0.24.0.yaml
+  - run: sim calibrate steps --gpu b300 --file ../shared/data/fpm/a.csv,../shared/data/fpm/b.csv --tp 1,4 --carry hardware/profiles/b200/vllm-0.24.0.yaml,hardware/profiles/l40s/vllm-0.24.0.yaml
+legacy:
+  - file: h100.yaml
+    reason: made by an older fit
+`
+
+func TestParseFilesAndDeps(t *testing.T) {
+	p, err := Parse([]byte(twoGPUs), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Files(), []string{"b200/vllm-0.24.0.yaml", "l40s/vllm-0.24.0.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("Files = %v, want %v", got, want)
+	}
+	// The two kernel fits share no file; the moe step waits for b200's
+	// fit; the carry step for every step before it that names its files.
+	for i, want := range [][]int{nil, nil, {0}, {0, 1, 2}} {
+		if got := p.Deps(i); !slices.Equal(got, want) {
+			t.Errorf("Deps(%d) = %v, want %v", i, got, want)
+		}
+	}
+	if got := p.StepsFor("l40s/vllm-0.24.0.yaml"); len(got) != 2 || !strings.Contains(got[0], "--gpu l40s") || !strings.Contains(got[1], "calibrate steps") {
+		t.Errorf("StepsFor(l40s) = %q", got)
+	}
+	if got := p.Steps[0].Args(); got[0] != "calibrate" || got[len(got)-1] != "--profile-only" {
+		t.Errorf("Args = %q", got)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, c := range []struct{ name, doc, field string }{
+		{"no steps", "steps: []\n", "steps"},
+		{"not calibrate", "steps:\n  - run: sim run --workload x.yaml --out hardware/profiles/a.yaml\n", "steps[0].run"},
+		{"no profile", "steps:\n  - run: sim calibrate --aic d --gpu b200 --engine vllm@0.24.0 --out b200.yaml\n", "steps[0].run"},
+		{"outside profiles", "steps:\n  - run: sim calibrate --gpu b200 --out hardware/profiles/../x.yaml\n", "steps[0].run"},
+		{"flag without value", "steps:\n  - run: sim calibrate --gpu b200 --out\n", "steps[0].run"},
+		{"repeated", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\n  - run: sim calibrate  --out hardware/profiles/a.yaml\n", "steps[1].run"},
+		{"legacy without reason", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: h100.yaml\n", "legacy[0].reason"},
+		{"legacy also built", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: a.yaml\n    reason: old\n", "legacy[0].file"},
+		{"unknown key", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\n    args: x\n", ""},
+	} {
+		_, err := Parse([]byte(c.doc), "p.yaml")
+		var pe *Error
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: err = %v, want *Error", c.name, err)
+			continue
+		}
+		if pe.Field != c.field {
+			t.Errorf("%s: field %q, want %q (%v)", c.name, pe.Field, c.field, err)
+		}
+	}
+}
+
+func TestRewrite(t *testing.T) {
+	got := Rewrite([]string{"calibrate", "steps", "--file", "../shared/data/fpm/a.csv,../shared/data/fpm/b.csv",
+		"--carry=hardware/profiles/b200/v.yaml,hardware/profiles/l40s/v.yaml", "--gpu", "b300", "--out", "elsewhere/x.yaml"}, "/d", "/o", nil)
+	want := []string{"calibrate", "steps", "--file", "/d/fpm/a.csv,/d/fpm/b.csv",
+		"--carry=/o/b200/v.yaml,/o/l40s/v.yaml", "--gpu", "b300", "--out", "elsewhere/x.yaml"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Rewrite = %q\nwant %q", got, want)
+	}
+	// Rebuilding only b200's file: l40s's is dropped from the carry list.
+	got = Rewrite([]string{"--carry", "hardware/profiles/b200/v.yaml,hardware/profiles/l40s/v.yaml"}, "/d", "/o",
+		func(f string) bool { return f == "b200/v.yaml" })
+	if want := []string{"--carry", "/o/b200/v.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("Rewrite keeping b200 = %q, want %q", got, want)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	p, err := Parse([]byte(twoGPUs), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Select([]string{"l40s/vllm-0.24.0.yaml"}); err != nil || !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("Select(l40s) = %v, %v; want [1 3]", got, err)
+	}
+	var pe *Error
+	if _, err := p.Select([]string{"h100/vllm-0.24.0.yaml"}); !errors.As(err, &pe) || pe.Field != "--only" {
+		t.Errorf("Select of a file no step builds: %v", err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	shipped := `calibrated: true
+gemm:
+  compute: {max: 0.5, half: 1000}
+  launch_us: 2
+provenance:
+  - stage: kernels
+    command: sim calibrate --gpu b200
+fused_moe:
+  bf16: {max: 0.25}
+`
+	// max differs by 1e-7 relative (inside 1e-6), half by 2e-6 (outside),
+	// launch_us is 2 written as 2.0, the command differs as text, fp8 is
+	// new and bf16 gone.
+	rebuilt := `calibrated: true
+gemm:
+  compute: {max: 0.50000005, half: 1000.002}
+  launch_us: 2.0
+provenance:
+  - stage: kernels
+    command: sim calibrate --gpu b200 -q
+fused_moe:
+  fp8: {max: 0.25}
+`
+	diffs, err := Compare([]byte(shipped), []byte(rebuilt), 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, d := range diffs {
+		keys = append(keys, d.Key)
+	}
+	want := []string{"gemm.compute.half", "provenance[0].command", "fused_moe.bf16", "fused_moe.fp8"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("differing keys %q, want %q", keys, want)
+	}
+	if got := diffs[0].String(); got != "gemm.compute.half: shipped 1000, rebuilt 1000.002" {
+		t.Errorf("diff text %q", got)
+	}
+	if got := diffs[2].String(); got != "fused_moe.bf16: shipped (mapping), rebuilt (missing)" {
+		t.Errorf("diff text %q", got)
+	}
+	if d, err := Compare([]byte(shipped), []byte(shipped), 0); err != nil || len(d) != 0 {
+		t.Errorf("a file against itself: %v, %v", d, err)
+	}
+}
+
+// TestShippedPlanMatchesProfiles checks the plan against the shipped
+// files, both ways: every stage of a rebuilt profile's provenance is a
+// step of the plan that names the file, in plan order, and every profile
+// under hardware/profiles is either rebuilt by the plan or listed as
+// legacy. It needs no data: only the files in the repository.
+func TestShippedPlanMatchesProfiles(t *testing.T) {
+	dir := filepath.Join("..", "..", "hardware")
+	data, err := os.ReadFile(filepath.Join(dir, "profiles-plan.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(data, "profiles-plan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := p.Files()
+	for _, f := range built {
+		raw, err := os.ReadFile(filepath.Join(dir, "profiles", f))
+		if err != nil {
+			t.Errorf("the plan builds %s, which is not shipped: %v", f, err)
+			continue
+		}
+		var prof struct {
+			Provenance []struct {
+				Command string `yaml:"command"`
+			} `yaml:"provenance"`
+		}
+		if err := yaml.Unmarshal(raw, &prof); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var got []string
+		for _, st := range prof.Provenance {
+			got = append(got, st.Command)
+		}
+		if want := p.StepsFor(f); !slices.Equal(got, want) {
+			t.Errorf("%s: provenance commands\n  %s\nwant the plan's steps naming it\n  %s", f, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+	var legacy []string
+	for _, l := range p.Legacy {
+		legacy = append(legacy, l.File)
+	}
+	err = filepath.WalkDir(filepath.Join(dir, "profiles"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(dir, "profiles"), path)
+		rel = filepath.ToSlash(rel)
+		if !slices.Contains(built, rel) && !slices.Contains(legacy, rel) {
+			t.Errorf("%s is shipped but the plan neither builds it nor lists it as legacy", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range legacy {
+		if _, err := os.Stat(filepath.Join(dir, "profiles", l)); err != nil {
+			t.Errorf("legacy %s: not shipped: %v", l, err)
+		}
+	}
+}

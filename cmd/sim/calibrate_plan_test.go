@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roofsim/roofsim/internal/shareddata"
+)
+
+// shippedPlan is the plan of the shipped profiles, from this directory.
+const shippedPlan = "../../" + defaultPlanFile
+
+func TestCalibratePlanBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(bad, []byte("steps:\n  - run: sim run --workload x.yaml\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tolerance", "-1"}, "--tolerance: must be in [0, 0.1]"},
+		{[]string{"--jobs", "-2"}, "--jobs: must be >= 0"},
+		{[]string{"--keep", dir}, "--keep goes with --check"},
+		{[]string{"--plan", filepath.Join(dir, "none.yaml")}, "--plan:"},
+		{[]string{"--plan", bad}, "steps[0].run: \"sim run --workload x.yaml\": want a `sim calibrate ...` command"},
+		{[]string{"--plan", shippedPlan, "--only", "h100/vllm-9.9.9.yaml"}, "--only: h100/vllm-9.9.9.yaml: no step builds it"},
+	} {
+		code, out, errOut := cli(t, append([]string{"calibrate", "plan"}, c.args...)...)
+		if code == 0 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one error line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// ciPlanSubset are the profiles TestShippedProfilesRebuild rebuilds: the
+// whole plan takes longer than a test should on two cores, so CI rebuilds
+// the RTX PRO 6000 profile (every step kind: the kernel fit, the MoE
+// refit and the engine terms carried from the per-step fit) and checks it.
+const ciPlanSubset = "rtx-pro-6000/vllm-0.24.0.yaml"
+
+// TestShippedProfilesRebuild runs `sim calibrate plan --check` on
+// ciPlanSubset: the shipped files must equal a rebuild from the shared data
+// within the default tolerance. It needs ../shared/data (or ROOFSIM_DATA);
+// without it the test fails unless ROOFSIM_SKIP_DATA=1 (shareddata).
+func TestShippedProfilesRebuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rebuilds a profile from the kernel tables (minutes of CPU)")
+	}
+	t.Setenv("ROOFSIM_DATA", filepath.Dir(shareddata.Path(t, "aic")))
+	code, out, errOut := cli(t, "calibrate", "plan", "--check", "--quiet", "--plan", shippedPlan, "--only", ciPlanSubset)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	for _, f := range strings.Split(ciPlanSubset, ",") {
+		if !strings.Contains(out, "ok "+f+"\n") {
+			t.Errorf("no ok line for %s:\n%s", f, out)
+		}
+	}
+}
