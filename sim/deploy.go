@@ -295,8 +295,9 @@ func layoutString(st settings.Deployment) string {
 // one request of max_model_len tokens, as vLLM refuses to start
 // (check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py): such a
 // server never comes up, so there is nothing to simulate. The estimated
-// maximum length is what the cache holds, blocks x block size, the length
-// vLLM's estimate_max_model_len finds for full-attention layers. A pinned
+// maximum length is what the cache holds besides one request's state
+// blocks, (blocks - stateBlocks) x block size, the length vLLM's
+// estimate_max_model_len finds for full-attention layers. A pinned
 // serving.num_gpu_blocks is not checked: it is what a running server
 // reported.
 func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity, stateBlocks int) error {
@@ -304,7 +305,7 @@ func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, 
 	if c.Blocks >= need {
 		return nil
 	}
-	return maxModelLenError(m, g, st, sc.MaxModelLen, float64(need)*c.BytesPerBlock, c.KVBytes, c.Blocks*sc.BlockSize)
+	return maxModelLenError(m, g, st, sc.MaxModelLen, float64(need)*c.BytesPerBlock, c.KVBytes, max(c.Blocks-stateBlocks, 0)*sc.BlockSize)
 }
 
 // checkSlidingMaxModelLen is checkMaxModelLen for a sliding-window model's

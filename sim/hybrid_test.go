@@ -7,6 +7,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/settings"
 )
 
@@ -139,5 +140,39 @@ clients:
 	_, sink2 := runOnce(t, y, cfg)
 	if !bytes.Equal(sink.buf.Bytes(), sink2.buf.Bytes()) {
 		t.Error("same seed, different request traces")
+	}
+}
+
+// With k speculative tokens every state group holds 1 + k blocks per
+// request (vLLM's num_speculative_blocks): Qwen3.5-35B-A3B's 3 state
+// groups over 1 attention group hold 3 x (1 + 3) = 12 blocks with k = 3
+// instead of 3; Nemotron-3-Nano's 4 groups 4 x 3 = 12 with k = 2; 13
+// state layers in one group over one attention group 1 x 4 = 4 with k = 3;
+// k = 0 changes nothing.
+func TestHybridSpeculativeStateSlots(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		attn, state int
+		kv, page    float64
+		k, want     int
+	}{
+		{"nemotron-3-nano", 6, 23, 1024, 2134016, 2, 12},
+		{"near-equal", 12, 13, 1000, 10000, 3, 4},
+		{"no speculation", 6, 23, 1024, 2134016, 0, 4},
+	} {
+		l, err := NewHybridCacheLayout(tt.attn, tt.state, tt.kv, tt.page, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.WithSpeculativeSlots(tt.k).StateBlocksPerRequest; got != tt.want {
+			t.Errorf("%s, k %d: %d state blocks per request, want %d", tt.name, tt.k, got, tt.want)
+		}
+	}
+	p := prepareQwen35(t, func(st *settings.Deployment) {
+		st.Serving.Speculative = settings.Speculative{Method: roofline.SpecNgram, NumSpeculativeTokens: 3, AcceptanceRate: 0.5}
+		st.Serving.MaxModelLen = 32768
+	})
+	if p.StateBlocksPerRequest != 12 || !strings.Contains(p.HybridNote, "1 + 3 speculative state slots") {
+		t.Errorf("qwen3.5 with k = 3: %d state blocks, note %q; want 12", p.StateBlocksPerRequest, p.HybridNote)
 	}
 }
