@@ -1,14 +1,11 @@
 package sim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/roofsim/roofsim/hardware"
-	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/settings"
@@ -98,19 +95,7 @@ func TestSlidingCacheLayoutByHand(t *testing.T) {
 // settings, changed by mutate.
 func prepareGemma4(t *testing.T, fullCache bool, mutate func(*settings.Deployment)) (*Prepared, error) {
 	t.Helper()
-	m, err := model.ParseHFConfig([]byte(gemma4Text), "gemma-4-26b-a4b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hardware.Lookup("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := settings.DefaultDeployment()
-	if mutate != nil {
-		mutate(&st)
-	}
-	return Prepare(Deployment{Model: m, GPU: g, Settings: st, FullKVCache: fullCache})
+	return prepareOnH100(t, gemma4Text, "gemma-4-26b-a4b", fullCache, mutate)
 }
 
 // Gemma-4-26B-A4B at its 262,144-token context on one H100: refused when
@@ -182,22 +167,7 @@ clients:
     output_tokens: {dist: uniform, min: 1, max: 300}
 `
 	cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
-	res, sink := runOnce(t, y, cfg)
-	if res.Arrived != 60 || res.Completed != 60 || res.InFlight != 0 {
-		t.Fatalf("arrived %d completed %d in flight %d; want 60, 60, 0", res.Arrived, res.Completed, res.InFlight)
-	}
-	var out int64
-	for _, r := range sink.reqs {
-		out += int64(r.OutputTokens)
-	}
-	if out != res.OutputTokensCompleted || res.OutputTokensGenerated != res.OutputTokensCompleted {
-		t.Errorf("output tokens: records %d, completed %d, generated %d", out, res.OutputTokensCompleted, res.OutputTokensGenerated)
-	}
-	if res.Preemptions == 0 {
+	if res, _ := runConserved(t, y, cfg, 60); res.Preemptions == 0 {
 		t.Error("no preemption: the test does not reach memory pressure")
-	}
-	_, sink2 := runOnce(t, y, cfg)
-	if !bytes.Equal(sink.buf.Bytes(), sink2.buf.Bytes()) {
-		t.Error("same seed, different request traces")
 	}
 }
