@@ -171,3 +171,30 @@ clients:
 		t.Error("no preemption: the test does not reach memory pressure")
 	}
 }
+
+// Speculative decoding on a sliding-window model: verify steps carry
+// drafts whose slots reach into new window blocks and rejected drafts keep
+// theirs; the run conserves requests and tokens, keeps the invariants and
+// is deterministic.
+func TestSlidingRunWithSpeculation(t *testing.T) {
+	p, err := prepareGemma4(t, false, func(st *settings.Deployment) {
+		st.Serving.NumGPUBlocks = 1000
+		st.Serving.MaxModelLen = 4096
+		st.Serving.Speculative = settings.Speculative{Method: roofline.SpecNgram, NumSpeculativeTokens: 3, AcceptanceRate: 0.6}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := `
+seed: 9
+clients:
+  - name: c
+    arrival: {process: poisson, rate: 50, num_requests: 40}
+    prompt_tokens: {dist: uniform, min: 100, max: 2000}
+    output_tokens: {dist: uniform, min: 1, max: 300}
+`
+	sp := *p.Speculative
+	sp.Seed = 4
+	cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true, Speculative: &sp}
+	runConserved(t, y, cfg, 40)
+}
