@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,5 +74,29 @@ func TestValidateServingHybridConfigs(t *testing.T) {
 	}
 	if strings.Contains(out, "skipped") {
 		t.Errorf("a row was skipped:\n%s", out)
+	}
+}
+
+// Gemma-4-26B-A4B (its config.json) at its default 262,144-token context
+// runs on one H100: its sliding-window layers keep only the window, so one
+// request of the whole context needs 6.76 GiB of KV cache, not the 55.0
+// GiB that counting every layer at full context asks (which refused it).
+// Every request of examples/chat.yaml completes and the result notes the
+// cache groups.
+func TestRunGemma4DefaultContextOnOneH100(t *testing.T) {
+	cfg := shareddata.Path(t, "models", "gemma-4-26b-a4b", "config.json")
+	code, out, stderr := cli(t, "run", "--workload", "../../examples/chat.yaml", "--model", cfg, "--gpu", "h100", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Completed int      `json:"completed"`
+		Notes     []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 2000 || !strings.Contains(strings.Join(res.Notes, "\n"), "sliding-window cache: 25 sliding (window 1024) and 5 full layers") {
+		t.Errorf("completed %d, notes %q", res.Completed, res.Notes)
 	}
 }
