@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
 	"github.com/roofsim/roofsim/settings"
@@ -197,4 +199,52 @@ clients:
 	sp.Seed = 4
 	cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true, Speculative: &sp}
 	runConserved(t, y, cfg, 40)
+}
+
+// KV capacity at a given memory, by hand. gpt-oss-20b (catalog) on one
+// H100 with 1 GiB of KV cache: blocks of 393,216 B, floor(1,073,741,824 /
+// 393,216) = 2,730 blocks of 16 tokens in 2 groups, which vLLM logs as a
+// KV cache size of 2,730 / 2 x 16 = 21,840 tokens. One request of L >=
+// 8,319 tokens needs ceil(L / 16) + 521 blocks, so the longest
+// max_model_len is (2,730 - 521) x 16 = 35,344. Gemma-4-26B-A4B with 4
+// GiB: floor(4,294,967,296 / 655,360) = 6,553 blocks in 6 groups, logged
+// as 6,553 / 6 x 16 = 17,472 tokens.
+func TestSlidingCapacityByHand(t *testing.T) {
+	m, err := model.Lookup("gpt-oss-20b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(maxLen int) (*Prepared, error) {
+		st := settings.DefaultDeployment()
+		st.Serving.KVCacheMemoryBytes = 1 << 30
+		st.Serving.MaxModelLen = maxLen
+		return Prepare(Deployment{Model: m, GPU: g, Settings: st})
+	}
+	p, err := at(35344)
+	if err != nil {
+		t.Fatalf("max_model_len 35,344: %v", err)
+	}
+	want := scheduler.Window{Tokens: 128, BlockSize: 16, Groups: 1, FullGroups: 1}
+	if p.Capacity.Blocks != 2730 || p.Capacity.BytesPerBlock != 393216 || p.Scheduler.BlockSize != 16 || p.Window != want ||
+		!strings.Contains(p.HybridNote, "GPU KV cache size of 21840 tokens") {
+		t.Errorf("gpt-oss-20b: %d blocks of %g B (%d tokens), window %+v, note %q", p.Capacity.Blocks, p.Capacity.BytesPerBlock, p.Scheduler.BlockSize, p.Window, p.HybridNote)
+	}
+	var fe *settings.FieldError
+	if _, err := at(35345); !errors.As(err, &fe) || !strings.Contains(fe.Reason, "estimated maximum model length is 35344") {
+		t.Errorf("max_model_len 35,345: want a refusal estimating 35,344, got %v", err)
+	}
+	q, err := prepareGemma4(t, false, func(st *settings.Deployment) {
+		st.Serving.KVCacheMemoryBytes = 4 << 30
+		st.Serving.MaxModelLen = 32768
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Capacity.Blocks != 6553 || !strings.Contains(q.HybridNote, "num_gpu_blocks 6553, logged by vLLM as a GPU KV cache size of 17472 tokens") {
+		t.Errorf("gemma-4: %d blocks, note %q", q.Capacity.Blocks, q.HybridNote)
+	}
 }
