@@ -126,6 +126,12 @@ func prepareOnH100(t *testing.T, configJSON, name string, fullCache bool, mutate
 	if err != nil {
 		t.Fatal(err)
 	}
+	return prepareModelOnH100(t, m, fullCache, mutate)
+}
+
+// prepareModelOnH100 is prepareOnH100 for a resolved model.
+func prepareModelOnH100(t *testing.T, m *model.Config, fullCache bool, mutate func(*settings.Deployment)) (*Prepared, error) {
+	t.Helper()
 	g, err := hardware.Lookup("h100")
 	if err != nil {
 		t.Fatal(err)

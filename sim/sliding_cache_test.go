@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
@@ -214,15 +213,11 @@ func TestSlidingCapacityByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := hardware.Lookup("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
 	at := func(maxLen int) (*Prepared, error) {
-		st := settings.DefaultDeployment()
-		st.Serving.KVCacheMemoryBytes = 1 << 30
-		st.Serving.MaxModelLen = maxLen
-		return Prepare(Deployment{Model: m, GPU: g, Settings: st})
+		return prepareModelOnH100(t, m, false, func(st *settings.Deployment) {
+			st.Serving.KVCacheMemoryBytes = 1 << 30
+			st.Serving.MaxModelLen = maxLen
+		})
 	}
 	p, err := at(35344)
 	if err != nil {
