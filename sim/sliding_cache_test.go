@@ -145,21 +145,31 @@ func TestPrepareGemma4SlidingCache(t *testing.T) {
 	}
 }
 
-// A sliding-window model simulates end to end under preemption: requests
-// and tokens are conserved, the scheduler's invariants (window blocks
-// included) hold at every step, and the same seed gives the same bytes.
-// With 1,000 blocks, a request of up to 2,299 tokens needs at most 72
-// full blocks and 5 x (ceil(2,299 / 16) + 1) = 725 window blocks (so none
-// is rejected), and a few running at once exhaust the pool.
-func TestSlidingRunConservesUnderPreemption(t *testing.T) {
-	p, err := prepareGemma4(t, false, func(st *settings.Deployment) {
-		st.Serving.NumGPUBlocks = 1000
-		st.Serving.MaxModelLen = 4096
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := `
+// A sliding-window model simulates end to end under preemption, without
+// and with speculative decoding (verify steps whose draft slots reach into
+// new window blocks; rejected drafts keep theirs): requests and tokens are
+// conserved, the scheduler's invariants (window blocks included) hold at
+// every step, and the same seed gives the same bytes. With 1,000 blocks, a
+// request of up to 2,299 tokens needs at most 72 full blocks and 5 x
+// (ceil(2,299 / 16) + 1) = 725 window blocks (so none is rejected), and a
+// few running at once exhaust the pool.
+func TestSlidingRunConserves(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec settings.Speculative
+	}{
+		{"no speculation", settings.Speculative{}},
+		{"ngram k 3", settings.Speculative{Method: roofline.SpecNgram, NumSpeculativeTokens: 3, AcceptanceRate: 0.6}},
+	} {
+		p, err := prepareGemma4(t, false, func(st *settings.Deployment) {
+			st.Serving.NumGPUBlocks = 1000
+			st.Serving.MaxModelLen = 4096
+			st.Serving.Speculative = tc.spec
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := `
 seed: 5
 clients:
   - name: c
@@ -167,37 +177,16 @@ clients:
     prompt_tokens: {dist: uniform, min: 100, max: 2000}
     output_tokens: {dist: uniform, min: 1, max: 300}
 `
-	cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
-	if res, _ := runConserved(t, y, cfg, 60); res.Preemptions == 0 {
-		t.Error("no preemption: the test does not reach memory pressure")
+		cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
+		if p.Speculative != nil {
+			sp := *p.Speculative
+			sp.Seed = 4
+			cfg.Speculative = &sp
+		}
+		if res, _ := runConserved(t, y, cfg, 60); res.Preemptions == 0 {
+			t.Errorf("%s: no preemption: the test does not reach memory pressure", tc.name)
+		}
 	}
-}
-
-// Speculative decoding on a sliding-window model: verify steps carry
-// drafts whose slots reach into new window blocks and rejected drafts keep
-// theirs; the run conserves requests and tokens, keeps the invariants and
-// is deterministic.
-func TestSlidingRunWithSpeculation(t *testing.T) {
-	p, err := prepareGemma4(t, false, func(st *settings.Deployment) {
-		st.Serving.NumGPUBlocks = 1000
-		st.Serving.MaxModelLen = 4096
-		st.Serving.Speculative = settings.Speculative{Method: roofline.SpecNgram, NumSpeculativeTokens: 3, AcceptanceRate: 0.6}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := `
-seed: 9
-clients:
-  - name: c
-    arrival: {process: poisson, rate: 50, num_requests: 40}
-    prompt_tokens: {dist: uniform, min: 100, max: 2000}
-    output_tokens: {dist: uniform, min: 1, max: 300}
-`
-	sp := *p.Speculative
-	sp.Seed = 4
-	cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true, Speculative: &sp}
-	runConserved(t, y, cfg, 40)
 }
 
 // KV capacity at a given memory, by hand. gpt-oss-20b (catalog) on one
