@@ -233,7 +233,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 	}
 	if slidingOn {
-		p.HybridNote += sliding.logNote(sc.NumGPUBlocks)
+		p.HybridNote += sliding.logNote(sc.NumGPUBlocks, sc.MaxNumBatchedTokens)
 	}
 	if total := st.Replicas * max(st.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
 		return nil, &settings.FieldError{Key: "replicas", Reason: fmt.Sprintf(

@@ -147,12 +147,18 @@ func applySlidingCache(step *roofline.StepModel, sc *scheduler.Config, fullCache
 	return l, l.KVBytesPerTokenPerGPU(), note, true, nil
 }
 
-// logNote is the note's tail for a cache of blocks scheduler blocks:
-// vLLM's num_gpu_blocks (group blocks) and the "GPU KV cache size" its
-// log reports, num_gpu_blocks / groups x the smallest block size
-// (_report_kv_cache_config in vllm/v1/core/kv_cache_utils.py).
-func (l SlidingCacheLayout) logNote(blocks int) string {
+// logNote is the note's tail for a cache of blocks scheduler blocks with
+// maxBatchedTokens per step: vLLM's num_gpu_blocks (group blocks); the
+// "GPU KV cache size" its log reports, num_gpu_blocks / groups x the
+// smallest block size (_report_kv_cache_config in
+// vllm/v1/core/kv_cache_utils.py); and the longest request the cache
+// holds, MaxModelLenFor over every group block (vLLM issue 43308 reports
+// Gemma 4's logged size growing tenfold from v0.20.0 to v0.21.0 with the
+// same memory, which matches this figure rather than the first; see
+// docs/hybrid-kv-cache.md).
+func (l SlidingCacheLayout) logNote(blocks, maxBatchedTokens int) string {
 	groupBlocks := blocks * l.FullGroups
 	tokens := groupBlocks / (l.FullGroups + l.SlidingGroups) * min(l.FullBlockSize, l.SlidingBlockSize)
-	return fmt.Sprintf("; num_gpu_blocks %d, logged by vLLM as a GPU KV cache size of %d tokens", groupBlocks, tokens)
+	longest := l.MaxModelLenFor(groupBlocks, maxBatchedTokens, groupBlocks*l.FullBlockSize)
+	return fmt.Sprintf("; num_gpu_blocks %d (GPU KV cache size %d tokens as vLLM's log computes it from the blocks); one request fits up to %d tokens", groupBlocks, tokens, longest)
 }
