@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/roofsim/roofsim/calibrate/kernels"
@@ -307,17 +308,37 @@ func fitCacheOf(ctx context.Context) *kernels.FitCache {
 // (plan.Rewrite). SIM_* variables are not applied.
 func runPlanStep(ctx context.Context, p *plan.Plan, i int, dataRoot, outDir string, keep func(string) bool) error {
 	words := p.Steps[i].Args()
-	var stdout, stderr bytes.Buffer
-	st := streams{in: strings.NewReader(""), out: &stdout, errOut: &stderr, args: words}
+	// A command's progress meter writes from its own goroutine beside the
+	// command's notes: the buffers take one writer at a time.
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	st := streams{in: strings.NewReader(""), out: stdout, errOut: stderr, args: words}
 	root := newRootCmd(st)
 	root.PersistentPreRunE = nil
 	root.SetArgs(plan.Rewrite(words, dataRoot, outDir, keep))
-	root.SetOut(&stdout)
-	root.SetErr(&stderr)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		return &planStepError{Index: i, Command: p.Steps[i].Run, Err: err, Stderr: lastLines(stderr.String(), 3)}
 	}
 	return nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // planStepLabel shortens a step's command for progress notes: its first

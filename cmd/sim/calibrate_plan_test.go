@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +62,36 @@ func TestShippedProfilesRebuild(t *testing.T) {
 		if !strings.Contains(out, "ok "+f+"\n") {
 			t.Errorf("no ok line for %s:\n%s", f, out)
 		}
+	}
+}
+
+// A step that fails stops the plan: the error names the step and its
+// command (a *planStepError), nothing is written and the exit is non-zero.
+// Needs no data: the step fails on its --gpu before reading any table.
+func TestCalibratePlanStepFails(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("ROOFSIM_DATA", dir)
+	planFile := filepath.Join(dir, "plan.yaml")
+	doc := "steps:\n" +
+		"  - run: sim calibrate --aic ../shared/data/aic --gpu no-such-gpu --engine vllm@0.24.0 --out hardware/profiles/x/vllm-0.24.0.yaml --profile-only\n" +
+		"  - run: sim calibrate moe --aic ../shared/data/aic --gpu no-such-gpu --engine vllm@0.24.0 --update hardware/profiles/x/vllm-0.24.0.yaml\n"
+	if err := os.WriteFile(planFile, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "calibrate", "plan", "--plan", planFile, "--quiet")
+	if code == 0 || out != "" || !strings.Contains(errOut, "steps[0] (sim calibrate --aic") || !strings.Contains(errOut, "no-such-gpu") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want steps[0]'s error", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "profiles", "x", "vllm-0.24.0.yaml")); !os.IsNotExist(err) {
+		t.Errorf("a failed plan wrote its profile: %v", err)
+	}
+	p, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *planStepError
+	err = runCalibratePlan(context.Background(), streams{out: io.Discard, errOut: io.Discard}, &calibratePlanOptions{Plan: planFile, Tolerance: 1e-6, Quiet: true})
+	if !errors.As(err, &se) || se.Index != 0 || !strings.Contains(string(p), se.Command) {
+		t.Errorf("error %v, want a *planStepError of steps[0]", err)
 	}
 }
