@@ -106,9 +106,9 @@ type StageResult struct {
 	Run    string       `json:"run"`
 	Family string       `json:"family"`
 	Fig    StageFigures `json:"figures"`
-	// HeldOutTPOT is the simulated TPOT with the terms fitted without the
-	// run's family, ms.
-	HeldOutTPOT float64 `json:"held_out_tpot_ms"`
+	// HeldOut are the stage's figures simulated with the terms fitted
+	// without the run's family (Sim* NaN for a stage not sustained).
+	HeldOut StageFigures `json:"held_out"`
 }
 
 // Result is an open-loop identification.
@@ -424,7 +424,7 @@ func (f *fitter) candidate(c Candidate, fams []string) (*CandidateResult, []Stag
 		return nil, nil, err
 	}
 	var fitted, held []StageFigures
-	held2 := map[[2]int]float64{}
+	held2 := map[[2]int]StageFigures{}
 	for i, r := range f.runs {
 		for j, fg := range figs[i] {
 			if r.Sustained[j] {
@@ -446,7 +446,7 @@ func (f *fitter) candidate(c Candidate, fams []string) (*CandidateResult, []Stag
 			for j, fg := range hf[i] {
 				if r.Sustained[j] {
 					held = append(held, fg)
-					held2[[2]int{i, j}] = fg.SimTPOT
+					held2[[2]int{i, j}] = fg
 				}
 			}
 		}
@@ -457,9 +457,10 @@ func (f *fitter) candidate(c Candidate, fams []string) (*CandidateResult, []Stag
 		for j, fg := range figs[i] {
 			h, ok := held2[[2]int{i, j}]
 			if !ok {
-				h = math.NaN()
+				h = fg
+				h.SimTPOT, h.SimTTFT, h.SimE2E, h.SimRate = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 			}
-			stages = append(stages, StageResult{Run: r.Name, Family: r.Family, Fig: fg, HeldOutTPOT: h})
+			stages = append(stages, StageResult{Run: r.Name, Family: r.Family, Fig: fg, HeldOut: h})
 		}
 	}
 	return cr, stages, nil

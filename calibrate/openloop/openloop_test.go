@@ -117,8 +117,8 @@ func TestFitLeavesOneModelOut(t *testing.T) {
 	}
 	for _, st := range res.Stages {
 		if st.Run == runs[0].Name && st.Fig.Sustained {
-			if want := figs[st.Fig.Stage].SimTPOT; st.HeldOutTPOT != want {
-				t.Errorf("stage %d held-out TPOT %g, direct simulation %g", st.Fig.Stage, st.HeldOutTPOT, want)
+			if want := figs[st.Fig.Stage].SimTPOT; st.HeldOut.SimTPOT != want {
+				t.Errorf("stage %d held-out TPOT %g, direct simulation %g", st.Fig.Stage, st.HeldOut.SimTPOT, want)
 			}
 		}
 	}

@@ -97,12 +97,12 @@ func runCalibrateOpenLoop(ctx context.Context, s streams, o *calibrateOpenLoopOp
 		for _, r := range runs {
 			for _, name := range []string{"profile.yaml", "exp-config.yaml"} {
 				files = append(files, filepath.Join(r.Dir, name))
-				rows = append(rows, 0)
+				rows = append(rows, 1)
 			}
 			reports, _ := filepath.Glob(filepath.Join(r.Dir, "results", "*lifecycle_metrics.json"))
 			for _, f := range reports {
 				files = append(files, f)
-				rows = append(rows, 0)
+				rows = append(rows, 1) // one report
 			}
 		}
 		data, err := dataFiles(files, rows)
@@ -116,7 +116,11 @@ func runCalibrateOpenLoop(ctx context.Context, s streams, o *calibrateOpenLoopOp
 		st := hardware.Stage{Stage: hardware.StageOpenLoop, Command: command, Data: data, Rows: len(runs),
 			Note: fmt.Sprintf("chosen by leave-one-model-out over %s: %s; %s", strings.Join(res.Families, ", "), res.Chosen, strings.Join(keys, ", "))}
 		for i, path := range o.Update {
+			// A new open-loop fit replaces an earlier one and voids a serving
+			// fit made on top of it (rerun sim calibrate serving
+			// --keep-step-terms).
 			p := profiles[i]
+			p.Provenance = p.Provenance.Without(hardware.StageServing)
 			for _, t := range openloop.Terms() {
 				v := res.Values[t.Key]
 				if t.Key == "serving_allreduce_efficiency" && v == 1 {
@@ -167,8 +171,8 @@ func writeOpenLoopText(s streams, res *openloop.Result) error {
 	fmt.Fprintf(w, "\nchosen: %s\n\n", res.Chosen)
 	fmt.Fprintf(w, "%-48s %5s %9s %9s %9s %9s %9s\n", "run", "stage", "sustained", "real TPOT", "fit TPOT", "CV TPOT", "CV err %")
 	for _, st := range res.Stages {
-		cv := (st.HeldOutTPOT - st.Fig.RealTPOT) / st.Fig.RealTPOT * 100
-		fmt.Fprintf(w, "%-48s %5d %9v %9.2f %9.2f %9.2f %+9.1f\n", st.Run, st.Fig.Stage, st.Fig.Sustained, st.Fig.RealTPOT, st.Fig.SimTPOT, st.HeldOutTPOT, cv)
+		cv := (st.HeldOut.SimTPOT - st.Fig.RealTPOT) / st.Fig.RealTPOT * 100
+		fmt.Fprintf(w, "%-48s %5d %9v %9.2f %9.2f %9.2f %+9.1f\n", st.Run, st.Fig.Stage, st.Fig.Sustained, st.Fig.RealTPOT, st.Fig.SimTPOT, st.HeldOut.SimTPOT, cv)
 	}
 	return nil
 }
