@@ -71,7 +71,7 @@ silences it).`,
 	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
-	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibratePlanCmd(s))
+	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibrateOpenLoopCmd(s), newCalibratePlanCmd(s))
 	return cmd
 }
 
