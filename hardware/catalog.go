@@ -29,12 +29,19 @@ var profileFiles embed.FS
 // builtin parses the embedded catalog once. The parsed slice is never
 // handed out: List and Lookup return deep copies, so it stays immutable.
 var builtin = sync.OnceValues(func() ([]GPU, error) {
-	engines, err := ReadEngineProfiles(engineprofiles.Files, ".")
+	engines, err := BuiltinEngineProfiles()
 	if err != nil {
 		return nil, err
 	}
 	return parseCatalogEngines(catalogYAML, "catalog.yaml", profileFiles, "profiles", engines)
 })
+
+// BuiltinEngineProfiles parses the embedded engine profiles
+// (engine/profiles), sorted by engine, then release. Each call parses them
+// afresh, so callers own the result.
+func BuiltinEngineProfiles() (EngineProfiles, error) {
+	return ReadEngineProfiles(engineprofiles.Files, ".")
+}
 
 // catalog returns the parsed built-in catalog. A broken embedded catalog is
 // a build defect, which the package tests catch; callers get it as an error.
