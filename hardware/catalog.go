@@ -284,6 +284,9 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string, engines EnginePro
 			g.Profile = newestRelease(g.Releases).Profile.Clone()
 		}
 	}
+	if err := resolveFusedMoEFrom(gpus, dir); err != nil {
+		return err
+	}
 	applyBorrowed(gpus)
 	return nil
 }

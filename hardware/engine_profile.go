@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/roofsim/roofsim/internal/safefile"
 )
 
 // EngineProfile is one serving-engine release's profile: its costs
@@ -305,14 +307,11 @@ func ReadEngineProfiles(fsys fs.FS, dir string) (EngineProfiles, error) {
 func (p *Profile) WithEngine(e *EngineProfile) *Profile {
 	c := p.Clone()
 	c.setEngineTerms(e.Terms)
-	for _, st := range e.Provenance {
+	for _, st := range e.Provenance.Clone() {
 		if _, ok := c.Provenance.Stage(st.Stage); !ok {
-			c.Provenance = append(c.Provenance, st)
+			c.Provenance = c.Provenance.withOrdered(st)
 		}
 	}
-	order := func(k StageKind) int { return slices.Index(StageKinds(), k) }
-	slices.SortStableFunc(c.Provenance, func(a, b Stage) int { return order(a.Stage) - order(b.Stage) })
-	c.Provenance = c.Provenance.Clone()
 	return c
 }
 
@@ -332,4 +331,34 @@ func labelRelease(label string) (string, [3]int, bool) {
 		return parseReleaseName(f[0] + "-" + first)
 	}
 	return "", [3]int{}, false
+}
+
+// LoadEngineProfile reads and parses an engine profile file (see
+// ParseEngineProfile); its base name says the engine and release.
+func LoadEngineProfile(name string) (*EngineProfile, error) {
+	data, err := safefile.ReadFile(name, safefile.Config)
+	if err != nil {
+		return nil, fmt.Errorf("reading engine profile: %w", err)
+	}
+	return ParseEngineProfile(data, name)
+}
+
+// Refitted returns a copy of e with terms t, fitted by stage st, which
+// replaces e's stage of that kind (Provenance.With). Its fusions and kernel
+// paths are e's. e is not modified.
+func (e *EngineProfile) Refitted(t EngineTerms, st Stage) *EngineProfile {
+	c := *e
+	c.Terms = t
+	c.Provenance = e.Provenance.Clone().With(st)
+	c.Fusions = slices.Clone(e.Fusions)
+	c.KernelPaths = slices.Clone(e.KernelPaths)
+	return &c
+}
+
+// Base returns a copy of p with e's terms and p's provenance: the profile
+// a fit of engine terms starts from.
+func (e *EngineProfile) Base(p *Profile) *Profile {
+	c := p.Clone()
+	c.setEngineTerms(e.Terms)
+	return c
 }

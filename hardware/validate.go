@@ -188,6 +188,9 @@ func (p *Profile) validate() *FieldError {
 	if err := p.AllReduce.validate("allreduce"); err != nil {
 		return err
 	}
+	if p.FusedMoEFrom != "" && len(p.FusedMoE) > 0 {
+		return fieldErr("fused_moe_from", "give fused_moe or fused_moe_from, not both")
+	}
 	if err := p.EngineTerms().validate(); err != nil {
 		return err
 	}

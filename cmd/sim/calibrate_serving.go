@@ -70,6 +70,9 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if o.RequestsPerClient < 1 {
 		return fmt.Errorf("--requests-per-client: must be >= 1, got %d", o.RequestsPerClient)
 	}
+	if len(o.Update) > 0 && !o.KeepStepTerms {
+		return usageError{fmt.Errorf("--update: a GPU profile file holds no engine terms (they are the engine profile's, engine/profiles/), so a fit that moves them cannot be written there; give --keep-step-terms")}
+	}
 	// Check every profile to update before the (long) fit.
 	profiles := make([]*hardware.Profile, len(o.Update))
 	for i, path := range o.Update {
