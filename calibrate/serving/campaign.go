@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
+	"go.yaml.in/yaml/v3"
 )
 
 // campaignFiles holds the shipped campaign files, campaigns/<name>.yaml.
@@ -130,4 +132,19 @@ func (c *Campaign) Apply(g *hardware.GPU) *hardware.GPU {
 	p.GEMMInputFusedFraction = c.GEMMInputFusedFraction
 	out.Profile = p
 	return out
+}
+
+// Marshal writes c as a campaign file that ParseCampaign reads back.
+func (c *Campaign) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString("# Benchmark campaign terms written by `sim calibrate serving --campaign-out`; read by sim validate serving --campaign.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encoding campaign: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encoding campaign: %w", err)
+	}
+	return buf.Bytes(), nil
 }

@@ -81,3 +81,19 @@ func TestShippedCampaignMatchesProfiles(t *testing.T) {
 		}
 	}
 }
+
+// Marshal writes what ParseCampaign reads back.
+func TestCampaignRoundTrip(t *testing.T) {
+	c, err := LoadCampaign("closed_loop_vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseCampaign(data, "out.yaml")
+	if err != nil || !reflect.DeepEqual(back, c) {
+		t.Errorf("round trip: %v\n%+v\n%+v", err, back, c)
+	}
+}

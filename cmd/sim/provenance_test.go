@@ -122,12 +122,14 @@ func TestStepsFitReplacesItsStage(t *testing.T) {
 }
 
 // A serving fit that moves the engine terms cannot be written into a GPU
-// profile file.
+// profile file, nor its campaign terms into a campaign file.
 func TestServingUpdateNeedsKeepStepTerms(t *testing.T) {
 	path := shippedCopy(t, "h100")
-	code, _, errOut := cli(t, "calibrate", "serving", "--file", "x.csv", "--train-gpus", "h100_sxm", "--update", path)
-	if code == 0 || !strings.Contains(errOut, "--keep-step-terms") {
-		t.Errorf("exit %d: %s", code, errOut)
+	for _, out := range []string{"--update=" + path, "--campaign-out=" + filepath.Join(t.TempDir(), "c.yaml")} {
+		code, _, errOut := cli(t, "calibrate", "serving", "--file", "x.csv", "--train-gpus", "h100_sxm", out)
+		if code == 0 || !strings.Contains(errOut, "--keep-step-terms") {
+			t.Errorf("%s: exit %d: %s", out, code, errOut)
+		}
 	}
 }
 
