@@ -73,13 +73,15 @@ type KernelPath struct {
 	Op KernelOp `yaml:"op" json:"op"`
 	// Archs are the architectures the path is taken on; empty: every one.
 	Archs []Arch `yaml:"archs,omitempty" json:"archs,omitempty"`
-	// DType is the weight format it applies to ("fp8_block", "bf16"); "":
-	// every one.
+	// DType is the weight format it applies to, as the kernel tables'
+	// dtype column names it ("fp8_block", "fp8", "bfloat16"); "": every one.
 	DType string `yaml:"dtype,omitempty" json:"dtype,omitempty"`
 	// Path names the kernel or backend ("FLASH_ATTN", "triton fused_moe").
 	Path string `yaml:"path" json:"path"`
 	// KernelSource is the kernel_source column value of the kernel tables
-	// (AIConfigurator's database) that times this path, when they name one.
+	// (AIConfigurator's database) that times this path, when they name one:
+	// a calibration keeps that source's rows where a table times several
+	// (sim calibrate --aic; calibrate/aiconfigurator.SourcePolicy).
 	KernelSource string `yaml:"kernel_source,omitempty" json:"kernel_source,omitempty"`
 	// Source cites where in the engine's source the choice is made.
 	Source string `yaml:"source" json:"source"`
