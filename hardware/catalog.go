@@ -33,7 +33,7 @@ var builtin = sync.OnceValues(func() ([]GPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseCatalogEngines(catalogYAML, "catalog.yaml", profileFiles, "profiles", engines)
+	return parseCatalog(catalogYAML, "catalog.yaml", profileFiles, "profiles", engines)
 })
 
 // BuiltinEngineProfiles parses the embedded engine profiles
@@ -163,18 +163,15 @@ type catalogFile struct {
 // canonical names must be lower case; names and aliases must be unique
 // ignoring case; a profile file must name a catalog GPU that has no inline
 // profile. Files in dir that are not .yaml/.yml (README.md) are ignored.
-func parseCatalog(data []byte, origin string, profiles fs.FS, dir string) ([]GPU, error) {
-	return parseCatalogEngines(data, origin, profiles, dir, nil)
-}
-
-// parseCatalogEngines is parseCatalog with the engine profiles the profile
-// files take their engine terms from. With engines, a profile file may not
-// give an engine term (EngineTermKeys): each takes the terms of the engine
-// profile nearest the release it was calibrated for (its file name
-// <engine>-<release>.yaml, or its engine label), and one whose release no
-// engine profile covers is an error. Without engines (nil), a file's own
+//
+// engines are the engine profiles the profile files take their engine
+// terms from. With engines, a profile file may not give an engine term
+// (EngineTermKeys): each takes the terms of the engine profile nearest the
+// release it was calibrated for (its file name <engine>-<release>.yaml, or
+// its engine label), and one whose release no engine profile covers is an
+// error. Without engines (nil), a file's own
 // terms apply, as in a user's GPU file.
-func parseCatalogEngines(data []byte, origin string, profiles fs.FS, dir string, engines EngineProfiles) ([]GPU, error) {
+func parseCatalog(data []byte, origin string, profiles fs.FS, dir string, engines EngineProfiles) ([]GPU, error) {
 	var cf catalogFile
 	root, err := decodeStrict(data, origin, &cf)
 	if err != nil {

@@ -197,7 +197,7 @@ func TestCatalogTakesEngineTerms(t *testing.T) {
 		"p/beta/vllm-0.24.0.yaml": {Data: []byte("calibrated: true\nengine: vllm-0.24.0 kernels\n")},
 	}
 	cat := []byte(miniCatalog)
-	gpus, err := parseCatalogEngines(cat, "mini.yaml", fsys, "p", engines)
+	gpus, err := parseCatalog(cat, "mini.yaml", fsys, "p", engines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,20 +208,20 @@ func TestCatalogTakesEngineTerms(t *testing.T) {
 	}
 	fsys["p/alpha.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nengine: vllm-0.14.0 kernels\ngraph_launch_factor: 0.3\n")}
 	var fe *FieldError
-	if _, err := parseCatalogEngines(cat, "mini.yaml", fsys, "p", engines); !errors.As(err, &fe) || fe.Path != "graph_launch_factor" || !strings.Contains(err.Error(), "p/alpha.yaml:3") {
+	if _, err := parseCatalog(cat, "mini.yaml", fsys, "p", engines); !errors.As(err, &fe) || fe.Path != "graph_launch_factor" || !strings.Contains(err.Error(), "p/alpha.yaml:3") {
 		t.Errorf("engine term in a GPU file: %v, want a *FieldError at graph_launch_factor, line 3", err)
 	}
 	fsys["p/alpha.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nengine: hand-made\n")}
-	if _, err := parseCatalogEngines(cat, "mini.yaml", fsys, "p", engines); !errors.As(err, &fe) || fe.Path != "engine" {
+	if _, err := parseCatalog(cat, "mini.yaml", fsys, "p", engines); !errors.As(err, &fe) || fe.Path != "engine" {
 		t.Errorf("a label naming no release: %v, want a *FieldError at engine", err)
 	}
 	fsys["p/alpha.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nengine: llama.cpp b1-b2\n")}
-	if _, err := parseCatalogEngines(cat, "mini.yaml", fsys, "p", engines); !errors.As(err, &fe) || fe.Path != "engine" {
+	if _, err := parseCatalog(cat, "mini.yaml", fsys, "p", engines); !errors.As(err, &fe) || fe.Path != "engine" {
 		t.Errorf("an engine without profiles: %v, want a *FieldError at engine", err)
 	}
 	// Without engine profiles (a user's files) a file's own terms apply.
 	fsys["p/alpha.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nengine: vllm-0.14.0 kernels\ngraph_launch_factor: 0.3\n")}
-	gpus, err = parseCatalog(cat, "mini.yaml", fsys, "p")
+	gpus, err = parseCatalog(cat, "mini.yaml", fsys, "p", nil)
 	if err != nil || find(gpus, "alpha").Profile.GraphLaunchFactor != 0.3 {
 		t.Errorf("without engine profiles: %v", err)
 	}

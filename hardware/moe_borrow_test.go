@@ -34,7 +34,7 @@ func TestFusedMoEFrom(t *testing.T) {
 		"p/alpha.yaml":            {Data: []byte(moeDonor)},
 		"p/beta/vllm-0.24.0.yaml": {Data: []byte("calibrated: true\nengine: vllm-0.24.0 kernels\nprovenance:\n  - stage: kernels\n    command: k\nfused_moe_from: alpha\n")},
 	}
-	gpus, err := parseCatalog(cat, "mini.yaml", fsys, "p")
+	gpus, err := parseCatalog(cat, "mini.yaml", fsys, "p", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestFusedMoEFrom(t *testing.T) {
 		fsys["p/beta/vllm-0.24.0.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nfused_moe_from: " + from + "\n")}
 		fsys["p/gamma.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\n")}
 		var fe *FieldError
-		if _, err := parseCatalog([]byte(miniCatalog+"  - name: gamma\n    peak_tflops: {bf16: 1}\n    memory_bandwidth_gbps: 1\n    memory_gib: 1\n"), "mini.yaml", fsys, "p"); !errors.As(err, &fe) || fe.Path != "fused_moe_from" {
+		if _, err := parseCatalog([]byte(miniCatalog+"  - name: gamma\n    peak_tflops: {bf16: 1}\n    memory_bandwidth_gbps: 1\n    memory_gib: 1\n"), "mini.yaml", fsys, "p", nil); !errors.As(err, &fe) || fe.Path != "fused_moe_from" {
 			t.Errorf("%s: %v, want a *FieldError at fused_moe_from", name, err)
 		}
 	}

@@ -27,7 +27,7 @@ var _ kernels.Source = AIC{}
 
 // Tables reads the release's tables (ReadAIC).
 func (a AIC) Tables() (*kernels.Tables, error) {
-	t, _, err := ReadAIC(a.DB, a.System, a.Release)
+	t, _, err := ReadAIC(a.DB, a.System, a.Release, nil)
 	return t, err
 }
 
@@ -65,10 +65,17 @@ func SystemOf(db *aic.DB, g *hardware.GPU) (string, error) {
 // collectors time every backend a release ships), the rows of the source
 // with the most rows for that dtype are kept: the fitters price one kernel
 // per op family and dtype. Which backend a release takes is engine policy,
-// not a fit: ReadAICPolicy keeps the source the engine profile names. The
+// not a fit: policy (below) keeps the source the engine profile names. The
 // choice is listed in AICRead.Notes.
-func ReadAIC(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *AICRead, error) {
-	return ReadAICPolicy(db, system, release, nil)
+//
+// policy gives the engine's kernel choices: where a table measures one
+// dtype with several kernel sources and policy names one of them for its
+// operator family (the MoE table today), that source's rows are kept and
+// the note says it was the engine's choice; elsewhere the source with the
+// most rows. A policy naming a source the table lacks falls back to the
+// most rows, with a note. nil: no rules.
+func ReadAIC(db *aic.DB, system string, release aic.Release, policy SourcePolicy) (*kernels.Tables, *AICRead, error) {
+	return readAIC(db, system, release, policy)
 }
 
 // SourcePolicy is the engine release's kernel choice for the tables' GPU:
@@ -77,13 +84,8 @@ func ReadAIC(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *
 // so. ok is false where it has no rule.
 type SourcePolicy func(op hardware.KernelOp, dtype string) (source, cite string, ok bool)
 
-// ReadAICPolicy is ReadAIC with the engine's kernel choices: where a table
-// measures one dtype with several kernel sources and policy names one of
-// them for its operator family (the MoE table today), that source's rows
-// are kept, and the note says it was the engine's choice; elsewhere, as in
-// ReadAIC, the source with the most rows. A policy naming a source the
-// table lacks falls back to the most rows, with a note. nil: no rules.
-func ReadAICPolicy(db *aic.DB, system string, release aic.Release, policy SourcePolicy) (*kernels.Tables, *AICRead, error) {
+// readAIC is ReadAIC's body (below the policy type).
+func readAIC(db *aic.DB, system string, release aic.Release, policy SourcePolicy) (*kernels.Tables, *AICRead, error) {
 	rep := &AICRead{}
 	k := &kernels.Tables{Dir: db.Systems, Engine: fmt.Sprintf("vllm-%s kernels", release)}
 	rel := func(path string) string {

@@ -15,7 +15,7 @@ import (
 // one the table lacks falls back to the most rows with a note, and the
 // shipped vLLM policy on B200 (sm100) keeps FlashInfer's TRT-LLM experts
 // for fp8 and fp8_block, citing vLLM's fp8 MoE oracle.
-func TestReadAICPolicy(t *testing.T) {
+func TestReadAIC(t *testing.T) {
 	db, err := aic.Open(shareddata.Path(t, "aic"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestReadAICPolicy(t *testing.T) {
 		}
 		return "", "", false
 	}
-	tables, rep, err := ReadAICPolicy(db, "b200_sxm", rel, policy)
+	tables, rep, err := ReadAIC(db, "b200_sxm", rel, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestReadAICPolicy(t *testing.T) {
 		kp, ok := prof.PathFor(op, g.Arch, dtype)
 		return kp.KernelSource, kp.Source, ok && kp.KernelSource != ""
 	}
-	_, rep, err = ReadAICPolicy(db, "b200_sxm", rel, shipped)
+	_, rep, err = ReadAIC(db, "b200_sxm", rel, shipped)
 	if err != nil {
 		t.Fatal(err)
 	}

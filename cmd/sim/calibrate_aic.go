@@ -51,7 +51,7 @@ func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernel
 		return nil, fmt.Errorf("%s: --gpu: %w", cmd, err)
 	}
 	rel := aic.Release(e.Version)
-	tables, rep, err := aiconfigurator.ReadAICPolicy(db, system, rel, sourcePolicy(e, g))
+	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel, sourcePolicy(e, g))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
