@@ -46,11 +46,14 @@ func TestFusedMoEFrom(t *testing.T) {
 	if !ok || st.Command != "sim calibrate moe --gpu alpha" || !strings.Contains(st.Note, "fused_moe_from: alpha") || beta.Provenance[1].Stage != StageMoE {
 		t.Errorf("beta's moe stage %+v (%v), want alpha's, noted, after kernels", st, ok)
 	}
-	for name, from := range map[string]string{"unknown donor": "zeta", "itself": "beta", "donor without a fit": "gamma"} {
+	for name, from := range map[string]string{"unknown donor": "zeta", "itself": "beta", "donor without a fit": "gamma", "donor that borrows": "delta"} {
 		fsys["p/beta/vllm-0.24.0.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nfused_moe_from: " + from + "\n")}
 		fsys["p/gamma.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\n")}
+		fsys["p/delta.yaml"] = &fstest.MapFile{Data: []byte("calibrated: true\nfused_moe_from: alpha\n")}
+		more := "  - name: gamma\n    peak_tflops: {bf16: 1}\n    memory_bandwidth_gbps: 1\n    memory_gib: 1\n" +
+			"  - name: delta\n    peak_tflops: {bf16: 1}\n    memory_bandwidth_gbps: 1\n    memory_gib: 1\n"
 		var fe *FieldError
-		if _, err := parseCatalog([]byte(miniCatalog+"  - name: gamma\n    peak_tflops: {bf16: 1}\n    memory_bandwidth_gbps: 1\n    memory_gib: 1\n"), "mini.yaml", fsys, "p", nil); !errors.As(err, &fe) || fe.Path != "fused_moe_from" {
+		if _, err := parseCatalog([]byte(miniCatalog+more), "mini.yaml", fsys, "p", nil); !errors.As(err, &fe) || fe.Path != "fused_moe_from" {
 			t.Errorf("%s: %v, want a *FieldError at fused_moe_from", name, err)
 		}
 	}
