@@ -20,7 +20,6 @@ terms:
   per_request_overhead_us: 0
   graph_launch_factor: 0.5
   graph_max_tokens: 1048576
-  per_request_kv_head_us: 0.25
 kernel_paths:
   - op: attention
     archs: [sm100]
@@ -39,7 +38,7 @@ func TestParseEngineProfile(t *testing.T) {
 	if e.Name() != "vllm" || e.Release() != [3]int{0, 20, 1} {
 		t.Errorf("engine %q release %v, want vllm 0.20.1", e.Name(), e.Release())
 	}
-	want := EngineTerms{StepOverheadUS: 7, GraphLaunchFactor: 0.5, GraphMaxTokens: 1 << 20, PerRequestKVHeadUS: 0.25}
+	want := EngineTerms{StepOverheadUS: 7, GraphLaunchFactor: 0.5, GraphMaxTokens: 1 << 20}
 	if e.Terms != want {
 		t.Errorf("terms %+v, want %+v", e.Terms, want)
 	}

@@ -4,7 +4,11 @@ import "github.com/roofsim/roofsim/internal/limits"
 
 // EngineTerms are the costs a serving engine release adds to a step beyond
 // the kernels it runs: fixed and per-request costs, CPU work and its
-// overlap with the GPU, and its CUDA-graph policy. They are properties of
+// overlap with the GPU, and its CUDA-graph policy. The per (request, KV
+// head, layer) cost (Profile.PerRequestKVHeadUS) is not among them yet: its
+// identification differs by attention backend (FlashInfer on Blackwell,
+// FlashAttention on Hopper), so GPU profile files hold it until it becomes
+// an engine term per architecture. They are properties of
 // the engine release, not of the GPU: an engine profile
 // (engine/profiles/<engine>-<release>.yaml, EngineProfile) holds them once
 // per release, and the catalog copies them into every GPU profile priced
@@ -15,9 +19,6 @@ type EngineTerms struct {
 	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`
 	// PerRequestOverheadUS is added per request in the batch, µs.
 	PerRequestOverheadUS float64 `yaml:"per_request_overhead_us" json:"per_request_overhead_us"`
-	// PerRequestKVHeadUS is added per (request, KV head on the GPU, layer)
-	// of the batch, µs (Profile.PerRequestKVHeadUS).
-	PerRequestKVHeadUS float64 `yaml:"per_request_kv_head_us,omitempty" json:"per_request_kv_head_us,omitempty"`
 	// GraphLaunchFactor scales kernel launch costs of steps that replay a
 	// CUDA graph (0..1; 1 = no graph benefit).
 	GraphLaunchFactor float64 `yaml:"graph_launch_factor" json:"graph_launch_factor"`
@@ -40,8 +41,7 @@ type EngineTerms struct {
 // engine profile).
 func EngineTermKeys() []string {
 	return []string{
-		"step_overhead_us", "per_request_overhead_us", "per_request_kv_head_us",
-		"graph_launch_factor", "graph_max_tokens", "graph_capture_max_tokens",
+		"step_overhead_us", "per_request_overhead_us", "graph_launch_factor", "graph_max_tokens", "graph_capture_max_tokens",
 		"host_step_us", "host_per_request_us", "async_scheduling",
 	}
 }
@@ -51,7 +51,6 @@ func (p *Profile) EngineTerms() EngineTerms {
 	return EngineTerms{
 		StepOverheadUS:        p.StepOverheadUS,
 		PerRequestOverheadUS:  p.PerRequestOverheadUS,
-		PerRequestKVHeadUS:    p.PerRequestKVHeadUS,
 		GraphLaunchFactor:     p.GraphLaunchFactor,
 		GraphMaxTokens:        p.GraphMaxTokens,
 		GraphCaptureMaxTokens: p.GraphCaptureMaxTokens,
@@ -65,7 +64,6 @@ func (p *Profile) EngineTerms() EngineTerms {
 func (p *Profile) setEngineTerms(t EngineTerms) {
 	p.StepOverheadUS = t.StepOverheadUS
 	p.PerRequestOverheadUS = t.PerRequestOverheadUS
-	p.PerRequestKVHeadUS = t.PerRequestKVHeadUS
 	p.GraphLaunchFactor = t.GraphLaunchFactor
 	p.GraphMaxTokens = t.GraphMaxTokens
 	p.GraphCaptureMaxTokens = t.GraphCaptureMaxTokens
@@ -82,7 +80,6 @@ func (t EngineTerms) validate() *FieldError {
 	}{
 		{"step_overhead_us", t.StepOverheadUS},
 		{"per_request_overhead_us", t.PerRequestOverheadUS},
-		{"per_request_kv_head_us", t.PerRequestKVHeadUS},
 		{"host_step_us", t.HostStepUS},
 		{"host_per_request_us", t.HostPerRequestUS},
 	} {

@@ -58,10 +58,14 @@ func profilesOf(g *GPU) []*Profile {
 	return ps
 }
 
-// withOrdered is With, then the stages sorted into StageKinds order (stable).
+// withOrdered is With, but s goes before the first stage of a kind later in
+// StageKinds order (else last); the other stages keep their order.
 func (p Provenance) withOrdered(s Stage) Provenance {
-	out := p.With(s)
+	out := p.Without(s.Stage)
 	order := func(k StageKind) int { return slices.Index(StageKinds(), k) }
-	slices.SortStableFunc(out, func(a, b Stage) int { return order(a.Stage) - order(b.Stage) })
-	return out
+	i := slices.IndexFunc(out, func(st Stage) bool { return order(st.Stage) > order(s.Stage) })
+	if i < 0 {
+		return append(out, s)
+	}
+	return slices.Insert(out, i, s)
 }

@@ -197,6 +197,9 @@ func (p *Profile) validate() *FieldError {
 	if err := overhead("frontend_latency_us", p.FrontendLatencyUS); err != nil {
 		return err
 	}
+	if err := overhead("per_request_kv_head_us", p.PerRequestKVHeadUS); err != nil {
+		return err
+	}
 	if !(p.ServingComputeEfficiency >= 0 && p.ServingComputeEfficiency <= 1) {
 		return fieldErr("serving_compute_efficiency", "must be in [0, 1] (0 means 1)")
 	}

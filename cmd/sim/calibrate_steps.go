@@ -38,10 +38,12 @@ that were not fitted.
 
 --file and --tp pair up (repeat or comma-separate them); so do --holdout and
 --holdout-tp. --engine-profile writes the engine's terms (step cost, graph
-launch share, cost per (request, KV head), graph policy) into the engine
-release's profile, engine/profiles/<engine>-<release>.yaml, which every GPU
-calibrated for that release takes; --update writes the GPU's own terms (the
-compute and all-reduce rates sustained in serving) into its profile files.
+launch share, graph policy, per-request cost) into the engine release's
+profile, engine/profiles/<engine>-<release>.yaml, which every GPU calibrated
+for that release takes; --update writes the GPU's own terms (the cost per
+(request, KV head), whose presence depends on the attention backend, and
+the compute and all-reduce rates sustained in serving) into its profile
+files.
 Each records this command in its provenance.`,
 		Example: `  D=../shared/data/fpm/qwen3-32b_b300_vllm-0.20.1
   sim calibrate steps --gpu b300 --model qwen3-32b --file $D/tp1/fpm_metrics_detail.csv --tp 1 \
@@ -143,11 +145,12 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		stage = hardware.Stage{Stage: hardware.StageSteps, Command: command, Data: data, Rows: stage.Rows}
 	}
 	write := func(flag, path string, p *hardware.Profile, note string) error {
-		// A new step fit replaces an earlier one and voids a serving fit made
-		// on top of it (rerun sim calibrate serving --keep-step-terms).
+		// A new step fit replaces an earlier one and voids the open-loop and
+		// serving fits made on top of it (rerun sim calibrate openloop, then
+		// sim calibrate serving --keep-step-terms).
 		st := stage
 		st.Note = note
-		p.Provenance = p.Provenance.Without(hardware.StageServing).With(st)
+		p.Provenance = p.Provenance.Without(hardware.StageServing, hardware.StageOpenLoop).With(st)
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
@@ -165,7 +168,7 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		// The engine terms Apply sets are left out of a GPU file
 		// (calibrate.MarshalProfile); they go to --engine-profile.
 		if err := write("--update", path, fit.Terms.Apply(profiles[i]),
-			"serving_compute_efficiency, serving_allreduce_efficiency fitted"+engineNote); err != nil {
+			"per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency fitted"+engineNote); err != nil {
 			return err
 		}
 	}
@@ -229,11 +232,11 @@ func stepsEngineNote(o *calibrateStepsOptions, t steps.Terms) string {
 	for i, tp := range o.TPs {
 		tps[i] = fmt.Sprint(tp)
 	}
-	per := "per_request_kv_head_us; per_request_overhead_us 0"
+	per := "per_request_overhead_us 0"
 	if t.PerRequestUS != 0 || o.PerRequest {
-		per = "per_request_overhead_us; per_request_kv_head_us 0"
+		per = "per_request_overhead_us fitted"
 	}
-	return fmt.Sprintf("fitted on %s (%s, TP %s): step_overhead_us, graph_launch_factor, %s; graph_max_tokens: every step replays a graph",
+	return fmt.Sprintf("fitted on %s (%s, TP %s): step_overhead_us, graph_launch_factor; %s; graph_max_tokens: every step replays a graph",
 		o.GPU, o.Model, strings.Join(tps, ","), per)
 }
 

@@ -146,12 +146,12 @@ func TestMoEFitReplacesItsStage(t *testing.T) {
 		}
 	}
 	after := loadProvenance(t, path)
-	want := []hardware.StageKind{hardware.StageKernels, hardware.StageServing, hardware.StageMoE}
+	want := []hardware.StageKind{hardware.StageKernels, hardware.StageOpenLoop, hardware.StageServing, hardware.StageMoE}
 	if got := kinds(after); !reflect.DeepEqual(got, want) {
 		t.Fatalf("stages after two MoE fits: %v, want %v", got, want)
 	}
-	if !reflect.DeepEqual(after[:2], before.Without(hardware.StageMoE)) {
-		t.Errorf("other stages changed:\n%+v\n%+v", after[:2], before)
+	if !reflect.DeepEqual(after[:3], before.Without(hardware.StageMoE)) {
+		t.Errorf("other stages changed:\n%+v\n%+v", after[:3], before)
 	}
 	if p, err := hardware.LoadProfile(path); err != nil || p.FusedMoEFrom != "" || len(p.FusedMoE) == 0 {
 		t.Errorf("h200 after its own MoE fit: fused_moe_from %q, %d entries, %v; want its own entries", p.FusedMoEFrom, len(p.FusedMoE), err)
@@ -161,7 +161,7 @@ func TestMoEFitReplacesItsStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := after[2]
+	st := after[3]
 	if len(st.Data) != 1 || st.Data[0] != (hardware.DataFile{Path: table, SHA256: sum, Rows: 400}) ||
 		st.Rows <= 0 || st.Rows > 400 || st.Note != "fused_moe fitted" {
 		t.Errorf("moe stage %+v", st)
