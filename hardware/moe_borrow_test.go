@@ -81,3 +81,24 @@ func TestShippedFusedMoEFrom(t *testing.T) {
 		}
 	}
 }
+
+// withOrdered puts a stage before the first stage of a later kind and
+// leaves the order of the others alone (a profile's openloop stage may
+// precede its serving stage).
+func TestWithOrdered(t *testing.T) {
+	pv := Provenance{{Stage: StageKernels}, {Stage: StageMoE}, {Stage: StageOpenLoop}, {Stage: StageServing}}
+	var got []StageKind
+	for _, st := range pv.withOrdered(Stage{Stage: StageSteps, Command: "s"}) {
+		got = append(got, st.Stage)
+	}
+	if want := []StageKind{StageKernels, StageMoE, StageSteps, StageOpenLoop, StageServing}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stages %v, want %v", got, want)
+	}
+	got = got[:0]
+	for _, st := range (Provenance{{Stage: StageKernels}}).withOrdered(Stage{Stage: StageServing}) {
+		got = append(got, st.Stage)
+	}
+	if want := []StageKind{StageKernels, StageServing}; !reflect.DeepEqual(got, want) {
+		t.Errorf("appended: %v", got)
+	}
+}
