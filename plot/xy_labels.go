@@ -1,0 +1,68 @@
+package plot
+
+import (
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+func hasLabels(labels [][]string) bool {
+	for _, l := range labels {
+		for _, t := range l {
+			if t != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pointLabels draws the per-point labels of an XY chart's series: every
+// marker, every line segment and (when legend is true) the legend box are
+// obstacles, and each label takes the first place around its point
+// (aroundMarker's order) that overlaps none of them or an earlier label,
+// else the place overlapping least. Labels of highlighted series go
+// first, so a marked item keeps the best place.
+func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend bool) plotterFunc {
+	return func(dc draw.Canvas, p *gplot.Plot) {
+		trX, trY := p.Transforms(&dc)
+		at := func(v plotter.XY) vg.Point { return vg.Point{X: trX(v.X), Y: trY(v.Y)} }
+		lp := &labelPlacer{bounds: dc.Rectangle}
+		for i, s := range c.Series {
+			_, glyph := seriesStyle(i, s)
+			line, points := s.Line, s.Points
+			if !line && !points {
+				line, points = true, true
+			}
+			for j, v := range data[i] {
+				if points {
+					lp.block(markerRect(at(v), glyph.Radius), markerWeight)
+				}
+				if line && j > 0 {
+					lp.blockSegment(at(data[i][j-1]), at(v))
+				}
+			}
+		}
+		if legend {
+			lp.block(legendBox(dc, p), textWeight)
+		}
+		sty := textStyle(annotateSize, inkColor)
+		for _, first := range []bool{true, false} {
+			for i, s := range c.Series {
+				if s.Highlight != first {
+					continue
+				}
+				_, glyph := seriesStyle(i, s)
+				for j, txt := range labels[i] {
+					pt := at(data[i][j])
+					if txt == "" || !dc.Contains(pt) {
+						continue
+					}
+					st, apt, rect := lp.place(sty, txt, aroundMarker(pt, glyph.Radius))
+					drawHaloText(dc, st, apt, txt, rect)
+				}
+			}
+		}
+	}
+}
