@@ -30,6 +30,10 @@ type Series struct {
 	// item); both ignore Style.
 	Style             int
 	Dashed, Highlight bool
+	// Dash draws the line dashed in the series' own colour: a second
+	// quantity of one item (waiting beside running requests), where Dashed
+	// is a limit.
+	Dash bool
 	// Labels, when set, has one entry per point: the text written next to
 	// it ("" for none), placed where it overlaps no other label, marker or
 	// the legend if such a place exists (xy_labels.go).
@@ -214,13 +218,15 @@ func buildXY(c XYChart) (*gplot.Plot, error) {
 			labelled = true
 		}
 	}
+	var leg *gplot.Legend
 	if labelled && !c.NoLegend {
 		top, left := emptiestCorner(p, data)
 		placeLegend(p, top, left)
-		p.Add(legendBackground())
+		leg = detachLegend(p)
+		p.Add(legendBackground(leg))
 	}
 	if hasLabels(labels) {
-		p.Add(pointLabels(c, data, labels, labelled && !c.NoLegend))
+		p.Add(pointLabels(c, data, labels, leg))
 	}
 	return p, nil
 }
@@ -258,6 +264,9 @@ func seriesStyle(i int, s Series) (draw.LineStyle, draw.GlyphStyle) {
 		col, shape = StyleFor(s.Style - 1)
 	}
 	line := draw.LineStyle{Color: col, Width: vg.Points(1.6)}
+	if s.Dash {
+		line.Dashes = []vg.Length{vg.Points(5), vg.Points(2.5)}
+	}
 	glyph := draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}
 	switch {
 	case s.Dashed:

@@ -19,12 +19,12 @@ func hasLabels(labels [][]string) bool {
 }
 
 // pointLabels draws the per-point labels of an XY chart's series: every
-// marker, every line segment and (when legend is true) the legend box are
+// marker, every line segment and the legend's box (legend, when not nil) are
 // obstacles, and each label takes the first place around its point
 // (aroundMarker's order) that overlaps none of them or an earlier label,
 // else the place overlapping least. Labels of highlighted series go
 // first, so a marked item keeps the best place.
-func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend bool) plotterFunc {
+func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend *gplot.Legend) plotterFunc {
 	return func(dc draw.Canvas, p *gplot.Plot) {
 		trX, trY := p.Transforms(&dc)
 		at := func(v plotter.XY) vg.Point { return vg.Point{X: trX(v.X), Y: trY(v.Y)} }
@@ -44,8 +44,8 @@ func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend bool) 
 				}
 			}
 		}
-		if legend {
-			lp.block(legendBox(dc, p), textWeight)
+		if legend != nil {
+			lp.block(legendBox(dc, legend), textWeight)
 		}
 		sty := textStyle(annotateSize, inkColor)
 		for _, first := range []bool{true, false} {
