@@ -38,19 +38,14 @@ func TestLegendInsideItsBox(t *testing.T) {
 	drawFn(draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: w, Y: h}}})
 	var box *vg.Rectangle
 	texts := map[string]vg.Point{}
-	var cur color.Color
 	for _, a := range rec.Actions {
-		switch a := a.(type) {
-		case *recorder.SetColor:
-			cur = a.Color
-		case *recorder.Fill:
-			if c, ok := cur.(color.NRGBA); ok && c == (color.NRGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xeb}) {
-				r := pathBounds(a.Path)
-				box = &r
-			}
-		case *recorder.FillString:
-			texts[a.String] = a.Point
+		if fs, ok := a.(*recorder.FillString); ok {
+			texts[fs.String] = fs.Point
 		}
+	}
+	for _, path := range pathsIn(rec, color.NRGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xeb}, false) {
+		r := pathBounds(path)
+		box = &r
 	}
 	if box == nil {
 		t.Fatal("no legend background drawn")
@@ -75,4 +70,26 @@ func pathBounds(p vg.Path) vg.Rectangle {
 		r.Max.X, r.Max.Y = max(r.Max.X, c.Pos.X), max(r.Max.Y, c.Pos.Y)
 	}
 	return r
+}
+
+// pathsIn returns the paths rec filled (stroked, when stroke is true) in
+// colour c.
+func pathsIn(rec *recorder.Canvas, c color.Color, stroke bool) []vg.Path {
+	var out []vg.Path
+	var cur color.Color
+	for _, a := range rec.Actions {
+		switch a := a.(type) {
+		case *recorder.SetColor:
+			cur = a.Color
+		case *recorder.Fill:
+			if !stroke && cur == c {
+				out = append(out, a.Path)
+			}
+		case *recorder.Stroke:
+			if stroke && cur == c {
+				out = append(out, a.Path)
+			}
+		}
+	}
+	return out
 }

@@ -1,7 +1,6 @@
 package plot
 
 import (
-	"image/color"
 	"math"
 	"testing"
 
@@ -33,15 +32,9 @@ func TestRooflinePointLabelBesideItsMarker(t *testing.T) {
 	trX, trY := p.Transforms(&data)
 	// Leader lines: two-point strokes in the muted colour.
 	var leaders [][2]vg.Point
-	var cur color.Color
-	for _, a := range rec.Actions {
-		switch a := a.(type) {
-		case *recorder.SetColor:
-			cur = a.Color
-		case *recorder.Stroke:
-			if cur == mutedColor && len(a.Path) == 2 {
-				leaders = append(leaders, [2]vg.Point{a.Path[0].Pos, a.Path[1].Pos})
-			}
+	for _, path := range pathsIn(rec, mutedColor, true) {
+		if len(path) == 2 {
+			leaders = append(leaders, [2]vg.Point{path[0].Pos, path[1].Pos})
 		}
 	}
 	for _, pt := range c.Points {
