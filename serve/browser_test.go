@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,6 +256,22 @@ func TestBrowser(t *testing.T) {
 		for (let i = 0; i < b.length; i++) { if (b[i].x < 0 || b[i].y < 0 || b[i].x + b[i].w > b[i].pw || b[i].y + b[i].h > b[i].ph) n++;
 			for (let j = 0; j < i; j++) if (b[i].x < b[j].x + b[j].w && b[j].x < b[i].x + b[i].w && b[i].y < b[j].y + b[j].h && b[j].y < b[i].y + b[i].h) n++; }
 		return n; })()`)
+	// A dense cluster: 3 labels that must be drawn and 40 optional ones;
+	// every must-label is drawn, and no two labels overlap.
+	eval(`(() => { const el = document.createElement("div"); el.id = "dense-test"; el.style.width = "600px"; document.body.appendChild(el);
+		const pts = []; for (let i = 0; i < 40; i++) pts.push({x: 10 + (i % 8) * 0.2, y: 100 + Math.floor(i / 8) * 0.5, color: "#a8b3c4", label: "#" + i + " h100 tp1", labelOptional: true});
+		for (let i = 0; i < 3; i++) pts.push({x: 12 + i, y: 105 + i, color: "#2b6cb0", label: "front " + i, labelPriority: 1});
+		chart(el, {xlog: true, ylog: true, points: pts, height: 300, legend: false, xrange: [9, 16], yrange: [95, 112]}); return 1; })()`)
+	step("dense labels drawn", wait(`document.getElementById("dense-test").labelBoxes !== undefined`))
+	dense, err := chromedp.Run(tctx, chromedp.Evaluate[string](`(() => { const el = document.getElementById("dense-test");
+		const b = el.labelBoxes; let bad = 0;
+		for (let i = 0; i < b.length; i++) for (let j = 0; j < i; j++) if (b[i].x < b[j].x + b[j].w && b[j].x < b[i].x + b[i].w && b[i].y < b[j].y + b[j].h && b[j].y < b[i].y + b[i].h) bad++;
+		const front = b.filter(x => x.text.startsWith("front")).length;
+		el.remove(); delete state.charts["dense-test"];
+		return bad + " overlaps, " + front + " front, " + b.length + " labels"; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	swXTicks := eval(`document.getElementById("sw-chart").dataset.xTicks.split("|").length`)
 	swYTicks := eval(`document.getElementById("sw-chart").dataset.yTicks.split("|").length`)
 	swSLO := eval(`document.getElementById("sw-chart").dataset.refLines === "TPOT p99 SLO 50 ms → 20 tok/s/user" ? 1 : 0`)
@@ -327,6 +344,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if swPoints != 3 || swLabels != swPoints || swOverlaps != 0 {
 		t.Errorf("sweep chart: %d points, %d labels, %d overlapping or clipped labels", swPoints, swLabels, swOverlaps)
+	}
+	if n := 0; !strings.HasPrefix(dense, "0 overlaps, 3 front, ") || func() bool { fmt.Sscanf(dense[strings.LastIndex(dense, ", ")+2:], "%d", &n); return n >= 43 }() {
+		t.Errorf("dense chart: %s; want no overlap, the 3 front labels, and not every optional one of 40 squeezed in", dense)
 	}
 	if swXTicks < 3 || swYTicks < 3 {
 		t.Errorf("sweep chart: %d x and %d y tick labels on its log axes, want >= 3 each", swXTicks, swYTicks)

@@ -288,7 +288,8 @@ function drawNote(u, ctx, note) {
 // placeLabels writes each point's label next to it where it overlaps
 // neither another label, a point, nor the plot's edge: right, left, above,
 // below, the diagonals, then the same farther out with a leader line. With
-// no free place it takes the one overlapping least. The boxes placed are
+// no free place it takes the one overlapping least, or, for a point whose
+// labelOptional is set, none. The boxes placed are
 // kept on the chart element (el.labelBoxes, CSS pixels relative to the
 // plot; data-point-labels counts them) for tests.
 function placeLabels(u, ctx, pts, el) {
@@ -313,11 +314,15 @@ function placeLabels(u, ctx, pts, el) {
         if (box.x < B.left || box.y < B.top || box.x + w > B.left + B.width || box.y + h > B.top + B.height) cost += 1e9;
         for (const q of placed) cost += overlap(box, q);
         marks.forEach((o, j) => { if (inside(o)) cost += overlap(box, { x: o.x - o.r, y: o.y - o.r, w: 2 * o.r, h: 2 * o.r }); });
+        const clash = cost;
         cost += dist; // prefer near places
-        if (!best || cost < best.cost) best = { ...box, cost, dist, text };
+        if (!best || cost < best.cost) best = { ...box, cost, clash, dist, text };
       }
       if (best.cost < 10) break;
     }
+    // An optional label (a configuration off the Pareto front) is left to
+    // the tooltip when it has no free place.
+    if (pts[i].labelOptional && best.clash > 0) continue;
     placed.push(best);
     if (best.dist > 1) {
       ctx.strokeStyle = "#9aa3b2"; ctx.lineWidth = dpr; ctx.setLineDash([]);
@@ -760,11 +765,13 @@ function renderSweep() {
     `${fmtNum(r.output_tokens_per_s_per_gpu)} tok/s/GPU · ${fmtNum(r.tokens_per_s_per_user)} tok/s/user<br>${r.max_concurrency > 0 ? `max concurrency ${r.max_concurrency} (${fmtNum(r.max_rate_rps)} req/s)` : `max rate ${fmtNum(r.max_rate_rps)} req/s`} · TTFT p99 ${fmtNum(r.ttft_p99_ms)} ms · TPOT p99 ${fmtNum(r.tpot_p99_ms)} ms` +
     (r.cost_per_mtok != null ? `<br>$${fmtNum(r.cost_per_mtok)} per M tokens` : "") + (r.recommended ? "<br><b>recommended</b>" : r.pareto ? "<br>Pareto-optimal" : "");
   const front = ok.filter((r) => r.pareto).sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user);
-  // Every point is labelled with its configuration; the Pareto ones and the
-  // recommended one are placed first.
+  // Points are labelled with their configuration: the recommended one and
+  // the Pareto ones always (placed first), the others where a free place
+  // is left (a dense sweep would bury the front in text otherwise).
   const pts = ok.map((r) => ({ x: r.tokens_per_s_per_user, y: r.output_tokens_per_s_per_gpu, color: r.recommended ? "#e4572e" : r.pareto ? "#2b6cb0" : "#a8b3c4",
     hollow: !r.pareto && !r.recommended, shape: r.recommended ? "star" : undefined, size: r.recommended ? 8 : r.pareto ? 5 : 4, tip: tip(r),
-    label: configName(r) + (r.recommended ? " (recommended)" : ""), labelPriority: r.recommended ? 2 : r.pareto ? 1 : 0, labelColor: r.pareto || r.recommended ? "#1d2430" : "#5b6575" }));
+    label: configName(r) + (r.recommended ? " (recommended)" : ""), labelPriority: r.recommended ? 2 : r.pareto ? 1 : 0,
+    labelOptional: !r.pareto && !r.recommended, labelColor: r.pareto || r.recommended ? "#1d2430" : "#5b6575" }));
   // The TPOT bound as the tokens/s per user of a configuration at the limit
   // (tokens/s per user = 1000 / mean TPOT in ms): configurations left of it
   // cannot meet a TPOT bound; the other bounds and the target rate in a note.
