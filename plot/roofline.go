@@ -456,7 +456,7 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 			}
 			labelled++
 			sty, tp, rect := lp.place(textStyle(annotateSize, inkColor), pt.Label, aroundMarker(cp, markerRadius))
-			leaderLine(c, cp, rect)
+			leaderLine(c, cp, markerRadius, rect)
 			drawHaloText(c, sty, tp, pt.Label, rect)
 		}
 	}
@@ -527,18 +527,18 @@ func (a *rooflineArt) drawSlopeLabel(c draw.Canvas, lp *labelPlacer, from, to vg
 	c.FillText(sty, best, a.bwLabel)
 }
 
-// leaderLine joins a marker at pt to its label's rectangle with a thin grey
+// leaderLine joins a marker of the given radius at pt to its label's rectangle with a thin grey
 // line when the label sits farther than leaderGap from the marker's edge
 // (pushed out by roofs and other labels), so it still reads as the
 // marker's.
-func leaderLine(c draw.Canvas, pt vg.Point, rect vg.Rectangle) {
+func leaderLine(c draw.Canvas, pt vg.Point, radius vg.Length, rect vg.Rectangle) {
 	near := vg.Point{X: min(max(pt.X, rect.Min.X), rect.Max.X), Y: min(max(pt.Y, rect.Min.Y), rect.Max.Y)}
 	d := vg.Length(math.Hypot(float64(near.X-pt.X), float64(near.Y-pt.Y)))
-	if d <= markerRadius+leaderGap {
+	if d <= radius+leaderGap {
 		return
 	}
 	// From the marker's edge to the label's.
-	f := float64(markerRadius / d)
+	f := float64(radius / d)
 	from := vg.Point{X: pt.X + (near.X-pt.X)*vg.Length(f), Y: pt.Y + (near.Y-pt.Y)*vg.Length(f)}
 	c.StrokeLine2(draw.LineStyle{Color: mutedColor, Width: vg.Points(0.6)}, from.X, from.Y, near.X, near.Y)
 }

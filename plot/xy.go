@@ -36,8 +36,10 @@ type Series struct {
 	Dash bool
 	// Labels, when set, has one entry per point: the text written next to
 	// it ("" for none), placed where it overlaps no other label, marker or
-	// the legend if such a place exists (xy_labels.go).
-	Labels []string
+	// the legend if such a place exists (xy_labels.go). With OptionalLabels
+	// a label without such a place is left out.
+	Labels         []string
+	OptionalLabels bool
 }
 
 // XYChart is a generic line/scatter chart.

@@ -22,8 +22,10 @@ func hasLabels(labels [][]string) bool {
 // marker, every line segment and the legend's box (legend, when not nil) are
 // obstacles, and each label takes the first place around its point
 // (aroundMarker's order) that overlaps none of them or an earlier label,
-// else the place overlapping least. Labels of highlighted series go
-// first, so a marked item keeps the best place.
+// else the place overlapping least, with a leader line when that is not
+// beside its marker. Labels of highlighted series go
+// first, so a marked item keeps the best place; optional ones
+// (Series.OptionalLabels) last, and only where they collide with nothing.
 func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend *gplot.Legend) plotterFunc {
 	return func(dc draw.Canvas, p *gplot.Plot) {
 		trX, trY := p.Transforms(&dc)
@@ -48,9 +50,10 @@ func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend *gplot
 			lp.block(legendBox(dc, legend), textWeight)
 		}
 		sty := textStyle(annotateSize, inkColor)
-		for _, first := range []bool{true, false} {
+		// Highlighted series first, optional labels last.
+		for pass := range 3 {
 			for i, s := range c.Series {
-				if s.Highlight != first {
+				if labelPass(s) != pass {
 					continue
 				}
 				_, glyph := seriesStyle(i, s)
@@ -59,10 +62,30 @@ func pointLabels(c XYChart, data []plotter.XYs, labels [][]string, legend *gplot
 					if txt == "" || !dc.Contains(pt) {
 						continue
 					}
-					st, apt, rect := lp.place(sty, txt, aroundMarker(pt, glyph.Radius))
+					cands := aroundMarker(pt, glyph.Radius)
+					if s.OptionalLabels {
+						if st, apt, rect, ok := lp.placeFree(sty, txt, cands); ok {
+							drawHaloText(dc, st, apt, txt, rect)
+						}
+						continue
+					}
+					st, apt, rect := lp.place(sty, txt, cands)
+					leaderLine(dc, pt, glyph.Radius, rect)
 					drawHaloText(dc, st, apt, txt, rect)
 				}
 			}
 		}
 	}
+}
+
+// labelPass is when a series' labels are placed: 0 highlighted, 1 plain,
+// 2 optional.
+func labelPass(s Series) int {
+	switch {
+	case s.OptionalLabels:
+		return 2
+	case s.Highlight:
+		return 0
+	}
+	return 1
 }

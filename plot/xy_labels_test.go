@@ -28,25 +28,7 @@ func labelledChart() XYChart {
 // Every point label is drawn once, and no two overlap.
 func TestPointLabelsDrawnApart(t *testing.T) {
 	c := labelledChart()
-	p, err := buildXY(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder.Canvas{}
-	p.Draw(draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: xyWidth, Y: xyHeight}}})
-	sty := textStyle(annotateSize, inkColor)
-	ext := sty.FontExtents()
-	var rects []vg.Rectangle
-	seen := map[string]int{}
-	for _, a := range rec.Actions {
-		fs, ok := a.(*recorder.FillString)
-		if !ok || !strings.HasPrefix(fs.String, "#") {
-			continue
-		}
-		seen[fs.String]++
-		rects = append(rects, vg.Rectangle{Min: vg.Point{X: fs.Point.X, Y: fs.Point.Y - ext.Descent},
-			Max: vg.Point{X: fs.Point.X + sty.Width(fs.String), Y: fs.Point.Y + ext.Ascent}})
-	}
+	rects, seen := drawnLabels(t, c)
 	for _, s := range c.Series {
 		for _, l := range s.Labels {
 			if seen[l] != 1 {
@@ -75,4 +57,60 @@ func TestPointLabelsSVGAndErrors(t *testing.T) {
 	if err := WriteXY(filepath.Join(t.TempDir(), "b.svg"), bad); err == nil || !strings.Contains(err.Error(), "Series[0].Labels: length 1 differs from len(X) = 2") {
 		t.Errorf("wrong-length labels: %v", err)
 	}
+}
+
+// Optional labels never overlap anything: in a cluster of 40 optional and
+// 3 plain labels, the plain ones are all drawn, no two labels overlap and
+// not all the optional ones fit.
+func TestOptionalPointLabels(t *testing.T) {
+	var ss []Series
+	for i := range 40 {
+		ss = append(ss, Series{Style: 1, Points: true, X: []float64{10 + float64(i%8)*0.2}, Y: []float64{100 + float64(i/8)*0.5},
+			Labels: []string{fmt.Sprintf("#%d h100 tp1", i)}, OptionalLabels: true})
+	}
+	for i := range 3 {
+		ss = append(ss, Series{Style: 2, Points: true, X: []float64{12 + float64(i)}, Y: []float64{105 + float64(i)}, Labels: []string{fmt.Sprintf("#%d front", 40+i)}})
+	}
+	rects, seen := drawnLabels(t, XYChart{LogX: true, LogY: true, Series: ss})
+	for i := range 3 {
+		if seen[fmt.Sprintf("#%d front", 40+i)] != 1 {
+			t.Errorf("plain label %d drawn %d times", 40+i, seen[fmt.Sprintf("#%d front", 40+i)])
+		}
+	}
+	if len(rects) >= 43 {
+		t.Errorf("all %d labels drawn in a cluster of 43 points", len(rects))
+	}
+	for i := range rects {
+		for j := range i {
+			if overlapArea(rects[i], rects[j]) > 0 {
+				t.Errorf("labels %d and %d overlap", i, j)
+			}
+		}
+	}
+}
+
+// drawnLabels draws c and returns the boxes of the texts starting with "#"
+// (the point labels) and how often each was drawn.
+func drawnLabels(t *testing.T, c XYChart) ([]vg.Rectangle, map[string]int) {
+	t.Helper()
+	p, err := buildXY(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder.Canvas{}
+	p.Draw(draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: xyWidth, Y: xyHeight}}})
+	sty := textStyle(annotateSize, inkColor)
+	ext := sty.FontExtents()
+	var rects []vg.Rectangle
+	seen := map[string]int{}
+	for _, a := range rec.Actions {
+		fs, ok := a.(*recorder.FillString)
+		if !ok || !strings.HasPrefix(fs.String, "#") {
+			continue
+		}
+		seen[fs.String]++
+		rects = append(rects, vg.Rectangle{Min: vg.Point{X: fs.Point.X, Y: fs.Point.Y - ext.Descent},
+			Max: vg.Point{X: fs.Point.X + sty.Width(fs.String), Y: fs.Point.Y + ext.Ascent}})
+	}
+	return rects, seen
 }

@@ -68,8 +68,10 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		}
 		// On the Pareto chart each point is written beside its marker, in
 		// the configuration's style; the legend panel has the long name.
+		// Off the front, a name is written only where it collides with
+		// nothing (a dense sweep would bury the front in text).
 		configs = append(configs, plot.Series{Style: style, Points: true, X: []float64{row.TokensPerSPerUser},
-			Y: []float64{row.OutputTokensPerSPerGPU}, Labels: []string{name}})
+			Y: []float64{row.OutputTokensPerSPerGPU}, Labels: []string{name}, OptionalLabels: !row.Pareto && !row.Recommended})
 		label := name
 		if t := row.SettingsText(); t != "" {
 			label += " " + t

@@ -45,8 +45,8 @@ func TestChartsShapes(t *testing.T) {
 		label string
 	}{{80, "#0 h100 tp1"}, {40, "#1 h100 tp1"}, {60, "#2 h100 tp1"}} {
 		s := pareto[1+k]
-		if !slices.Equal(s.X, []float64{want.x}) || !slices.Equal(s.Labels, []string{want.label}) || s.Style != k+1 {
-			t.Errorf("configuration %d on the Pareto chart: %+v, want x %g labelled %q in style %d", k, s, want.x, want.label, k+1)
+		if !slices.Equal(s.X, []float64{want.x}) || !slices.Equal(s.Labels, []string{want.label}) || s.Style != k+1 || s.OptionalLabels != (k == 2) {
+			t.Errorf("configuration %d on the Pareto chart: %+v, want x %g labelled %q in style %d (optional off the front)", k, s, want.x, want.label, k+1)
 		}
 	}
 	if !slices.Equal(pareto[0].X, []float64{40, 80}) || !slices.Equal(pareto[0].Y, []float64{1500, 900}) || !pareto[0].Line || pareto[0].Points {
