@@ -19,10 +19,20 @@ import (
 	"github.com/roofsim/roofsim/internal/yamlstrict"
 )
 
-// ProfilesPrefix starts every profile path a plan names: paths are written
-// relative to the repository root, as the profiles' provenance records
-// them.
-const ProfilesPrefix = "hardware/profiles/"
+// profileDirs are the directories of the files a plan builds: GPU kernel
+// profiles and engine profiles. Paths are written relative to the
+// repository root, as the profiles' provenance records them.
+func profileDirs() []string { return []string{"hardware/profiles/", "engine/profiles/"} }
+
+// isProfilePath reports whether p names a file below one of profileDirs.
+func isProfilePath(p string) bool {
+	for _, d := range profileDirs() {
+		if rest, ok := strings.CutPrefix(p, d); ok && rest != "" && !strings.Contains(rest, "..") {
+			return true
+		}
+	}
+	return false
+}
 
 // DataPrefix starts every shared-data path a plan names.
 const DataPrefix = "../shared/data/"
@@ -44,7 +54,8 @@ type Step struct {
 
 // Legacy is a shipped profile kept as it is, with why it is not rebuilt.
 type Legacy struct {
-	// File is the profile's path below hardware/profiles/ (h100.yaml).
+	// File is the profile's path from the repository root
+	// (hardware/profiles/h100.yaml).
 	File   string `yaml:"file"`
 	Reason string `yaml:"reason"`
 }
@@ -68,15 +79,15 @@ func (e *Error) Error() string {
 }
 
 // profileFlag reports whether flag's value names the profile files a step
-// writes (--out) or reads and rewrites (--update, --carry); values may be
-// comma-separated lists.
+// writes (--out, --engine-profile) or reads and rewrites (--update,
+// --carry); values may be comma-separated lists.
 func profileFlag(flag string) bool {
-	return flag == "--out" || flag == "--update" || flag == "--carry"
+	return flag == "--out" || flag == "--update" || flag == "--carry" || flag == "--engine-profile"
 }
 
 // Parse reads a plan from data; name labels errors. Every step must be a
 // `sim calibrate` command naming at least one profile file below
-// hardware/profiles/; a legacy entry needs a file and a reason and may not
+// hardware/profiles/ or engine/profiles/; a legacy entry needs a file and a reason and may not
 // be a file the steps build.
 func Parse(data []byte, name string) (*Plan, error) {
 	var p Plan
@@ -102,15 +113,15 @@ func Parse(data []byte, name string) (*Plan, error) {
 			return nil, &Error{File: name, Field: field, Reason: err.Error()}
 		}
 		if len(files) == 0 {
-			return nil, &Error{File: name, Field: field, Reason: "names no profile file (--out, --update or --carry below " + ProfilesPrefix + ")"}
+			return nil, &Error{File: name, Field: field, Reason: "names no profile file (--out, --update, --carry or --engine-profile below " + strings.Join(profileDirs(), " or ") + ")"}
 		}
 	}
 	built := p.Files()
 	for i, l := range p.Legacy {
 		field := fmt.Sprintf("legacy[%d]", i)
 		switch {
-		case l.File == "" || strings.Contains(l.File, ".."):
-			return nil, &Error{File: name, Field: field + ".file", Reason: fmt.Sprintf("%q: want a path below %s", l.File, ProfilesPrefix)}
+		case !isProfilePath(l.File):
+			return nil, &Error{File: name, Field: field + ".file", Reason: fmt.Sprintf("%q: want a path below %s", l.File, strings.Join(profileDirs(), " or "))}
 		case strings.TrimSpace(l.Reason) == "":
 			return nil, &Error{File: name, Field: field + ".reason", Reason: "is required: say why the profile is not rebuilt"}
 		case slices.Contains(built, l.File):
@@ -123,11 +134,28 @@ func Parse(data []byte, name string) (*Plan, error) {
 // Args are the step's words after "sim".
 func (s Step) Args() []string { return strings.Fields(s.Run)[1:] }
 
-// profiles lists the profile files the step names, below
-// hardware/profiles/ (b200/vllm-0.24.0.yaml), in the order given.
+// profiles lists the profile files the step names, from the repository
+// root (hardware/profiles/b200/vllm-0.24.0.yaml), in the order given.
 func (s Step) profiles() ([]string, error) {
-	w := strings.Fields(s.Run)
+	refs, err := s.profileRefs()
 	var out []string
+	for _, r := range refs {
+		if !slices.Contains(out, r.file) {
+			out = append(out, r.file)
+		}
+	}
+	return out, err
+}
+
+// profileRef is one profile file a step names, and the flag naming it.
+type profileRef struct{ flag, file string }
+
+// profileRefs lists the profile files the step names with the flag of
+// each, in the order given; an error names a flag without a value or a
+// file outside the profile directories.
+func (s Step) profileRefs() ([]profileRef, error) {
+	w := strings.Fields(s.Run)
+	var out []profileRef
 	for i := 0; i < len(w); i++ {
 		flag, val, inline := strings.Cut(w[i], "=")
 		if !profileFlag(flag) {
@@ -141,19 +169,16 @@ func (s Step) profiles() ([]string, error) {
 			val = w[i]
 		}
 		for _, f := range strings.Split(val, ",") {
-			rel, ok := strings.CutPrefix(f, ProfilesPrefix)
-			if !ok || rel == "" || strings.Contains(rel, "..") {
-				return nil, fmt.Errorf("%s %s: want a file below %s", flag, f, ProfilesPrefix)
+			if !isProfilePath(f) {
+				return nil, fmt.Errorf("%s %s: want a file below %s", flag, f, strings.Join(profileDirs(), " or "))
 			}
-			if !slices.Contains(out, rel) {
-				out = append(out, rel)
-			}
+			out = append(out, profileRef{flag, f})
 		}
 	}
 	return out, nil
 }
 
-// Profiles lists the profile files step i names (below hardware/profiles/).
+// Profiles lists the profile files step i names (from the repository root).
 func (p *Plan) Profiles(i int) []string {
 	f, _ := p.Steps[i].profiles() // checked by Parse
 	return f
@@ -202,21 +227,64 @@ func (p *Plan) StepsFor(file string) []string {
 	return out
 }
 
-// Select lists, in plan order, the steps that name one of files (paths
-// below hardware/profiles/): what rebuilding only those files runs. A file
-// no step names is an *Error.
-func (p *Plan) Select(files []string) ([]int, error) {
+// Select lists, in plan order, the steps that rebuilding files (paths
+// from the repository root) runs: the steps that name one of them, and the
+// earlier steps those depend on (Deps), transitively; and every file those
+// steps name (files and the others they write alongside). A file no step
+// names is an *Error.
+func (p *Plan) Select(files []string) ([]int, []string, error) {
 	built := p.Files()
 	for _, f := range files {
 		if !slices.Contains(built, f) {
-			return nil, &Error{Field: "--only", Reason: fmt.Sprintf("%s: no step builds it (built: %s)", f, strings.Join(built, ", "))}
+			return nil, nil, &Error{Field: "--only", Reason: fmt.Sprintf("%s: no step builds it (built: %s)", f, strings.Join(built, ", "))}
 		}
 	}
-	var out []int
+	in := make([]bool, len(p.Steps))
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		if !in[i] && slices.ContainsFunc(p.Profiles(i), func(f string) bool { return slices.Contains(files, f) }) {
+			in[i] = true
+		}
+		if in[i] {
+			for _, d := range p.Deps(i) {
+				in[d] = true
+			}
+		}
+	}
+	var steps []int
+	var named []string
 	for i := range p.Steps {
-		if slices.ContainsFunc(p.Profiles(i), func(f string) bool { return slices.Contains(files, f) }) {
-			out = append(out, i)
+		if !in[i] {
+			continue
+		}
+		steps = append(steps, i)
+		for _, f := range p.Profiles(i) {
+			if !slices.Contains(named, f) {
+				named = append(named, f)
+			}
 		}
 	}
-	return out, nil
+	return steps, named, nil
+}
+
+// Seeds lists the files among files that the first step naming them
+// updates rather than creates (named by --update, --carry or
+// --engine-profile, not --out): a rebuild elsewhere starts them from the
+// shipped copy, whose parts no step fits (an engine profile's kernel-path
+// policy) are sources, not outputs.
+func (p *Plan) Seeds(files []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, st := range p.Steps {
+		refs, _ := st.profileRefs() // checked by Parse
+		for _, r := range refs {
+			if seen[r.file] || !slices.Contains(files, r.file) {
+				continue
+			}
+			seen[r.file] = true
+			if r.flag != "--out" {
+				out = append(out, r.file)
+			}
+		}
+	}
+	return out
 }

@@ -15,9 +15,9 @@ const twoGPUs = `steps:
   - run: sim calibrate --aic ../shared/data/aic --gpu b200 --engine vllm@0.24.0 --out hardware/profiles/b200/vllm-0.24.0.yaml --profile-only
   - run: sim calibrate --aic ../shared/data/aic --gpu l40s --engine vllm@0.24.0 --out=hardware/profiles/l40s/vllm-0.24.0.yaml --profile-only
   - run: sim calibrate moe --aic ../shared/data/aic --gpu b200 --engine vllm@0.24.0 --update hardware/profiles/b200/vllm-0.24.0.yaml
-  - run: sim calibrate steps --gpu b300 --file ../shared/data/fpm/a.csv,../shared/data/fpm/b.csv --tp 1,4 --carry hardware/profiles/b200/vllm-0.24.0.yaml,hardware/profiles/l40s/vllm-0.24.0.yaml
+  - run: sim calibrate steps --gpu b300 --file ../shared/data/fpm/a.csv,../shared/data/fpm/b.csv --tp 1,4 --carry hardware/profiles/b200/vllm-0.24.0.yaml,hardware/profiles/l40s/vllm-0.24.0.yaml --engine-profile engine/profiles/vllm-0.20.1.yaml
 legacy:
-  - file: h100.yaml
+  - file: hardware/profiles/h100.yaml
     reason: made by an older fit
 `
 
@@ -26,7 +26,7 @@ func TestParseFilesAndDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := p.Files(), []string{"b200/vllm-0.24.0.yaml", "l40s/vllm-0.24.0.yaml"}; !slices.Equal(got, want) {
+	if got, want := p.Files(), []string{"hardware/profiles/b200/vllm-0.24.0.yaml", "hardware/profiles/l40s/vllm-0.24.0.yaml", "engine/profiles/vllm-0.20.1.yaml"}; !slices.Equal(got, want) {
 		t.Errorf("Files = %v, want %v", got, want)
 	}
 	// The two kernel fits share no file; the moe step waits for b200's
@@ -36,7 +36,7 @@ func TestParseFilesAndDeps(t *testing.T) {
 			t.Errorf("Deps(%d) = %v, want %v", i, got, want)
 		}
 	}
-	if got := p.StepsFor("l40s/vllm-0.24.0.yaml"); len(got) != 2 || !strings.Contains(got[0], "--gpu l40s") || !strings.Contains(got[1], "calibrate steps") {
+	if got := p.StepsFor("hardware/profiles/l40s/vllm-0.24.0.yaml"); len(got) != 2 || !strings.Contains(got[0], "--gpu l40s") || !strings.Contains(got[1], "calibrate steps") {
 		t.Errorf("StepsFor(l40s) = %q", got)
 	}
 	if got := p.Steps[0].Args(); got[0] != "calibrate" || got[len(got)-1] != "--profile-only" {
@@ -52,8 +52,9 @@ func TestParseRejects(t *testing.T) {
 		{"outside profiles", "steps:\n  - run: sim calibrate --gpu b200 --out hardware/profiles/../x.yaml\n", "steps[0].run"},
 		{"flag without value", "steps:\n  - run: sim calibrate --gpu b200 --out\n", "steps[0].run"},
 		{"repeated", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\n  - run: sim calibrate  --out hardware/profiles/a.yaml\n", "steps[1].run"},
-		{"legacy without reason", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: h100.yaml\n", "legacy[0].reason"},
-		{"legacy also built", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: a.yaml\n    reason: old\n", "legacy[0].file"},
+		{"legacy without reason", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/h100.yaml\n", "legacy[0].reason"},
+		{"legacy also built", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/a.yaml\n    reason: old\n", "legacy[0].file"},
+		{"legacy outside profiles", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: h100.yaml\n    reason: old\n", "legacy[0].file"},
 		{"unknown key", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\n    args: x\n", ""},
 	} {
 		_, err := Parse([]byte(c.doc), "p.yaml")
@@ -70,17 +71,29 @@ func TestParseRejects(t *testing.T) {
 
 func TestRewrite(t *testing.T) {
 	got := Rewrite([]string{"calibrate", "steps", "--file", "../shared/data/fpm/a.csv,../shared/data/fpm/b.csv",
-		"--carry=hardware/profiles/b200/v.yaml,hardware/profiles/l40s/v.yaml", "--gpu", "b300", "--out", "elsewhere/x.yaml"}, "/d", "/o", nil)
+		"--carry=hardware/profiles/b200/v.yaml,hardware/profiles/l40s/v.yaml", "--gpu", "b300", "--out", "elsewhere/x.yaml",
+		"--engine-profile", "engine/profiles/e.yaml"}, "/d", "/o")
 	want := []string{"calibrate", "steps", "--file", "/d/fpm/a.csv,/d/fpm/b.csv",
-		"--carry=/o/b200/v.yaml,/o/l40s/v.yaml", "--gpu", "b300", "--out", "elsewhere/x.yaml"}
+		"--carry=/o/hardware/profiles/b200/v.yaml,/o/hardware/profiles/l40s/v.yaml", "--gpu", "b300", "--out", "elsewhere/x.yaml",
+		"--engine-profile", "/o/engine/profiles/e.yaml"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Rewrite = %q\nwant %q", got, want)
 	}
-	// Rebuilding only b200's file: l40s's is dropped from the carry list.
-	got = Rewrite([]string{"--carry", "hardware/profiles/b200/v.yaml,hardware/profiles/l40s/v.yaml"}, "/d", "/o",
-		func(f string) bool { return f == "b200/v.yaml" })
-	if want := []string{"--carry", "/o/b200/v.yaml"}; !slices.Equal(got, want) {
-		t.Errorf("Rewrite keeping b200 = %q, want %q", got, want)
+}
+
+// The carry step is the first to name the engine profile, through
+// --engine-profile: it updates that file, so a rebuild seeds it; the GPU
+// profiles are first named by --out.
+func TestSeeds(t *testing.T) {
+	p, err := Parse([]byte(twoGPUs), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Seeds(p.Files()), []string{"engine/profiles/vllm-0.20.1.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("Seeds = %v, want %v", got, want)
+	}
+	if got := p.Seeds([]string{"hardware/profiles/b200/vllm-0.24.0.yaml"}); len(got) != 0 {
+		t.Errorf("Seeds(b200) = %v, want none", got)
 	}
 }
 
@@ -89,11 +102,14 @@ func TestSelect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := p.Select([]string{"l40s/vllm-0.24.0.yaml"}); err != nil || !slices.Equal(got, []int{1, 3}) {
-		t.Errorf("Select(l40s) = %v, %v; want [1 3]", got, err)
+	// l40s's file: its kernel fit and the carry step, which waits for
+	// every step before it; the carry step writes the engine profile too.
+	steps, files, err := p.Select([]string{"hardware/profiles/l40s/vllm-0.24.0.yaml"})
+	if err != nil || !slices.Equal(steps, []int{0, 1, 2, 3}) || len(files) != 3 {
+		t.Errorf("Select(l40s) = %v, %v, %v; want all four steps and three files", steps, files, err)
 	}
 	var pe *Error
-	if _, err := p.Select([]string{"h100/vllm-0.24.0.yaml"}); !errors.As(err, &pe) || pe.Field != "--only" {
+	if _, _, err := p.Select([]string{"hardware/profiles/h100/vllm-0.24.0.yaml"}); !errors.As(err, &pe) || pe.Field != "--only" {
 		t.Errorf("Select of a file no step builds: %v", err)
 	}
 }
@@ -149,10 +165,11 @@ fused_moe:
 // files, both ways: every stage of a rebuilt profile's provenance is a
 // step of the plan that names the file, in plan order, and every profile
 // under hardware/profiles is either rebuilt by the plan or listed as
-// legacy. It needs no data: only the files in the repository.
+// legacy (GPU kernel profiles and engine profiles alike). It needs no
+// data: only the files in the repository.
 func TestShippedPlanMatchesProfiles(t *testing.T) {
-	dir := filepath.Join("..", "..", "hardware")
-	data, err := os.ReadFile(filepath.Join(dir, "profiles-plan.yaml"))
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, "hardware", "profiles-plan.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +179,7 @@ func TestShippedPlanMatchesProfiles(t *testing.T) {
 	}
 	built := p.Files()
 	for _, f := range built {
-		raw, err := os.ReadFile(filepath.Join(dir, "profiles", f))
+		raw, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Errorf("the plan builds %s, which is not shipped: %v", f, err)
 			continue
@@ -187,22 +204,24 @@ func TestShippedPlanMatchesProfiles(t *testing.T) {
 	for _, l := range p.Legacy {
 		legacy = append(legacy, l.File)
 	}
-	err = filepath.WalkDir(filepath.Join(dir, "profiles"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
-			return err
+	for _, d := range profileDirs() {
+		err = filepath.WalkDir(filepath.Join(root, d), func(path string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			if !slices.Contains(built, rel) && !slices.Contains(legacy, rel) {
+				t.Errorf("%s is shipped but the plan neither builds it nor lists it as legacy", rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(filepath.Join(dir, "profiles"), path)
-		rel = filepath.ToSlash(rel)
-		if !slices.Contains(built, rel) && !slices.Contains(legacy, rel) {
-			t.Errorf("%s is shipped but the plan neither builds it nor lists it as legacy", rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, l := range legacy {
-		if _, err := os.Stat(filepath.Join(dir, "profiles", l)); err != nil {
+		if _, err := os.Stat(filepath.Join(root, l)); err != nil {
 			t.Errorf("legacy %s: not shipped: %v", l, err)
 		}
 	}

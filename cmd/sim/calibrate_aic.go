@@ -51,7 +51,7 @@ func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernel
 		return nil, fmt.Errorf("%s: --gpu: %w", cmd, err)
 	}
 	rel := aic.Release(e.Version)
-	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel)
+	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel, sourcePolicy(e, g))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
@@ -64,4 +64,22 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// sourcePolicy is the kernel choice of engine release e on g's architecture,
+// from e's engine profile (the nearest release's; engine/profiles): its
+// kernel paths that name the kernel tables' kernel_source. nil when e has
+// no engine profile.
+func sourcePolicy(e engine.Engine, g *hardware.GPU) aiconfigurator.SourcePolicy {
+	prof, _, err := e.Profile()
+	if err != nil {
+		return nil
+	}
+	return func(op hardware.KernelOp, dtype string) (string, string, bool) {
+		kp, ok := prof.PathFor(op, g.Arch, dtype)
+		if !ok || kp.KernelSource == "" {
+			return "", "", false
+		}
+		return kp.KernelSource, kp.Source, true
+	}
 }

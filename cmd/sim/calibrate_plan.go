@@ -45,8 +45,9 @@ steps that share none run side by side (--jobs), which gives the same files
 as running them in order. SIM_* environment variables do not apply to the
 steps: each runs as its recorded command line.
 
-Without --check the profiles in the profiles/ directory beside the plan are
-rewritten in place. With --check they are rebuilt into a temporary directory (or --keep)
+Profile paths in the plan (hardware/profiles/..., engine/profiles/...)
+are relative to the repository root, the directory above the plan's.
+Without --check they are rewritten in place. With --check they are rebuilt into a temporary directory (or --keep)
 and compared with the shipped files key by key: numbers within --tolerance
 (relative), everything else (provenance commands, data checksums) exactly;
 any differing key is listed and the command fails. Profiles the plan lists
@@ -62,12 +63,12 @@ otherwise (--quiet silences it).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Plan, "plan", defaultPlanFile, "plan file; its profile paths (hardware/profiles/...) are files of the profiles/ directory beside it")
+	f.StringVar(&o.Plan, "plan", defaultPlanFile, "plan file; its profile paths (hardware/profiles/..., engine/profiles/...) are relative to the directory above the plan's (the repository root)")
 	f.BoolVar(&o.Check, "check", false, "rebuild into a temporary directory and compare with the shipped profiles")
 	f.Float64Var(&o.Tolerance, "tolerance", 1e-6, "with --check: largest relative difference of a number that counts as equal, in [0, 0.1]")
 	f.IntVar(&o.Jobs, "jobs", 0, "steps run at once (0: one per CPU)")
 	f.StringVar(&o.Keep, "keep", "", "with --check: rebuild into this directory (created; must be empty) and keep it")
-	f.StringSliceVar(&o.Only, "only", nil, "rebuild only these profiles (paths below hardware/profiles/, e.g. b200/vllm-0.24.0.yaml) and the steps that name them")
+	f.StringSliceVar(&o.Only, "only", nil, "rebuild only these profiles (paths as the plan writes them, e.g. hardware/profiles/b200/vllm-0.24.0.yaml): the steps that name them and the steps those depend on; every file those steps write is compared")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
@@ -122,16 +123,15 @@ func runCalibratePlan(ctx context.Context, s streams, o *calibratePlanOptions) e
 		sel[i] = i
 	}
 	if len(o.Only) > 0 {
-		if sel, err = p.Select(o.Only); err != nil {
+		if sel, files, err = p.Select(o.Only); err != nil {
 			return usageError{fmt.Errorf("calibrate plan: %w", err)}
 		}
-		files = o.Only
 	}
 	dataRoot := dataDir()
 	if dataRoot == "" {
 		return fmt.Errorf("calibrate plan: the shared data directory was not found (../shared/data beside the repository, or set ROOFSIM_DATA)")
 	}
-	shipped := filepath.Join(filepath.Dir(o.Plan), "profiles")
+	shipped := filepath.Dir(filepath.Dir(o.Plan)) // the repository root
 	out := shipped
 	if o.Check {
 		if out, err = planScratch(o.Keep); err != nil {
@@ -144,6 +144,19 @@ func runCalibratePlan(ctx context.Context, s streams, o *calibratePlanOptions) e
 	for _, f := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, f)), 0o755); err != nil {
 			return fmt.Errorf("calibrate plan: %w", err)
+		}
+	}
+	if o.Check {
+		// A file a step updates rather than creates starts from the shipped
+		// copy (plan.Plan.Seeds).
+		for _, f := range p.Seeds(files) {
+			data, err := os.ReadFile(filepath.Join(shipped, f))
+			if err != nil {
+				return fmt.Errorf("calibrate plan: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(out, f), data, 0o644); err != nil {
+				return fmt.Errorf("calibrate plan: %w", err)
+			}
 		}
 	}
 	start := time.Now()
@@ -220,7 +233,7 @@ func comparePlanFile(shipped, rebuilt string, tol float64) ([]plan.Diff, error) 
 	return plan.Compare(a, b, tol)
 }
 
-// runPlanSteps runs the steps sel of p, writing only files, with at most
+// runPlanSteps runs the steps sel of p, which write files, with at most
 // o.Jobs at once. Whenever a slot is free it starts the first step, in plan
 // order, whose earlier steps it depends on (plan.Plan.Deps) are done. The
 // first failure stops the steps not yet started and is returned.
@@ -236,7 +249,6 @@ func runPlanSteps(ctx context.Context, s streams, p *plan.Plan, sel []int, files
 	ctx = withFitCache(ctx, kernels.NewFitCache())
 	bar := newMeter(s.errOut, int64(len(sel)), o.Quiet, "rebuilding profiles", "steps")
 	defer bar.Finish()
-	keep := func(f string) bool { return slices.Contains(files, f) }
 	// A step not selected counts as done: nothing waits for it.
 	done := make([]bool, len(p.Steps))
 	for i := range done {
@@ -261,7 +273,7 @@ func runPlanSteps(ctx context.Context, s streams, p *plan.Plan, sel []int, files
 			}
 			started[i] = true
 			running++
-			go func() { results <- result{i, runPlanStep(ctx, p, i, dataRoot, outDir, keep)} }()
+			go func() { results <- result{i, runPlanStep(ctx, p, i, dataRoot, outDir)} }()
 		}
 		if running == 0 {
 			break // stopped by a failure: nothing left in flight
@@ -304,9 +316,8 @@ func fitCacheOf(ctx context.Context) *kernels.FitCache {
 
 // runPlanStep runs step i in this process: its own words are the command
 // line recorded in the profiles' provenance, its paths are mapped onto
-// dataRoot and outDir, its profile paths limited to those keep accepts
-// (plan.Rewrite). SIM_* variables are not applied.
-func runPlanStep(ctx context.Context, p *plan.Plan, i int, dataRoot, outDir string, keep func(string) bool) error {
+// dataRoot and outDir (plan.Rewrite). SIM_* variables are not applied.
+func runPlanStep(ctx context.Context, p *plan.Plan, i int, dataRoot, outDir string) error {
 	words := p.Steps[i].Args()
 	// A command's progress meter writes from its own goroutine beside the
 	// command's notes: the buffers take one writer at a time.
@@ -314,7 +325,7 @@ func runPlanStep(ctx context.Context, p *plan.Plan, i int, dataRoot, outDir stri
 	st := streams{in: strings.NewReader(""), out: stdout, errOut: stderr, args: words}
 	root := newRootCmd(st)
 	root.PersistentPreRunE = nil
-	root.SetArgs(plan.Rewrite(words, dataRoot, outDir, keep))
+	root.SetArgs(plan.Rewrite(words, dataRoot, outDir))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
