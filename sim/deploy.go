@@ -38,6 +38,9 @@ type Prepared struct {
 	// state blocks per request) and that prefix caching is off; ""
 	// otherwise (hybrid_cache.go).
 	HybridNote string
+	// MixerKernelNote says how MLA and Gated DeltaNet kernels are priced
+	// (roofline.StepModel.MixerKernelNote); "" without such layers.
+	MixerKernelNote string
 	// StateBlocksPerRequest is the blocks each running request holds for a
 	// hybrid model's recurrent state (Config.StateBlocksPerRequest).
 	StateBlocksPerRequest int
@@ -151,7 +154,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
 	}
-	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, StateBlocksPerRequest: stateBlocks,
+	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, MixerKernelNote: step.MixerKernelNote(), StateBlocksPerRequest: stateBlocks,
 		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	var draftWeights, draftKV float64 // the proposer's share of memory
 	if spec != nil {

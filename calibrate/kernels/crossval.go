@@ -125,31 +125,12 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 	if len(f.samples) == 0 {
 		return nil, nil
 	}
-	idx := make([]int, len(f.samples))
 	keys := make([]float64, len(f.samples))
 	var slice string
 	for i, s := range f.samples {
-		idx[i] = i
 		keys[i], slice = sliceKey(s)
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case keys[a] < keys[b]:
-			return -1
-		case keys[a] > keys[b]:
-			return 1
-		}
-		return 0
-	})
-	fold := make([]int, len(idx)) // fold of idx[j]
-	per := (len(idx) + o.Folds - 1) / o.Folds
-	cur := 0
-	for j := range idx {
-		if j > 0 && keys[idx[j]] != keys[idx[j-1]] && j >= per*(cur+1) && cur < o.Folds-1 {
-			cur++
-		}
-		fold[j] = cur
-	}
+	idx, fold, cur := sortedFolds(keys, o.Folds)
 	if cur == 0 {
 		return nil, nil // one distinct shape range: nothing to hold out
 	}
@@ -173,4 +154,33 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 		}
 	}
 	return fp, nil
+}
+
+// sortedFolds orders rows by keys (stably) and cuts them into at most
+// folds contiguous ranges of about equal row count, never splitting rows
+// of one key value: idx is the row order, fold[j] the range of row
+// idx[j], and last the highest range (0: one range only).
+func sortedFolds(keys []float64, folds int) (idx, fold []int, last int) {
+	idx = make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case keys[a] < keys[b]:
+			return -1
+		case keys[a] > keys[b]:
+			return 1
+		}
+		return 0
+	})
+	fold = make([]int, len(idx))
+	per := (len(idx) + folds - 1) / folds
+	for j := range idx {
+		if j > 0 && keys[idx[j]] != keys[idx[j-1]] && j >= per*(last+1) && last < folds-1 {
+			last++
+		}
+		fold[j] = last
+	}
+	return idx, fold, last
 }

@@ -80,7 +80,9 @@ func families(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 	byKey := map[string][]Sample{}
 	skipped := map[string]int{}
 	small := 0
-	for _, r := range k.GEMM {
+	gemmRows, eagerWarns := eagerRows(k.GEMM)
+	warns = append(warns, eagerWarns...)
+	for _, r := range gemmRows {
 		if r.N < MinGEMMDim || r.K < MinGEMMDim {
 			small++
 			continue

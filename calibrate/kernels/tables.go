@@ -10,6 +10,13 @@ type GEMMRow struct {
 	Dtype     string
 	LatencyMS float64
 	Line      int
+	// Eager: the row was timed without a CUDA graph, one layer call per
+	// timed iteration, so its latency includes the host's per-call
+	// dispatch (Python, the quantisation and GEMM launches), which a
+	// serving engine's CUDA graphs do not replay. Where the host is the
+	// slower of the two, the row measures the host, not the kernel
+	// (eagerRows).
+	Eager bool
 }
 
 // ContextAttentionRow is one measured prefill attention kernel: Batch
@@ -82,6 +89,11 @@ type Tables struct {
 	CustomAllReduce     []CollectiveRow
 	NCCL                []CollectiveRow
 	MoE                 []MoERow
+	// MLAContext, MLAGeneration, MLABMM and GDN are the token-mixer kernel
+	// tables (mixer_tables.go), read by ReadAICMixers only.
+	MLAContext, MLAGeneration []MLAModuleRow
+	MLABMM                    []MLABMMRow
+	GDN                       []GDNRow
 }
 
 // FileCount is a table file and its data-row count.
