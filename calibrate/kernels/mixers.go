@@ -168,6 +168,7 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.kernel, err)
 		}
+		res.Warnings = append(res.Warnings, boundWarnings(string(f.kernel), fit.Efficiency)...)
 		if fit.Kept {
 			if prof.MixerKernels == nil {
 				prof.MixerKernels = map[hardware.MixerKernel]hardware.OpEfficiency{}

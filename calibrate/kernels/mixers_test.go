@@ -143,3 +143,27 @@ func TestEagerRows(t *testing.T) {
 		t.Errorf("no eager rows: kept %v, warnings %v", got, warns)
 	}
 }
+
+// TestFixMemoryKeepsCurve: a fit with fixMemory keeps init's memory curve
+// and L2 speedup and still fits the compute curve and launch.
+func TestFixMemoryKeepsCurve(t *testing.T) {
+	truth := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.6, Half: 1e10, Exp: 1}, Memory: hardware.Curve{Max: 0.5, Half: 1e6, Exp: 1}, LaunchUS: 5}
+	var ss []Sample
+	for _, f := range []float64{1e9, 1e10, 1e11, 1e12, 1e13} {
+		s := Sample{FLOPs: f, Bytes: f / 1000, PeakFLOPS: 1e15, BandwidthBytesPerSec: 3e12}
+		s.Seconds = s.Predict(truth)
+		ss = append(ss, s)
+	}
+	init := hardware.DefaultProfile().GEMM
+	init.Memory = hardware.Curve{Max: 0.9, Half: 5e6, Exp: 0.7}
+	fit, err := fitOp(ss, init, 1, fitOptions{restarts: 4, fixMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := fit.Efficiency.Memory; math.Abs(m.Max-0.9) > 1e-9 || math.Abs(m.Half-5e6) > 1e-3 || math.Abs(m.Exp-0.7) > 1e-9 {
+		t.Errorf("memory %+v: want init's kept", m)
+	}
+	if fit.RMSLogError > 0.02 {
+		t.Errorf("compute-bound rows fitted with RMS log error %.3f, want <= 0.02", fit.RMSLogError)
+	}
+}
