@@ -51,7 +51,7 @@ func PrepareDisagg(m *model.Config, g *hardware.GPU, d settings.Deployment) (poo
 				return pools, cfg, &CatalogError{Key: "disaggregation." + pl.name + ".gpu", Err: err}
 			}
 		}
-		prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: pg, Settings: pd})
+		prep, err := sim.Prepare(sim.Deployment{Model: m, GPU: pg, Settings: pd, FullKVCache: true})
 		if err != nil {
 			return pools, cfg, &PoolError{Pool: pl.name, Err: err}
 		}

@@ -212,6 +212,7 @@ func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config 
 	cfg := sim.Config{
 		Scheduler:             prep.Scheduler,
 		StateBlocksPerRequest: prep.StateBlocksPerRequest,
+		Window:                prep.Window,
 		StepModel:             prep.Step,
 		Replicas:              max(replicas, 1),
 		Router:                router,

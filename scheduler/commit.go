@@ -58,6 +58,7 @@ func b2i(b bool) int {
 // stay in the prefix cache) and appends it to finished.
 func (s *Scheduler) finish(r *Request, finished []*Request) []*Request {
 	if r.HoldBlocks {
+		s.freeWindow(r) // only the full-attention blocks are transferred
 		s.hold(r)
 		return append(finished, r)
 	}

@@ -21,7 +21,7 @@ import (
 // O(running).
 func (s *Scheduler) DecodeRunLimit() int {
 	b := &s.batch
-	if !s.pending || s.cfg.Speculative.NumTokens > 0 || b.NumPrefillTokens > 0 || len(b.Preempted) > 0 || s.numWaiting() > 0 ||
+	if !s.pending || s.cfg.Speculative.NumTokens > 0 || s.window.On() || b.NumPrefillTokens > 0 || len(b.Preempted) > 0 || s.numWaiting() > 0 ||
 		len(b.Items) != len(s.running) || len(b.Items) == 0 {
 		return 0
 	}

@@ -141,7 +141,10 @@ func (s *Scheduler) CheckInvariants() error {
 		if len(r.stateBlocks) != s.stateBlocks {
 			bad("running[%d] (id %d): %d state blocks, want %d", i, r.ID, len(r.stateBlocks), s.stateBlocks)
 		}
-		for _, b := range r.stateBlocks {
+		if w := s.window; w.On() && (len(r.winBlocks) < w.Held(r.NumComputed, r.NumComputed) || len(r.winBlocks) > w.MaxHeld(r.knownTokens()+r.OutputTokens, s.cfg.MaxNumBatchedTokens+s.cfg.Speculative.LookaheadTokens)) {
+			bad("running[%d] (id %d): %d window blocks for %d computed tokens", i, r.ID, len(r.winBlocks), r.NumComputed)
+		}
+		for _, b := range append(r.stateBlocks[:len(r.stateBlocks):len(r.stateBlocks)], r.winBlocks...) {
 			if mark[b] == i+1 {
 				bad("running[%d] (id %d): holds block %d twice", i, r.ID, b)
 			}
@@ -200,7 +203,7 @@ func (s *Scheduler) CheckInvariants() error {
 		if r.state != stateWaiting {
 			bad("waiting request %d: state %d", r.ID, r.state)
 		}
-		if len(r.blocks) != 0 || len(r.stateBlocks) != 0 || r.NumComputed != 0 {
+		if len(r.blocks) != 0 || len(r.stateBlocks) != 0 || len(r.winBlocks) != 0 || r.NumComputed != 0 {
 			bad("waiting request %d: holds %d blocks, %d computed", r.ID, len(r.blocks), r.NumComputed)
 		}
 	})

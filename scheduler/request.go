@@ -78,6 +78,9 @@ type Request struct {
 	// stateBlocks are the blocks held for the recurrent state while running
 	// (Scheduler.SetStateBlocksPerRequest's count; none while waiting).
 	stateBlocks []int32
+	// winBlocks are the sliding-window groups' blocks held while running,
+	// oldest first (window_blocks.go).
+	winBlocks []int32
 	// hashes[i] is the content hash of full block i (computed lazily, kept across
 	// preemptions since content never changes).
 	hashes []uint64

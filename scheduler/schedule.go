@@ -49,8 +49,9 @@ func (s *Scheduler) Schedule() *Batch {
 		if s.cfg.Speculative.NumTokens > 0 {
 			n, need = s.speculate(r, n, budget)
 		}
+		slots := r.NumComputed + n + s.cfg.Speculative.LookaheadTokens
 		self := false
-		for need > s.pool.numFree {
+		for need+s.windowNeed(r, slots) > s.pool.numFree {
 			last := len(s.running) - 1
 			victim := s.running[last]
 			s.running[last] = nil
@@ -64,6 +65,7 @@ func (s *Scheduler) Schedule() *Batch {
 		if self {
 			break
 		}
+		s.fitWindow(r, slots) // frees the blocks that left the window first
 		s.allocate(r, need)
 		s.emit(r, n)
 		budget -= n
@@ -117,8 +119,9 @@ func (s *Scheduler) admit(budget int) {
 		}
 		// Speculation reserves lookahead slots from admission on (vLLM's
 		// effective_lookahead_tokens, vllm/v1/core/sched/scheduler.py).
-		need := max(s.blocksFor(cached+n+s.cfg.Speculative.LookaheadTokens)-have, 0)
-		if need+evictable+s.stateBlocks > s.pool.numFree {
+		slots := cached + n + s.cfg.Speculative.LookaheadTokens
+		need := max(s.blocksFor(slots)-have, 0)
+		if need+evictable+s.stateBlocks+s.window.Held(slots, cached) > s.pool.numFree {
 			break
 		}
 		q.Pop()
@@ -146,6 +149,7 @@ func (s *Scheduler) admit(budget int) {
 		for range s.stateBlocks {
 			r.stateBlocks = append(r.stateBlocks, s.pool.allocate())
 		}
+		s.fitWindow(r, slots)
 		if reload > 0 {
 			s.reload(r, reload)
 		}
@@ -209,4 +213,5 @@ func (s *Scheduler) freeBlocks(r *Request) {
 		s.pool.release(b)
 	}
 	r.stateBlocks = r.stateBlocks[:0]
+	s.freeWindow(r)
 }

@@ -31,6 +31,8 @@ type Scheduler struct {
 
 	// blockShift is log2(BlockSize) when that is a power of two, else -1.
 	blockShift int
+	// window is SetWindow's sliding-window groups (window_blocks.go).
+	window Window
 	// stateBlocks is SetStateBlocksPerRequest's count (state_blocks.go).
 	stateBlocks int
 
@@ -130,7 +132,7 @@ func (s *Scheduler) check(r *Request) (covered int, _ error) {
 	if total := r.PromptTokens + r.OutputTokens; total > s.cfg.MaxModelLen {
 		return 0, reject(ReasonPromptTooLong, "prompt %d + output %d tokens > max_model_len %d", r.PromptTokens, r.OutputTokens, s.cfg.MaxModelLen)
 	}
-	if need := s.blocksFor(r.PromptTokens+r.OutputTokens-1) + s.stateBlocks; need > s.cfg.NumGPUBlocks {
+	if need := s.blocksFor(r.PromptTokens+r.OutputTokens-1) + s.stateBlocks + s.window.MaxHeld(r.PromptTokens+r.OutputTokens-1, s.cfg.MaxNumBatchedTokens); need > s.cfg.NumGPUBlocks {
 		return 0, reject(ReasonExceedsKVCapacity, "needs %d KV blocks of %d tokens, num_gpu_blocks is %d", need, s.cfg.BlockSize, s.cfg.NumGPUBlocks)
 	}
 	return covered, nil

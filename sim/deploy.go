@@ -26,6 +26,12 @@ type Deployment struct {
 	// (KVCapacity) and > 0 pins it; MaxModelLen == 0 takes the model's maximum
 	// context.
 	Settings settings.Deployment
+	// FullKVCache turns vLLM's hybrid KV cache manager off for
+	// sliding-window models (--disable-hybrid-kv-cache-manager): every
+	// sliding layer's cache holds the whole context, as on a full layer.
+	// The disaggregated pools set it, their KV transfer moving
+	// full-context blocks (sliding_cache.go).
+	FullKVCache bool
 }
 
 // Prepared is a resolved deployment, ready for Run.
@@ -35,8 +41,9 @@ type Prepared struct {
 	// auto chose and why, when it chose another than the fused default.
 	MoEKernelNote string
 	// HybridNote describes a hybrid model's cache layout (block size,
-	// state blocks per request) and that prefix caching is off; ""
-	// otherwise (hybrid_cache.go).
+	// state blocks per request) and that prefix caching is off
+	// (hybrid_cache.go), or a sliding-window model's cache groups
+	// (sliding_cache.go); "" otherwise.
 	HybridNote string
 	// MixerKernelNote says how MLA and Gated DeltaNet kernels are priced
 	// (roofline.StepModel.MixerKernelNote); "" without such layers.
@@ -44,7 +51,11 @@ type Prepared struct {
 	// StateBlocksPerRequest is the blocks each running request holds for a
 	// hybrid model's recurrent state (Config.StateBlocksPerRequest).
 	StateBlocksPerRequest int
-	Scheduler             scheduler.Config
+	// Window is a sliding-window model's sliding cache groups as the
+	// scheduler holds them (scheduler.Scheduler.SetWindow); the zero
+	// Window otherwise.
+	Window    scheduler.Window
+	Scheduler scheduler.Config
 	// Speculative is speculative decoding (nil when off); Scheduler then
 	// drafts its K tokens. Its Seed is the caller's to set.
 	Speculative *Speculation
@@ -154,8 +165,21 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
 	}
+	// Sliding-window groups are vLLM's hybrid manager's; llama.cpp's cache
+	// is not modelled by them and keeps full-context counting.
+	fullCache := d.FullKVCache || st.Serving.KVOffload.CPUGiB > 0 || eng.Name == engines.LlamaCPP
+	sliding, slidingKV, slidingNote, slidingOn, err := applySlidingCache(step, &sc, fullCache)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
+	}
+	if slidingOn {
+		kvPerToken, hybridNote = slidingKV, slidingNote
+	}
 	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, MixerKernelNote: step.MixerKernelNote(), StateBlocksPerRequest: stateBlocks,
 		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+	if slidingOn {
+		p.Window = sliding.Window()
+	}
 	var draftWeights, draftKV float64 // the proposer's share of memory
 	if spec != nil {
 		p.Speculative, p.SpeculativeNote = spec.spec, spec.rateNote
@@ -163,6 +187,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 	}
 	if sc.NumGPUBlocks > 0 {
 		p.Pinned = true
+		if slidingOn {
+			// A pinned count is vLLM's num_gpu_blocks: group blocks.
+			if sc.NumGPUBlocks /= sliding.FullGroups; sc.NumGPUBlocks < 1 {
+				return nil, &settings.FieldError{Key: "serving.num_gpu_blocks", Reason: fmt.Sprintf("%s needs at least %d blocks (one per full-attention cache group)", d.Model.Name, sliding.FullGroups)}
+			}
+		}
 	} else {
 		m := d.Model
 		inter := m.IntermediateSize
@@ -191,7 +221,12 @@ func Prepare(d Deployment) (*Prepared, error) {
 		}
 		p.Capacity = c
 		sc.NumGPUBlocks = c.Blocks
-		if err := checkMaxModelLen(m, d.GPU, st, sc, c, stateBlocks); err != nil {
+		if slidingOn {
+			err = checkSlidingMaxModelLen(m, d.GPU, st, sc, c, sliding)
+		} else {
+			err = checkMaxModelLen(m, d.GPU, st, sc, c, stateBlocks)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if c.Blocks > limits.MaxKVBlocks {
@@ -199,6 +234,9 @@ func Prepare(d Deployment) (*Prepared, error) {
 				"%s on %s derives %d KV blocks of %d tokens, above the simulator's %d per instance; use a larger block size or pin serving.num_gpu_blocks",
 				m.Name, d.GPU.Name, c.Blocks, sc.BlockSize, limits.MaxKVBlocks)}
 		}
+	}
+	if slidingOn {
+		p.HybridNote += sliding.logNote(sc.NumGPUBlocks, sc.MaxNumBatchedTokens)
 	}
 	if total := st.Replicas * max(st.DP, 1) * sc.NumGPUBlocks; total > limits.MaxKVBlocksTotal {
 		return nil, &settings.FieldError{Key: "replicas", Reason: fmt.Sprintf(
@@ -260,8 +298,9 @@ func layoutString(st settings.Deployment) string {
 // one request of max_model_len tokens, as vLLM refuses to start
 // (check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py): such a
 // server never comes up, so there is nothing to simulate. The estimated
-// maximum length is what the cache holds, blocks x block size, the length
-// vLLM's estimate_max_model_len finds for full-attention layers. A pinned
+// maximum length is what the cache holds besides one request's state
+// blocks, (blocks - stateBlocks) x block size, the length vLLM's
+// estimate_max_model_len finds for full-attention layers. A pinned
 // serving.num_gpu_blocks is not checked: it is what a running server
 // reported.
 func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity, stateBlocks int) error {
@@ -269,7 +308,27 @@ func checkMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, 
 	if c.Blocks >= need {
 		return nil
 	}
+	return maxModelLenError(m, g, st, sc.MaxModelLen, float64(need)*c.BytesPerBlock, c.KVBytes, max(c.Blocks-stateBlocks, 0)*sc.BlockSize)
+}
+
+// checkSlidingMaxModelLen is checkMaxModelLen for a sliding-window model's
+// cache groups: the request's group blocks, counted as vLLM counts them
+// (SlidingCacheLayout.MaxRequestBlocks), against the group blocks the
+// cache holds; the estimated maximum is vLLM's binary search over them.
+func checkSlidingMaxModelLen(m *model.Config, g *hardware.GPU, st settings.Deployment, sc scheduler.Config, c Capacity, l SlidingCacheLayout) error {
+	have := c.Blocks * l.FullGroups
+	if l.MaxRequestBlocks(sc.MaxModelLen, sc.MaxNumBatchedTokens) <= have {
+		return nil
+	}
+	need := float64(l.MaxRequestBlocks(sc.MaxModelLen, sc.MaxNumBatchedTokens)) * l.GroupBlockBytes()
+	return maxModelLenError(m, g, st, sc.MaxModelLen, need, c.KVBytes, l.MaxModelLenFor(have, sc.MaxNumBatchedTokens, sc.MaxModelLen))
+}
+
+// maxModelLenError is the refusal of a max_model_len whose one request
+// needs needBytes of KV cache per GPU with kvBytes left; estimate is the
+// longest length that fits.
+func maxModelLenError(m *model.Config, g *hardware.GPU, st settings.Deployment, maxModelLen int, needBytes, kvBytes float64, estimate int) error {
 	return &settings.FieldError{Key: "serving.max_model_len", Reason: fmt.Sprintf(
 		"to serve one request of %d tokens, %.2f GiB of KV cache is needed per GPU, more than the %.2f GiB left (%s on %s with %s); the estimated maximum model length is %d: lower serving.max_model_len, raise serving.gpu_memory_utilization or use more GPUs",
-		sc.MaxModelLen, float64(need)*c.BytesPerBlock/GiB, c.KVBytes/GiB, m.Name, g.Name, layoutString(st), c.Blocks*sc.BlockSize)}
+		maxModelLen, needBytes/GiB, kvBytes/GiB, m.Name, g.Name, layoutString(st), estimate)}
 }

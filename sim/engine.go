@@ -52,6 +52,10 @@ type Config struct {
 	// scheduler.Scheduler.SetStateBlocksPerRequest); 0 for attention-only
 	// models.
 	StateBlocksPerRequest int
+	// Window is a sliding-window model's sliding cache groups
+	// (Prepared.Window; scheduler.Scheduler.SetWindow); the zero Window
+	// for other models.
+	Window scheduler.Window
 	// StepModel prices forward passes; shared by all replicas.
 	StepModel StepModel
 	// Replicas is the number of identical instances (>= 1).
@@ -294,6 +298,9 @@ func Run(cfg Config, src Source, sink Sink) (*Result, error) {
 				return nil, err
 			}
 			if err := s.SetStateBlocksPerRequest(cfg.StateBlocksPerRequest); err != nil {
+				return nil, err
+			}
+			if err := s.SetWindow(cfg.Window); err != nil {
 				return nil, err
 			}
 			e.insts = append(e.insts, &instance{id: i, sched: s, price: pr})

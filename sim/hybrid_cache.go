@@ -75,6 +75,27 @@ func NewHybridCacheLayout(attnLayers, stateLayers int, kvBytesPerTokenPerLayer, 
 	return l, nil
 }
 
+// WithSpeculativeSlots is l with k speculative tokens per step: every
+// state group then holds 1 + k blocks per request instead of 1, the
+// states after each draft position, so that the state of the last
+// accepted token is at hand when drafts are rejected. vLLM sizes the
+// Mamba spec with num_speculative_blocks = num_speculative_tokens
+// (MambaBase.get_kv_cache_spec in
+// vllm/model_executor/layers/mamba/abstract.py), its startup check
+// counts page x (1 + num_speculative_blocks) per state layer
+// (MambaSpec.max_memory_usage_bytes in vllm/v1/kv_cache_interface.py)
+// and, without prefix caching (mamba_cache_mode none), MambaManager takes
+// 1 + num_speculative_blocks blocks at a request's first allocation
+// (vllm/v1/core/single_type_kv_cache_manager.py). StateBlocksPerRequest
+// becomes StateGroups x (1 + k) / AttentionGroups, rounded up. k <= 0
+// leaves l as it is.
+func (l HybridCacheLayout) WithSpeculativeSlots(k int) HybridCacheLayout {
+	if k > 0 {
+		l.StateBlocksPerRequest = (l.StateGroups*(1+k) + l.AttentionGroups - 1) / l.AttentionGroups
+	}
+	return l
+}
+
 // StateBytesPerRequest is the cache one running request's state takes,
 // padding included: StateBlocksPerRequest blocks of BlockSize tokens.
 func (l HybridCacheLayout) StateBytesPerRequest() float64 {
@@ -103,11 +124,15 @@ func applyHybridCache(step *roofline.StepModel, sc *scheduler.Config) (kvPerToke
 	if err != nil {
 		return 0, 0, "", err
 	}
+	l = l.WithSpeculativeSlots(sc.Speculative.NumTokens)
 	sc.BlockSize = l.BlockSize
-	prefix := ""
+	prefix := "" // what follows the counts: speculative slots, prefix caching
+	if k := sc.Speculative.NumTokens; k > 0 {
+		prefix = fmt.Sprintf(", 1 + %d speculative state slots per state layer", k)
+	}
 	if sc.EnablePrefixCaching {
 		sc.EnablePrefixCaching = false
-		prefix = "; prefix caching off (reusing linear-attention/Mamba states at block boundaries, vLLM's mamba_cache_mode align, is not modelled)"
+		prefix += "; prefix caching off (reusing linear-attention/Mamba states at block boundaries, vLLM's mamba_cache_mode align, is not modelled)"
 	}
 	note = fmt.Sprintf("hybrid cache: %d attention and %d state layers in groups of %d, block size %d tokens, %d state block(s) per running request (%.1f MiB per GPU, %.1f MiB of state)%s",
 		step.NumAttentionLayers(), step.NumStateLayers(), l.GroupSize, l.BlockSize, l.StateBlocksPerRequest,

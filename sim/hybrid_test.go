@@ -7,6 +7,7 @@ import (
 
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
+	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/settings"
 )
 
@@ -63,19 +64,7 @@ const qwen35MoEText = `{"model_type":"qwen3_5_moe_text","hidden_size":2048,"num_
 
 func prepareQwen35(t *testing.T, mutate func(*settings.Deployment)) *Prepared {
 	t.Helper()
-	m, err := model.ParseHFConfig([]byte(qwen35MoEText), "qwen3.5-35b-a3b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hardware.Lookup("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := settings.DefaultDeployment()
-	if mutate != nil {
-		mutate(&st)
-	}
-	p, err := Prepare(Deployment{Model: m, GPU: g, Settings: st})
+	p, err := prepareOnH100(t, qwen35MoEText, "qwen3.5-35b-a3b", false, mutate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +107,51 @@ clients:
     output_tokens: {dist: uniform, min: 1, max: 56}
 `
 	cfg := Config{Scheduler: p.Scheduler, StateBlocksPerRequest: p.StateBlocksPerRequest, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
+	_, sink := runConserved(t, y, cfg, 120)
+	peak := 0
+	for _, s := range sink.steps {
+		peak = max(peak, s.BatchSize)
+	}
+	if peak != 10 {
+		t.Errorf("largest batch %d requests, want 10 (40 blocks / (1 KV + 3 state))", peak)
+	}
+}
+
+// prepareOnH100 prepares the model of config.json text configJSON on one
+// H100 with the default settings changed by mutate (Deployment.FullKVCache
+// is fullCache).
+func prepareOnH100(t *testing.T, configJSON, name string, fullCache bool, mutate func(*settings.Deployment)) (*Prepared, error) {
+	t.Helper()
+	m, err := model.ParseHFConfig([]byte(configJSON), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prepareModelOnH100(t, m, fullCache, mutate)
+}
+
+// prepareModelOnH100 is prepareOnH100 for a resolved model.
+func prepareModelOnH100(t *testing.T, m *model.Config, fullCache bool, mutate func(*settings.Deployment)) (*Prepared, error) {
+	t.Helper()
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := settings.DefaultDeployment()
+	if mutate != nil {
+		mutate(&st)
+	}
+	return Prepare(Deployment{Model: m, GPU: g, Settings: st, FullKVCache: fullCache})
+}
+
+// runConserved runs workload y under cfg twice and checks that all n
+// requests complete with their output tokens conserved (records, completed
+// and generated agree) and that the same seed gives the same request
+// trace bytes; it returns the first run.
+func runConserved(t *testing.T, y string, cfg Config, n int64) (*Result, *memSink) {
+	t.Helper()
 	res, sink := runOnce(t, y, cfg)
-	if res.Arrived != 120 || res.Completed != 120 || res.InFlight != 0 {
-		t.Fatalf("arrived %d completed %d in flight %d; want 120, 120, 0", res.Arrived, res.Completed, res.InFlight)
+	if res.Arrived != n || res.Completed != n || res.InFlight != 0 {
+		t.Fatalf("arrived %d completed %d in flight %d; want %d, %d, 0", res.Arrived, res.Completed, res.InFlight, n, n)
 	}
 	var out int64
 	for _, r := range sink.reqs {
@@ -129,15 +160,43 @@ clients:
 	if out != res.OutputTokensCompleted || res.OutputTokensGenerated != res.OutputTokensCompleted {
 		t.Errorf("output tokens: records %d, completed %d, generated %d", out, res.OutputTokensCompleted, res.OutputTokensGenerated)
 	}
-	peak := 0
-	for _, s := range sink.steps {
-		peak = max(peak, s.BatchSize)
-	}
-	if peak != 10 {
-		t.Errorf("largest batch %d requests, want 10 (40 blocks / (1 KV + 3 state))", peak)
-	}
 	_, sink2 := runOnce(t, y, cfg)
 	if !bytes.Equal(sink.buf.Bytes(), sink2.buf.Bytes()) {
 		t.Error("same seed, different request traces")
+	}
+	return res, sink
+}
+
+// With k speculative tokens every state group holds 1 + k blocks per
+// request (vLLM's num_speculative_blocks): Qwen3.5-35B-A3B's 3 state
+// groups over 1 attention group hold 3 x (1 + 3) = 12 blocks with k = 3
+// instead of 3; Nemotron-3-Nano's 4 groups 4 x 3 = 12 with k = 2; 13
+// state layers in one group over one attention group 1 x 4 = 4 with k = 3;
+// k = 0 changes nothing.
+func TestHybridSpeculativeStateSlots(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		attn, state int
+		kv, page    float64
+		k, want     int
+	}{
+		{"nemotron-3-nano", 6, 23, 1024, 2134016, 2, 12},
+		{"near-equal", 12, 13, 1000, 10000, 3, 4},
+		{"no speculation", 6, 23, 1024, 2134016, 0, 4},
+	} {
+		l, err := NewHybridCacheLayout(tt.attn, tt.state, tt.kv, tt.page, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.WithSpeculativeSlots(tt.k).StateBlocksPerRequest; got != tt.want {
+			t.Errorf("%s, k %d: %d state blocks per request, want %d", tt.name, tt.k, got, tt.want)
+		}
+	}
+	p := prepareQwen35(t, func(st *settings.Deployment) {
+		st.Serving.Speculative = settings.Speculative{Method: roofline.SpecNgram, NumSpeculativeTokens: 3, AcceptanceRate: 0.5}
+		st.Serving.MaxModelLen = 32768
+	})
+	if p.StateBlocksPerRequest != 12 || !strings.Contains(p.HybridNote, "1 + 3 speculative state slots") {
+		t.Errorf("qwen3.5 with k = 3: %d state blocks, note %q; want 12", p.StateBlocksPerRequest, p.HybridNote)
 	}
 }
