@@ -2,7 +2,6 @@ package aiconfigurator
 
 import (
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -316,56 +315,7 @@ func gemmRows(r *aic.Rows) ([]kernels.GEMMRow, []string, error) {
 		}
 		return row, true
 	})
-	if err == nil {
-		notes = append(notes, markEager(rows, filepath.Base(r.Path))...)
-	}
 	return rows, append(notes, skip.notes(filepath.Base(r.Path))...), err
-}
-
-// EagerFloorRatio is how many times the bf16 rows' fastest time a
-// GEMM dtype's fastest row of the same table must exceed for the dtype's
-// rows to count as timed eagerly (kernels.GEMMRow.Eager): the grid's
-// smallest GEMM takes a few microseconds on the device in any dtype (a
-// separate activation-quantisation kernel adds a few more), so a floor
-// ten times the bf16 one is host dispatch, not device time.
-//
-// AIConfigurator's vLLM GEMM collector captures a CUDA graph for every
-// dtype but fp8_block, which it times eagerly with one layer per timed call
-// (collector/vllm/collect_gemm.py at ai-dynamo/aiconfigurator 095f58a,
-// the 0.24.0 collector: use_cuda_graph=gemm_type != "fp8_block",
-// outside_loop_count 1 for fp8_block). The tables show it release by
-// release: fp8_block's fastest row is 55 to 280 us in the 0.18.0, 0.22.0
-// and 0.24.0 tables (22 to 170 times the bf16 floor, every kernel source:
-// CUTLASS, DeepGEMM, FlashInfer), 6 us in the 0.19.0 tables and 17 to
-// 21 us (7 to 8 times) in the 0.14.0 ones. The ratio was chosen looking at
-// these floors.
-const EagerFloorRatio = 10
-
-// markEager sets Eager on the rows of every dtype whose fastest row
-// exceeds EagerFloorRatio times the bf16 rows' fastest (none when the table
-// has no bf16 rows), with one note per such dtype.
-func markEager(rows []kernels.GEMMRow, file string) []string {
-	floor := map[string]float64{}
-	for _, r := range rows {
-		if f, ok := floor[r.Dtype]; !ok || r.LatencyMS < f {
-			floor[r.Dtype] = r.LatencyMS
-		}
-	}
-	ref, ok := floor["bfloat16"]
-	if !ok {
-		return nil
-	}
-	var notes []string
-	for _, d := range slices.Sorted(maps.Keys(floor)) {
-		if floor[d] > EagerFloorRatio*ref {
-			notes = append(notes, fmt.Sprintf("%s %s: fastest row %.1f us, %.0f x the bf16 rows' %.1f us: timed eagerly (host dispatch in every call)",
-				file, d, floor[d]*1e3, floor[d]/ref, ref*1e3))
-		}
-	}
-	for i := range rows {
-		rows[i].Eager = floor[rows[i].Dtype] > EagerFloorRatio*ref
-	}
-	return notes
 }
 
 // attention reads the columns both attention tables share; ok is false for

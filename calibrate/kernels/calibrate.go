@@ -234,48 +234,23 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	// Families that take another's memory curve (opFamily.memoryFrom) are
-	// fitted after the others, with it.
-	fitAll := func(idx []int) {
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < min(workers, len(idx)); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					outs[i] = fitFamily(fams[i], def, opts)
-					report(fams[i].name)
-				}
-			}()
-		}
-		for _, i := range idx {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-	}
-	var first, then []int
-	for i, f := range fams {
-		if f.memoryFrom == "" {
-			first = append(first, i)
-		} else {
-			then = append(then, i)
-		}
-	}
-	fitAll(first)
-	for _, i := range then {
-		for j, g := range fams {
-			if g.name == fams[i].memoryFrom && outs[j].err == nil && !outs[j].skipped {
-				e := outs[j].eff
-				fams[i].memory = &e
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(workers, len(fams)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				outs[i] = fitFamily(fams[i], def, opts)
+				report(fams[i].name)
 			}
-		}
-		if fams[i].memory == nil {
-			fams[i].memoryFrom = ""
-		}
+		}()
 	}
-	fitAll(then)
+	for i := range fams {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	for i, f := range fams {
 		o := outs[i]
 		res.Warnings = append(res.Warnings, o.warnings...)
@@ -327,15 +302,12 @@ func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
 	}
 	seed := familySeed(opts.Seed, f.name)
 	init := f.get(def)
-	if f.memory != nil {
-		init.Memory, init.L2Speedup = f.memory.Memory, f.memory.L2Speedup
-	}
 	fe := FamilyError{Family: f.name}
 	var warm *[nParams]float64
 	if opts.HoldoutFraction > 0 && len(f.samples) >= 2 {
 		tr, ho := split(len(f.samples), opts.HoldoutFraction, seed)
 		train, hold := pick(f.samples, tr), pick(f.samples, ho)
-		fit, err := fitTiled(train, init, f.tiles, seed, fitOptions{restarts: opts.Restarts, fixMemory: f.memory != nil})
+		fit, err := fitTiled(train, init, f.tiles, seed, opts.Restarts)
 		if err != nil {
 			out.err = err
 			return out
@@ -362,9 +334,9 @@ func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
 	var full FitResult
 	var err error
 	if warm != nil {
-		full, err = fitOp(f.samples, init, seed, fitOptions{restarts: opts.Restarts, warm: warm, fixMemory: f.memory != nil})
+		full, err = fitOp(f.samples, init, seed, fitOptions{restarts: opts.Restarts, warm: warm})
 	} else {
-		full, err = fitTiled(f.samples, init, f.tiles, seed, fitOptions{restarts: opts.Restarts, fixMemory: f.memory != nil})
+		full, err = fitTiled(f.samples, init, f.tiles, seed, opts.Restarts)
 	}
 	if err != nil {
 		out.err = err
@@ -380,15 +352,15 @@ func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
 
 // fitTiled fits samples with each tiling in tiles (init's own when tiles
 // is empty) and returns the fit with the lowest loss (FitResult.Loss).
-func fitTiled(samples []Sample, init hardware.OpEfficiency, tiles [][2]int, seed uint64, fo fitOptions) (FitResult, error) {
+func fitTiled(samples []Sample, init hardware.OpEfficiency, tiles [][2]int, seed uint64, restarts int) (FitResult, error) {
 	if len(tiles) == 0 {
-		return fitOp(samples, init, seed, fo)
+		return FitOpEfficiency(samples, init, seed, restarts)
 	}
 	var best FitResult
 	for i, t := range tiles {
 		in := init
 		in.TileM, in.TileN = t[0], t[1]
-		fit, err := fitOp(samples, in, seed, fo)
+		fit, err := FitOpEfficiency(samples, in, seed, restarts)
 		if err != nil {
 			return FitResult{}, err
 		}

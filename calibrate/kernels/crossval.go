@@ -92,16 +92,6 @@ func ShapeSliceCV(gpu *hardware.GPU, src Source, o CVOptions) ([]FamilyPredictio
 	}
 	def := hardware.DefaultProfile()
 	fams, _ := families(k, gpu)
-	// A family that takes another's memory curve takes it from the GPU's
-	// profile here (that family is not refitted for it).
-	for i := range fams {
-		for _, g := range fams {
-			if g.name == fams[i].memoryFrom {
-				e := g.get(gpu.EffectiveProfile())
-				fams[i].memory = &e
-			}
-		}
-	}
 	var out []FamilyPredictions
 	for i, f := range fams {
 		fp, err := sliceFamily(f, def, o)
@@ -155,11 +145,7 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 				train = append(train, f.samples[i])
 			}
 		}
-		init := f.get(def)
-		if f.memory != nil {
-			init.Memory, init.L2Speedup = f.memory.Memory, f.memory.L2Speedup
-		}
-		fit, err := fitTiled(train, init, f.tiles, seed, fitOptions{restarts: o.Restarts, fixMemory: f.memory != nil})
+		fit, err := fitTiled(train, f.get(def), f.tiles, seed, o.Restarts)
 		if err != nil {
 			return nil, err
 		}

@@ -32,12 +32,6 @@ type opFamily struct {
 	// tiles lists the output tilings (TileM, TileN) the fit may choose
 	// from; nil means the compute curve is indexed by FLOPs only.
 	tiles [][2]int
-	// memoryFrom names the family whose fitted memory curve and L2
-	// speedup this one takes, fixed, when its rows cannot show them
-	// (eagerRows); "" to fit its own. memory is that family's efficiency
-	// once fitted (set by the caller before this family's fit).
-	memoryFrom string
-	memory     *hardware.OpEfficiency
 }
 
 // gemmTiles are the output tilings (TileM, TileN) a GEMM family's compute
@@ -86,13 +80,7 @@ func families(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 	byKey := map[string][]Sample{}
 	skipped := map[string]int{}
 	small := 0
-	gemmRows, eagerWarns := eagerRows(k.GEMM)
-	warns = append(warns, eagerWarns...)
-	eager := map[string]bool{}
-	for _, r := range gemmRows {
-		if r.Eager {
-			eager[gemmKey(r.Dtype)] = true
-		}
+	for _, r := range k.GEMM {
 		if r.N < MinGEMMDim || r.K < MinGEMMDim {
 			small++
 			continue
@@ -119,21 +107,11 @@ func families(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 			continue
 		}
 		key := key
-		// An eagerly timed dtype keeps only its device-bound rows, large
-		// compute-bound GEMMs that do not show how its kernel streams the
-		// weights at small m; it takes the graphed bf16 GEMM's memory
-		// curve of the same table, as at small m both read the weight
-		// matrix once from DRAM (at their own bytes per weight).
-		from := ""
-		if _, ok := byKey["bf16"]; ok && eager[key] && key != "bf16" {
-			from = FamilyGEMMPrefix + "bf16"
-		}
 		fams = append(fams, opFamily{
-			name:       FamilyGEMMPrefix + key,
-			samples:    ss,
-			memoryFrom: from,
-			tiles:      gemmTiles(),
-			get:        func(p *hardware.Profile) hardware.OpEfficiency { return p.GEMMFor(key) },
+			name:    FamilyGEMMPrefix + key,
+			samples: ss,
+			tiles:   gemmTiles(),
+			get:     func(p *hardware.Profile) hardware.OpEfficiency { return p.GEMMFor(key) },
 			set: func(p *hardware.Profile, e hardware.OpEfficiency) {
 				setEntry(&p.GEMMByPrecision, key, e)
 				if key == "bf16" {

@@ -281,9 +281,6 @@ type fitOptions struct {
 	// (a fit on a subset of these rows): the search starts from it and
 	// from the default start only, instead of from restarts points.
 	warm *[nParams]float64
-	// fixMemory keeps init's memory curve and L2 speedup: only the other
-	// parameters are fitted (a family whose rows cannot show them).
-	fixMemory bool
 }
 
 // fitOp is FitOpEfficiency with fitOptions.
@@ -371,7 +368,7 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	// per-pair, depth and L2 terms of a family without such rows stay at
 	// their start (inactive coordinates only ever met a pull toward it).
 	// Fewer dimensions make each simplex far cheaper to converge.
-	act := activeParams(p, fo.fixMemory)
+	act := activeParams(p)
 	prior := append([]float64(nil), x0...)
 	expand := func(xa []float64) []float64 {
 		x := append([]float64(nil), x0...)
@@ -472,21 +469,17 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 }
 
 // activeParams lists the parameter indices the samples of p constrain:
-// both curves and the launch cost always (the memory curve not when
-// fixMemory), the per-pair cost, the depth terms and the L2 speedup only
-// when some sample has that structure (the L2 speedup not when fixMemory).
-func activeParams(p *prepared, fixMemory bool) []int {
+// both curves and the launch cost always, the per-pair cost, the depth
+// terms and the L2 speedup only when some sample has that structure.
+func activeParams(p *prepared) []int {
 	act := []int{0, 1, 2, 3, 4, 5, 6}
-	if fixMemory {
-		act = []int{0, 1, 2, 6}
-	}
 	if p.perSeq {
 		act = append(act, 7)
 	}
 	if p.depth {
 		act = append(act, 8, 9, 10, 11, 12)
 	}
-	if p.l2 && !fixMemory {
+	if p.l2 {
 		act = append(act, 13)
 	}
 	return act

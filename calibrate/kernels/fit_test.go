@@ -213,7 +213,7 @@ func TestFitChoosesTiling(t *testing.T) {
 		TileM:    128, TileN: 128,
 	}
 	ss := synthetic(truth, 0, 3)
-	fit, err := fitTiled(ss, hardware.DefaultProfile().GEMM, gemmTiles(), 1, fitOptions{restarts: 4})
+	fit, err := fitTiled(ss, hardware.DefaultProfile().GEMM, gemmTiles(), 1, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,6 @@ type GEMMRow struct {
 	Dtype     string
 	LatencyMS float64
 	Line      int
-	// Eager: the row was timed without a CUDA graph, one layer call per
-	// timed iteration, so its latency includes the host's per-call
-	// dispatch (Python, the quantisation and GEMM launches), which a
-	// serving engine's CUDA graphs do not replay. Where the host is the
-	// slower of the two, the row measures the host, not the kernel
-	// (eagerRows).
-	Eager bool
 }
 
 // ContextAttentionRow is one measured prefill attention kernel: Batch
