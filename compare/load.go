@@ -144,16 +144,7 @@ func loadRoofsim(dir string) (*Side, error) {
 	if err != nil {
 		return nil, err
 	}
-	failed := 0
-	for _, r := range recs {
-		if r.Status != traces.StatusOK {
-			failed++
-			continue
-		}
-		side.Requests = append(side.Requests, Request{ID: r.ID, ArrivalS: r.ArrivalS, TTFT: r.TTFTms, TPOT: r.TPOTms,
-			E2E: r.E2Ems, Queue: r.QueueMs, ITL: itls[r.ID], Output: r.OutputTokens, Prompt: r.PromptTokens})
-	}
-	side.Overall = summarize(side.Requests, failed)
+	side.addRecords(recs, itls)
 	d, err := rj.itlDist()
 	if err != nil {
 		return nil, fmt.Errorf("%s: summary: %v", filepath.Join(dir, "run.json"), err)
@@ -172,11 +163,47 @@ func loadRoofsim(dir string) (*Side, error) {
 			bounds = stageBounds(sp)
 		}
 	}
+	side.setStages(recs, bounds, itls)
+	return side, nil
+}
+
+// FromRecords is the simulated side of a run held in memory: its request
+// records and the workload spec that made them (whose staged open-loop
+// client, if any, gives the stages), as a 'sim run --out' directory of the
+// same run would load, without per-token gaps.
+func FromRecords(recs []traces.RequestRecord, spec *workload.Spec) *Side {
+	side := &Side{Kind: "roofsim run", HasIDs: true}
+	if spec != nil {
+		seed := spec.Seed
+		side.Seed = &seed
+	}
+	side.addRecords(recs, nil)
+	side.setStages(recs, stageBounds(spec), nil)
+	return side
+}
+
+// addRecords sets the side's completed requests and its overall summary
+// from recs; itls (may be nil) gives each request's inter-token gaps.
+func (side *Side) addRecords(recs []traces.RequestRecord, itls map[uint64][]float64) {
+	failed := 0
+	for _, r := range recs {
+		if r.Status != traces.StatusOK {
+			failed++
+			continue
+		}
+		side.Requests = append(side.Requests, Request{ID: r.ID, ArrivalS: r.ArrivalS, TTFT: r.TTFTms, TPOT: r.TPOTms,
+			E2E: r.E2Ems, Queue: r.QueueMs, ITL: itls[r.ID], Output: r.OutputTokens, Prompt: r.PromptTokens})
+	}
+	side.Overall = summarize(side.Requests, failed)
+}
+
+// setStages splits recs into the stages bounds describes (start times and
+// the last stage's end, s); fewer than two bounds mean no stages.
+func (side *Side) setStages(recs []traces.RequestRecord, bounds []float64, itls map[uint64][]float64) {
 	if len(bounds) > 1 {
 		side.bounds = bounds
 		side.Stages = splitStages(recs, bounds, itls)
 	}
-	return side, nil
 }
 
 // readITLs reads the inter-token gaps of each request from an observe

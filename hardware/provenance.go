@@ -42,6 +42,9 @@ const (
 	// StageObserved: engine terms fitted to observed runs of a real server
 	// (`sim calibrate serving --observed`).
 	StageObserved StageKind = "observed"
+	// StageOpenLoop: decode engine terms identified from open-loop
+	// inference-perf runs (`sim calibrate openloop`).
+	StageOpenLoop StageKind = "openloop"
 	// StageUnstructured: a one-sentence provenance written before profiles
 	// recorded stages (the old `source:` key), kept as its note.
 	StageUnstructured StageKind = "unstructured"
@@ -49,7 +52,7 @@ const (
 
 // StageKinds returns every stage kind, in application order.
 func StageKinds() []StageKind {
-	return []StageKind{StageKernels, StageThroughput, StageMoE, StageMixers, StageSteps, StageServing, StageObserved, StageUnstructured}
+	return []StageKind{StageKernels, StageThroughput, StageMoE, StageMixers, StageSteps, StageServing, StageObserved, StageOpenLoop, StageUnstructured}
 }
 
 // UnknownStageError is the error of a stage name that is not a StageKind.

@@ -79,16 +79,3 @@ func gb10Groups(ctx context.Context, o *Options) (SourceNote, []group, []TermSel
 	}
 	return note, out, nil, nil
 }
-
-// openLoopNote records why the open-loop inference-perf runs have no
-// entries yet.
-func openLoopNote(context.Context, *Options) (SourceNote, []group, []TermSelection, error) {
-	return SourceNote{
-		Data:           []string{"e2e/open_loop_vllm_h100"},
-		Fitted:         "-",
-		CrossValidated: "-",
-		Absent: "not in the report yet: the runs' error columns need the open-loop comparison (sim run on each run's " +
-			"inference-perf config, sim compare against its results/) wired in as a source, and their cross-validated " +
-			"column a leave-one-model-out refit of the engine terms from open-loop runs, which no fitter does yet",
-	}, nil, nil, nil
-}

@@ -129,7 +129,7 @@ func sources() map[string]sourceFunc {
 		SourceSteps:      stepGroups,
 		SourceClosedLoop: closedLoopGroups,
 		SourceGB10:       gb10Groups,
-		SourceOpenLoop:   openLoopNote,
+		SourceOpenLoop:   openLoopGroups,
 	}
 }
 

@@ -68,7 +68,7 @@ silences it).`,
 	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
-	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibrateMixersCmd(s))
+	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibrateMixersCmd(s), newCalibrateOpenLoopCmd(s))
 	return cmd
 }
 

@@ -136,11 +136,12 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		stage = hardware.Stage{Stage: hardware.StageSteps, Command: command, Data: data, Rows: stage.Rows}
 	}
 	write := func(flag, path string, p *hardware.Profile, note string) error {
-		// A new step fit replaces an earlier one and voids a serving fit made
-		// on top of it (rerun sim calibrate serving --keep-step-terms).
+		// A new step fit replaces an earlier one and voids the open-loop and
+		// serving fits made on top of it (rerun sim calibrate openloop, then
+		// sim calibrate serving --keep-step-terms).
 		st := stage
 		st.Note = note
-		p.Provenance = p.Provenance.Without(hardware.StageServing).With(st)
+		p.Provenance = p.Provenance.Without(hardware.StageServing, hardware.StageOpenLoop).With(st)
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err

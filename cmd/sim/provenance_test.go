@@ -45,15 +45,15 @@ func kinds(pv hardware.Provenance) []hardware.StageKind {
 }
 
 // A per-step fit written into a profile holds one steps stage however often
-// it runs: the new stage replaces the old one and goes last, the serving
-// stage fitted on top of the old step terms is dropped, and the stages of
+// it runs: the new stage replaces the old one and goes last, the open-loop
+// and serving stages fitted on top of the old step terms are dropped, and the stages of
 // other fits are kept as they were. The stage records the exact command
 // and the table it read, by its path in the data directory and its SHA-256.
 func TestStepsFitReplacesItsStage(t *testing.T) {
 	table := shareddata.Path(t, "fpm", "qwen3-32b_b300_vllm-0.20.1", "tp1", "fpm_metrics_detail.csv")
 	path := shippedCopy(t, "h100")
 	before := loadProvenance(t, path)
-	if got := kinds(before); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageKernels, hardware.StageMoE, hardware.StageSteps, hardware.StageServing}) {
+	if got := kinds(before); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageKernels, hardware.StageMoE, hardware.StageSteps, hardware.StageOpenLoop, hardware.StageServing}) {
 		t.Fatalf("shipped h100 stages %v", got)
 	}
 	args := []string{"calibrate", "steps", "--gpu", "b300", "--model", "qwen3-32b", "--file", table, "--tp", "1", "--carry", path}
@@ -94,19 +94,19 @@ func TestMoEFitReplacesItsStage(t *testing.T) {
 		}
 	}
 	after := loadProvenance(t, path)
-	want := []hardware.StageKind{hardware.StageKernels, hardware.StageSteps, hardware.StageServing, hardware.StageMoE}
+	want := []hardware.StageKind{hardware.StageKernels, hardware.StageSteps, hardware.StageOpenLoop, hardware.StageServing, hardware.StageMoE}
 	if got := kinds(after); !reflect.DeepEqual(got, want) {
 		t.Fatalf("stages after two MoE fits: %v, want %v", got, want)
 	}
-	if !reflect.DeepEqual(after[:3], before.Without(hardware.StageMoE)) {
-		t.Errorf("other stages changed:\n%+v\n%+v", after[:3], before)
+	if !reflect.DeepEqual(after[:4], before.Without(hardware.StageMoE)) {
+		t.Errorf("other stages changed:\n%+v\n%+v", after[:4], before)
 	}
 	table := filepath.Join(dir, "moe.csv")
 	sum, err := hardware.FileSHA256(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := after[3]
+	st := after[4]
 	if len(st.Data) != 1 || st.Data[0] != (hardware.DataFile{Path: table, SHA256: sum, Rows: 400}) ||
 		st.Rows <= 0 || st.Rows > 400 || st.Note != "fused_moe fitted" {
 		t.Errorf("moe stage %+v", st)

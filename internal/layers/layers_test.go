@@ -50,7 +50,7 @@ func layers() map[string]int {
 		"sweep": 9, "calibrate": 9,
 		"calibrate/internal/fit": 10,
 		"calibrate/kernels":      11, "calibrate/throughput": 11, "calibrate/steps": 11,
-		"calibrate/llamacpp": 12, "calibrate/vidur": 12, "calibrate/serving": 12, "calibrate/observed": 12,
+		"calibrate/llamacpp": 12, "calibrate/vidur": 12, "calibrate/serving": 12, "calibrate/observed": 12, "calibrate/openloop": 12,
 		"calibrate/aiconfigurator": 13,
 		// The accuracy report runs every validator above.
 		"calibrate/report": 14,
