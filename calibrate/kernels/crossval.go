@@ -137,14 +137,7 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 	fp := &FamilyPredictions{Family: f.name, Slice: slice, Folds: cur + 1}
 	seed := familySeed(o.Seed, f.name)
 	for h := 0; h <= cur; h++ {
-		var train, hold []Sample
-		for j, i := range idx {
-			if fold[j] == h {
-				hold = append(hold, f.samples[i])
-			} else {
-				train = append(train, f.samples[i])
-			}
-		}
+		train, hold := foldSplit(f.samples, idx, fold, h)
 		fit, err := fitTiled(train, f.get(def), f.tiles, seed, o.Restarts)
 		if err != nil {
 			return nil, err
@@ -183,4 +176,17 @@ func sortedFolds(keys []float64, folds int) (idx, fold []int, last int) {
 		fold[j] = last
 	}
 	return idx, fold, last
+}
+
+// foldSplit returns the samples of range h (sortedFolds' idx and fold) as
+// hold and the others as train, both in idx order.
+func foldSplit(samples []Sample, idx, fold []int, h int) (train, hold []Sample) {
+	for j, i := range idx {
+		if fold[j] == h {
+			hold = append(hold, samples[i])
+		} else {
+			train = append(train, samples[i])
+		}
+	}
+	return train, hold
 }

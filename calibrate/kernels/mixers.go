@@ -207,14 +207,7 @@ func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 		}
 		var cv []float64
 		for h := 0; h <= last; h++ {
-			var train, hold []Sample
-			for j, i := range idx {
-				if fold[j] == h {
-					hold = append(hold, f.samples[i])
-				} else {
-					train = append(train, f.samples[i])
-				}
-			}
+			train, hold := foldSplit(f.samples, idx, fold, h)
 			fit, err := FitOpEfficiency(train, f.init, seed, o.Restarts)
 			if err != nil {
 				return out, err
