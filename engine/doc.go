@@ -7,5 +7,9 @@
 // "vllm@0.12.0"; the known engines), version.go (release numbers and their
 // order), moe_kernel.go (the routed experts' kernel path per release,
 // implementing roofline.MoEKernelPolicy), profile.go (the engine a GPU
-// profile's label names).
+// profile's label names), engine_profile.go (a release's engine profile:
+// its step, host and per-request costs, CUDA-graph policy, fusion passes
+// and cited kernel paths per architecture, from the files in profiles/,
+// which hardware.ReadEngineProfiles parses and the GPU catalog prices
+// every GPU profile with).
 package engine

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	engineprofiles "github.com/roofsim/roofsim/engine/profiles"
 )
 
 // catalogYAML is the built-in GPU catalog (schema: docs/gpu-schema.md).
@@ -27,8 +29,19 @@ var profileFiles embed.FS
 // builtin parses the embedded catalog once. The parsed slice is never
 // handed out: List and Lookup return deep copies, so it stays immutable.
 var builtin = sync.OnceValues(func() ([]GPU, error) {
-	return parseCatalog(catalogYAML, "catalog.yaml", profileFiles, "profiles")
+	engines, err := BuiltinEngineProfiles()
+	if err != nil {
+		return nil, err
+	}
+	return parseCatalog(catalogYAML, "catalog.yaml", profileFiles, "profiles", engines)
 })
+
+// BuiltinEngineProfiles parses the embedded engine profiles
+// (engine/profiles), sorted by engine, then release. Each call parses them
+// afresh, so callers own the result.
+func BuiltinEngineProfiles() (EngineProfiles, error) {
+	return ReadEngineProfiles(engineprofiles.Files, ".")
+}
 
 // catalog returns the parsed built-in catalog. A broken embedded catalog is
 // a build defect, which the package tests catch; callers get it as an error.
@@ -150,7 +163,15 @@ type catalogFile struct {
 // canonical names must be lower case; names and aliases must be unique
 // ignoring case; a profile file must name a catalog GPU that has no inline
 // profile. Files in dir that are not .yaml/.yml (README.md) are ignored.
-func parseCatalog(data []byte, origin string, profiles fs.FS, dir string) ([]GPU, error) {
+//
+// engines are the engine profiles the profile files take their engine
+// terms from. With engines, a profile file may not give an engine term
+// (EngineTermKeys): each takes the terms of the engine profile nearest the
+// release it was calibrated for (its file name <engine>-<release>.yaml, or
+// its engine label), and one whose release no engine profile covers is an
+// error. Without engines (nil), a file's own
+// terms apply, as in a user's GPU file.
+func parseCatalog(data []byte, origin string, profiles fs.FS, dir string, engines EngineProfiles) ([]GPU, error) {
 	var cf catalogFile
 	root, err := decodeStrict(data, origin, &cf)
 	if err != nil {
@@ -194,14 +215,14 @@ func parseCatalog(data []byte, origin string, profiles fs.FS, dir string) ([]GPU
 			seen[k] = g.Name
 		}
 	}
-	if err := applyProfileFiles(cf.GPUs, profiles, dir); err != nil {
+	if err := applyProfileFiles(cf.GPUs, profiles, dir, engines); err != nil {
 		return nil, err
 	}
 	return cf.GPUs, nil
 }
 
 // applyProfileFiles sets the profile of each GPU that has dir/<name>.yaml.
-func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
+func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string, engines EngineProfiles) error {
 	if profiles == nil {
 		return nil
 	}
@@ -214,7 +235,7 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
 	}
 	fromFile := map[string]string{}
 	for i := range gpus {
-		if err := readReleaseProfiles(&gpus[i], profiles, dir); err != nil {
+		if err := readReleaseProfiles(&gpus[i], profiles, dir, engines); err != nil {
 			return err
 		}
 	}
@@ -247,7 +268,7 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
 		if g.Profile != nil {
 			return fmt.Errorf("%s: gpu %q already has an inline profile in the catalog; keep one of the two", file, name)
 		}
-		p, err := readProfileFile(profiles, file)
+		p, err := readProfileFile(profiles, file, engines, nil)
 		if err != nil {
 			return err
 		}
@@ -259,6 +280,9 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string) error {
 		if g := &gpus[i]; g.Profile == nil && len(g.Releases) > 0 {
 			g.Profile = newestRelease(g.Releases).Profile.Clone()
 		}
+	}
+	if err := resolveFusedMoEFrom(gpus, dir); err != nil {
+		return err
 	}
 	applyBorrowed(gpus)
 	return nil
@@ -272,11 +296,40 @@ func lineOfNode(node *yaml.Node) int {
 	return node.Line
 }
 
-// readProfileFile reads and parses one embedded profile file.
-func readProfileFile(profiles fs.FS, file string) (*Profile, error) {
+// readProfileFile reads and parses one embedded profile file. With
+// engines, the file may not give engine terms, and it takes those of the
+// engine profile nearest its release: rel's when given (a per-release
+// file's name), else the one its engine label names.
+func readProfileFile(profiles fs.FS, file string, engines EngineProfiles, rel *ReleaseProfile) (*Profile, error) {
 	data, err := fs.ReadFile(profiles, file)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
 	}
-	return ParseProfile(data, file)
+	p, err := ParseProfile(data, file)
+	if err != nil || engines == nil {
+		return p, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: %v", file, err) // ParseProfile read it: not reached
+	}
+	top := root.Content[0]
+	keys := keySet(top)
+	for _, k := range EngineTermKeys() {
+		if keys[k] {
+			return nil, locate(file, top, fieldErr(k, "is an engine term: it belongs to the engine profile (engine/profiles/<engine>-<release>.yaml), not to a GPU profile file"))
+		}
+	}
+	name, r, ok := labelRelease(p.Engine)
+	if rel != nil {
+		name, r, ok = rel.Engine, rel.Release, true
+	}
+	if !ok {
+		return nil, locate(file, top, fieldErr("engine", fmt.Sprintf("%q names no engine release (as in \"vllm-0.14.0 kernels\"), so no engine profile applies", p.Engine)))
+	}
+	e, _, ok := engines.For(name, r)
+	if !ok {
+		return nil, locate(file, top, fieldErr("engine", fmt.Sprintf("no engine profile for %s (engine/profiles/%s-<release>.yaml)", name, name)))
+	}
+	return p.WithEngine(e), nil
 }

@@ -303,7 +303,7 @@ gemm:
   launch_us: 2
 `)},
 	}
-	gpus, err := parseCatalog([]byte(miniCatalog), "mini.yaml", fsys, "profiles")
+	gpus, err := parseCatalog([]byte(miniCatalog), "mini.yaml", fsys, "profiles", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ gemm:
 }
 
 func TestProfileFilesTolerateNoDirectory(t *testing.T) {
-	gpus, err := parseCatalog([]byte(miniCatalog), "mini.yaml", fstest.MapFS{}, "profiles")
+	gpus, err := parseCatalog([]byte(miniCatalog), "mini.yaml", fstest.MapFS{}, "profiles", nil)
 	if err != nil || len(gpus) != 2 || gpus[0].Profile != nil {
 		t.Fatalf("gpus %+v, err %v", gpus, err)
 	}
@@ -366,7 +366,7 @@ func TestCatalogErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseCatalog([]byte(tt.catalog), "mini.yaml", tt.files, "profiles")
+			_, err := parseCatalog([]byte(tt.catalog), "mini.yaml", tt.files, "profiles", nil)
 			if err == nil {
 				t.Fatalf("no error, want %q", tt.want)
 			}

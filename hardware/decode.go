@@ -109,6 +109,9 @@ func ParseGPU(data []byte, origin string) (*GPU, error) {
 			err.Path = "profile." + err.Path
 			return nil, locate(origin, root, err)
 		}
+		if g.Profile.FusedMoEFrom != "" {
+			return nil, locate(origin, root, fieldErr("profile.fused_moe_from", "only the built-in catalog's profile files borrow another GPU's fused_moe fit; give fused_moe"))
+		}
 	}
 	if err := g.Validate(); err != nil {
 		return nil, locate(origin, root, err)

@@ -5,7 +5,11 @@
 // curves, default vs calibrated), provenance.go (how a profile was made:
 // its calibration stages, their commands and data checksums), validate.go
 // (what a valid GPU and profile are), decode.go (strict YAML parsing of GPU and profile files), catalog.go
-// (the embedded catalog and per-GPU profile files, lookup by name or path).
+// (the embedded catalog and per-GPU profile files, lookup by name or path),
+// engine_terms.go and engine_profile.go (a serving engine release's terms,
+// fusions and kernel paths, which the catalog gives every profile file of
+// that release), moe_borrow.go (fused_moe_from: a GPU without MoE tables
+// using another's fit).
 // The YAML schema is documented in docs/gpu-schema.md.
 package hardware
 

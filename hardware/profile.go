@@ -356,8 +356,15 @@ type Profile struct {
 	// FusedMoE, when it has entries, prices routed experts with the fused
 	// kernel model (see FusedMoE: compute indexed by tokens per expert), by
 	// the experts' weight format; MoE and MoEByPrecision are then unused.
-	FusedMoE  FusedMoE  `yaml:"fused_moe,omitempty" json:"fused_moe,omitempty"`
-	AllReduce AllReduce `yaml:"allreduce" json:"allreduce"`
+	FusedMoE FusedMoE `yaml:"fused_moe,omitempty" json:"fused_moe,omitempty"`
+	// FusedMoEFrom names the catalog GPU whose fused_moe fit this profile
+	// uses, for a GPU without MoE kernel tables of its own: the built-in
+	// catalog copies that GPU's FusedMoE (efficiencies are fractions of
+	// each GPU's own peaks and bandwidth) and its moe provenance stage at
+	// load (moe_borrow.go). A profile gives fused_moe or fused_moe_from,
+	// not both.
+	FusedMoEFrom string    `yaml:"fused_moe_from,omitempty" json:"fused_moe_from,omitempty"`
+	AllReduce    AllReduce `yaml:"allreduce" json:"allreduce"`
 
 	// StepOverheadUS is the fixed CPU/scheduler cost of one engine step.
 	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`

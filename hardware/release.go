@@ -37,11 +37,19 @@ func (e *ReleaseFileError) Error() string {
 	return fmt.Sprintf("%s: a per-release profile is named <engine>-<major.minor.patch>.yaml, as in vllm-0.24.0.yaml", e.File)
 }
 
-// parseReleaseName splits "vllm-0.24.0" into its engine and release.
+// parseReleaseName splits "vllm-0.24.0" into its engine and release;
+// "llama.cpp-b6989" (a build-numbered engine) is {6989, 0, 0}.
 func parseReleaseName(base string) (string, [3]int, bool) {
 	i := strings.LastIndex(base, "-")
 	if i <= 0 {
 		return "", [3]int{}, false
+	}
+	if b, ok := strings.CutPrefix(base[i+1:], "b"); ok && buildNumbered(base[:i]) {
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 0 || strconv.Itoa(n) != b {
+			return "", [3]int{}, false
+		}
+		return base[:i], [3]int{n}, true
 	}
 	parts := strings.Split(base[i+1:], ".")
 	if len(parts) != 3 {
@@ -63,7 +71,7 @@ func compareRelease(a, b [3]int) int { return slices.Compare(a[:], b[:]) }
 
 // readReleaseProfiles reads the profiles/<gpu>/ directory of g (if any)
 // into g.Releases, oldest first within an engine.
-func readReleaseProfiles(g *GPU, profiles fs.FS, dir string) error {
+func readReleaseProfiles(g *GPU, profiles fs.FS, dir string, engines EngineProfiles) error {
 	sub := path.Join(dir, g.Name)
 	entries, err := fs.ReadDir(profiles, sub)
 	if err != nil {
@@ -79,11 +87,11 @@ func readReleaseProfiles(g *GPU, profiles fs.FS, dir string) error {
 		if !ok {
 			return &ReleaseFileError{File: file}
 		}
-		p, err := readProfileFile(profiles, file)
-		if err != nil {
+		rp := ReleaseProfile{Engine: eng, Release: rel, File: file}
+		if rp.Profile, err = readProfileFile(profiles, file, engines, &rp); err != nil {
 			return err
 		}
-		g.Releases = append(g.Releases, ReleaseProfile{Engine: eng, Release: rel, File: file, Profile: p})
+		g.Releases = append(g.Releases, rp)
 	}
 	slices.SortFunc(g.Releases, func(a, b ReleaseProfile) int {
 		if c := strings.Compare(a.Engine, b.Engine); c != 0 {

@@ -158,7 +158,7 @@ func TestReleaseProfileFiles(t *testing.T) {
 		"p/a/vllm-0.19.0.yaml": prof("vllm-0.19.0 kernels"),
 		"p/a/vllm-0.24.0.yaml": prof("vllm-0.24.0 kernels"),
 	}
-	gpus, err := parseCatalog(cat, "c.yaml", fsys, "p")
+	gpus, err := parseCatalog(cat, "c.yaml", fsys, "p", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +171,12 @@ func TestReleaseProfileFiles(t *testing.T) {
 	}
 	fsys["p/a/vllm-next.yaml"] = prof("vllm")
 	var rfe *ReleaseFileError
-	if _, err := parseCatalog(cat, "c.yaml", fsys, "p"); !errors.As(err, &rfe) {
+	if _, err := parseCatalog(cat, "c.yaml", fsys, "p", nil); !errors.As(err, &rfe) {
 		t.Errorf("misnamed release file: %v, want a *ReleaseFileError", err)
 	}
 	delete(fsys, "p/a/vllm-next.yaml")
 	fsys["p/zz/vllm-0.19.0.yaml"] = prof("vllm")
-	if _, err := parseCatalog(cat, "c.yaml", fsys, "p"); err == nil || !strings.Contains(err.Error(), `"zz"`) {
+	if _, err := parseCatalog(cat, "c.yaml", fsys, "p", nil); err == nil || !strings.Contains(err.Error(), `"zz"`) {
 		t.Errorf("directory of no GPU: %v", err)
 	}
 }

@@ -191,10 +191,10 @@ func (p *Profile) validate() *FieldError {
 	if err := p.AllReduce.validate("allreduce"); err != nil {
 		return err
 	}
-	if err := overhead("step_overhead_us", p.StepOverheadUS); err != nil {
-		return err
+	if p.FusedMoEFrom != "" && len(p.FusedMoE) > 0 {
+		return fieldErr("fused_moe_from", "give fused_moe or fused_moe_from, not both")
 	}
-	if err := overhead("per_request_overhead_us", p.PerRequestOverheadUS); err != nil {
+	if err := p.EngineTerms().validate(); err != nil {
 		return err
 	}
 	if err := overhead("frontend_latency_us", p.FrontendLatencyUS); err != nil {
@@ -208,21 +208,6 @@ func (p *Profile) validate() *FieldError {
 	}
 	if !(p.ServingAllReduceEfficiency >= 0 && p.ServingAllReduceEfficiency <= 1) {
 		return fieldErr("serving_allreduce_efficiency", "must be in [0, 1] (0 means 1)")
-	}
-	if err := overhead("host_step_us", p.HostStepUS); err != nil {
-		return err
-	}
-	if err := overhead("host_per_request_us", p.HostPerRequestUS); err != nil {
-		return err
-	}
-	if err := limits.IntAtMost(p.GraphCaptureMaxTokens, limits.MaxGraphCaptureTokens); err != nil {
-		return fieldErr("graph_capture_max_tokens", err.Error())
-	}
-	if err := limits.IntAtMost(p.GraphMaxTokens, limits.MaxGraphCaptureTokens); err != nil {
-		return fieldErr("graph_max_tokens", err.Error())
-	}
-	if !(p.GraphLaunchFactor >= 0 && p.GraphLaunchFactor <= 1) {
-		return fieldErr("graph_launch_factor", "must be in [0, 1]")
 	}
 	if !(p.GEMMInputFusedFraction >= 0 && p.GEMMInputFusedFraction <= 1) {
 		return fieldErr("gemm_input_fused_fraction", "must be in [0, 1]")

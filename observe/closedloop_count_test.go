@@ -9,7 +9,7 @@ import (
 )
 
 // TestObserveClosedLoopCountIsExact: against the mock server, a closed-loop client
-// sends exactly num_requests requests (sessions times their constant turns), also
+// sends exactly num_requests requests (every session turn counted), also
 // when its ramp-up spaces the users' starts (50 ms) further apart than a request
 // lasts (about 10 ms), so that the first user finishes several before the last
 // one starts.
@@ -34,7 +34,6 @@ clients:
 					want := int64(n)
 					if turns > 0 {
 						y += fmt.Sprintf("    session: {turns: {dist: constant, value: %d}}\n", turns)
-						want *= int64(turns)
 					}
 					res, sink := run(t, context.Background(), cfg, parseSpec(t, y))
 					received := m.Stats().Received - before

@@ -196,6 +196,21 @@ func (lp *labelPlacer) place(sty text.Style, txt string, cands []anchor) (text.S
 	return sty, best.pt, bestRect
 }
 
+// placeFree is place for a label that may be left out: it takes the first
+// anchor that collides with nothing and reports false, placing nothing,
+// when none does.
+func (lp *labelPlacer) placeFree(sty text.Style, txt string, cands []anchor) (text.Style, vg.Point, vg.Rectangle, bool) {
+	for _, a := range cands {
+		s := sty
+		s.XAlign, s.YAlign = a.xAlign, a.yAlign
+		if r := textRect(s, a.pt, txt); lp.cost(r) == 0 {
+			lp.block(r, textWeight)
+			return s, a.pt, r, true
+		}
+	}
+	return sty, vg.Point{}, vg.Rectangle{}, false
+}
+
 // overlapArea is the area shared by rectangles a and b, in square points.
 func overlapArea(a, b vg.Rectangle) float64 {
 	w := math.Min(float64(a.Max.X), float64(b.Max.X)) - math.Max(float64(a.Min.X), float64(b.Min.X))

@@ -26,24 +26,23 @@ func placeLegend(p *gplot.Plot, top, left bool) {
 	}
 }
 
-// legendBox returns the area the legend of p occupies on data canvas c,
-// including its background margin. It is an estimate: the legend is laid out
-// on the unpadded data area, which differs from c by at most the marker size.
-func legendBox(c draw.Canvas, p *gplot.Plot) vg.Rectangle {
-	size := p.Legend.Rectangle(c).Size()
+// legendBox returns the area legend leg occupies on data canvas c,
+// including its background margin.
+func legendBox(c draw.Canvas, leg *gplot.Legend) vg.Rectangle {
+	size := leg.Rectangle(c).Size()
 	var r vg.Rectangle
-	if p.Legend.Left {
-		r.Min.X = c.Min.X + p.Legend.XOffs
+	if leg.Left {
+		r.Min.X = c.Min.X + leg.XOffs
 		r.Max.X = r.Min.X + size.X
 	} else {
-		r.Max.X = c.Max.X + p.Legend.XOffs
+		r.Max.X = c.Max.X + leg.XOffs
 		r.Min.X = r.Max.X - size.X
 	}
-	if p.Legend.Top {
-		r.Max.Y = c.Max.Y + p.Legend.YOffs
+	if leg.Top {
+		r.Max.Y = c.Max.Y + leg.YOffs
 		r.Min.Y = r.Max.Y - size.Y
 	} else {
-		r.Min.Y = c.Min.Y + p.Legend.YOffs
+		r.Min.Y = c.Min.Y + leg.YOffs
 		r.Max.Y = r.Min.Y + size.Y
 	}
 	r.Min.X -= legendBoxPad
@@ -53,14 +52,26 @@ func legendBox(c draw.Canvas, p *gplot.Plot) vg.Rectangle {
 	return r
 }
 
-// legendBackground returns a plotter, to be added last, that draws a white
-// framed box where the legend will be drawn (the legend itself is drawn after
-// all plotters, on top of the box).
-func legendBackground() plotterFunc {
+// detachLegend takes p's legend (entries, placement, style) out of p and
+// returns it for legendBackground to draw. gonum's Plot.Draw would draw it
+// on the data area before that is padded for the markers at its edges,
+// off its background box by that padding (markers at the top edge moved
+// it a line up); drawn by legendBackground, box and entries share one
+// canvas. Call it after the last Legend.Add and placeLegend.
+func detachLegend(p *gplot.Plot) *gplot.Legend {
+	leg := p.Legend
+	p.Legend = gplot.NewLegend()
+	return &leg
+}
+
+// legendBackground returns a plotter, to be added after the data plotters,
+// that draws a white framed box and legend leg on it.
+func legendBackground(leg *gplot.Legend) plotterFunc {
 	return func(c draw.Canvas, p *gplot.Plot) {
-		r := legendBox(c, p)
+		r := legendBox(c, leg)
 		box := []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}
 		c.FillPolygon(color.NRGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xeb}, box)
 		c.StrokeLines(draw.LineStyle{Color: gridColor, Width: vg.Points(0.6)}, append(box, box[0]))
+		leg.Draw(c)
 	}
 }

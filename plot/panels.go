@@ -47,6 +47,13 @@ func WritePanels(path string, cols int, charts []XYChart) error {
 // len(plots)) into path, a panel of panelWidth x panelHeight each, written
 // atomically.
 func renderGrid(path string, cols int, plots []*gplot.Plot) error {
+	w, h, drawFn := gridDrawer(cols, plots)
+	return renderToFile(path, w, h, drawFn)
+}
+
+// gridDrawer returns the size of renderGrid's image and the function that
+// draws its tiles onto a canvas of that size.
+func gridDrawer(cols int, plots []*gplot.Plot) (w, h vg.Length, drawFn func(dc draw.Canvas)) {
 	rows := (len(plots) + cols - 1) / cols
 	grid := make([][]*gplot.Plot, rows)
 	for r := range grid {
@@ -55,13 +62,13 @@ func renderGrid(path string, cols int, plots []*gplot.Plot) error {
 	for i, p := range plots {
 		grid[i/cols][i%cols] = p
 	}
-	w, h := vg.Length(cols)*panelWidth, vg.Length(rows)*panelHeight
+	w, h = vg.Length(cols)*panelWidth, vg.Length(rows)*panelHeight
 	tiles := draw.Tiles{
 		Rows: rows, Cols: cols,
 		PadX: vg.Points(24), PadY: vg.Points(24),
 		PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(14),
 	}
-	return renderToFile(path, w, h, func(dc draw.Canvas) {
+	return w, h, func(dc draw.Canvas) {
 		canvases := gplot.Align(grid, tiles, dc)
 		for r := range grid {
 			for c, p := range grid[r] {
@@ -70,5 +77,5 @@ func renderGrid(path string, cols int, plots []*gplot.Plot) error {
 				}
 			}
 		}
-	})
+	}
 }

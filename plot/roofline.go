@@ -295,7 +295,8 @@ func buildRooflineArt(c RooflineChart, pts []Point) (*gplot.Plot, *rooflineArt, 
 	}
 	placeLegend(p, true, true)
 	if named {
-		p.Add(legendBackground())
+		art.legend = detachLegend(p)
+		p.Add(legendBackground(art.legend))
 	}
 	p.Add(plotterFunc(art.drawLabels))
 	return p, art, nil
@@ -323,6 +324,7 @@ type rooflineArt struct {
 	roofLabels       []string
 	groups           []*group
 	legendNames      []string
+	legend           *gplot.Legend // nil without named groups (detachLegend)
 	bwLabel          string
 	xmin, xmax, ymin float64
 	// labels and visits count, once drawn, the point labels placed and
@@ -389,8 +391,8 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 			lp.block(markerRect(at(pt.Intensity, pt.FLOPS), markerRadius), markerWeight)
 		}
 	}
-	if len(a.legendNames) > 0 {
-		lp.block(legendBox(c, p), textWeight)
+	if a.legend != nil {
+		lp.block(legendBox(c, a.legend), textWeight)
 	}
 
 	// Ridge markers.
@@ -454,6 +456,7 @@ func (a *rooflineArt) drawLabels(c draw.Canvas, p *gplot.Plot) {
 			}
 			labelled++
 			sty, tp, rect := lp.place(textStyle(annotateSize, inkColor), pt.Label, aroundMarker(cp, markerRadius))
+			leaderLine(c, cp, markerRadius, rect)
 			drawHaloText(c, sty, tp, pt.Label, rect)
 		}
 	}
@@ -523,6 +526,26 @@ func (a *rooflineArt) drawSlopeLabel(c draw.Canvas, lp *labelPlacer, from, to vg
 	lp.block(textRect(sty, best, a.bwLabel), textWeight)
 	c.FillText(sty, best, a.bwLabel)
 }
+
+// leaderLine joins a marker of the given radius at pt to its label's rectangle with a thin grey
+// line when the label sits farther than leaderGap from the marker's edge
+// (pushed out by roofs and other labels), so it still reads as the
+// marker's.
+func leaderLine(c draw.Canvas, pt vg.Point, radius vg.Length, rect vg.Rectangle) {
+	near := vg.Point{X: min(max(pt.X, rect.Min.X), rect.Max.X), Y: min(max(pt.Y, rect.Min.Y), rect.Max.Y)}
+	d := vg.Length(math.Hypot(float64(near.X-pt.X), float64(near.Y-pt.Y)))
+	if d <= radius+leaderGap {
+		return
+	}
+	// From the marker's edge to the label's.
+	f := float64(radius / d)
+	from := vg.Point{X: pt.X + (near.X-pt.X)*vg.Length(f), Y: pt.Y + (near.Y-pt.Y)*vg.Length(f)}
+	c.StrokeLine2(draw.LineStyle{Color: mutedColor, Width: vg.Points(0.6)}, from.X, from.Y, near.X, near.Y)
+}
+
+// leaderGap is the distance past a marker's edge beyond which its label
+// gets a leader line.
+const leaderGap = vg.Length(6)
 
 // markerRect is the square occupied by a marker of radius r at pt.
 func markerRect(pt vg.Point, r vg.Length) vg.Rectangle {

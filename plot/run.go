@@ -3,6 +3,7 @@ package plot
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 
 	gplot "gonum.org/v1/plot"
@@ -25,7 +26,9 @@ type BarStack struct {
 }
 
 // BarChart is a stacked bar chart: one bar per category, each made of the
-// stacks' values in order from the bottom.
+// stacks' values in order from the bottom. Stacks take greys and a purple
+// (stackColor), never the colours that tell runs or configurations apart
+// in the other charts. A category may span lines ("decode\nrun A").
 type BarChart struct {
 	Title, YLabel string
 	Categories    []string
@@ -62,7 +65,7 @@ func (c BarChart) build() (*gplot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.Color = seriesColor(i)
+		b.Color = stackColor(i)
 		b.LineStyle.Width = 0
 		if below != nil {
 			b.StackOn(below)
@@ -142,4 +145,17 @@ func (l LegendPanel) build() (*gplot.Plot, error) {
 		}
 	}))
 	return p, nil
+}
+
+// stackColor is the i-th stack's colour of a bar chart, cycling: dark,
+// middle and light grey and a purple, so that a stack never reads as the
+// first series (blue, orange) of a line chart beside it.
+func stackColor(i int) color.Color {
+	palette := [...]color.RGBA{
+		{R: 0x40, G: 0x40, B: 0x40, A: 0xff}, // dark grey
+		{R: 0x96, G: 0x96, B: 0x96, A: 0xff}, // middle grey
+		{R: 0xb0, G: 0x7a, B: 0xa1, A: 0xff}, // purple
+		{R: 0xd6, G: 0xd6, B: 0xd6, A: 0xff}, // light grey
+	}
+	return palette[i%len(palette)]
 }

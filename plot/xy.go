@@ -30,6 +30,16 @@ type Series struct {
 	// item); both ignore Style.
 	Style             int
 	Dashed, Highlight bool
+	// Dash draws the line dashed in the series' own colour: a second
+	// quantity of one item (waiting beside running requests), where Dashed
+	// is a limit.
+	Dash bool
+	// Labels, when set, has one entry per point: the text written next to
+	// it ("" for none), placed where it overlaps no other label, marker or
+	// the legend if such a place exists (xy_labels.go). With OptionalLabels
+	// a label without such a place is left out.
+	Labels         []string
+	OptionalLabels bool
 }
 
 // XYChart is a generic line/scatter chart.
@@ -68,13 +78,15 @@ func WriteXY(path string, c XYChart) error {
 	return renderToFile(path, xyWidth, xyHeight, func(dc draw.Canvas) { p.Draw(dc) })
 }
 
-// cleanSeries returns, for each series, the points that can be drawn, or an
-// error when the input is malformed or nothing at all can be drawn.
-func (c XYChart) cleanSeries() ([]plotter.XYs, error) {
+// cleanSeries returns, for each series, the points that can be drawn and
+// their labels (nil for a series without Labels), or an error when the input
+// is malformed or nothing at all can be drawn.
+func (c XYChart) cleanSeries() ([]plotter.XYs, [][]string, error) {
 	if len(c.Series) == 0 {
-		return nil, errors.New("Series: need at least one series")
+		return nil, nil, errors.New("Series: need at least one series")
 	}
 	out := make([]plotter.XYs, len(c.Series))
+	labels := make([][]string, len(c.Series))
 	total := 0
 	var firstBad error
 	bad := func(err error) {
@@ -84,7 +96,10 @@ func (c XYChart) cleanSeries() ([]plotter.XYs, error) {
 	}
 	for i, s := range c.Series {
 		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("Series[%d].Y: length %d differs from len(X) = %d", i, len(s.Y), len(s.X))
+			return nil, nil, fmt.Errorf("Series[%d].Y: length %d differs from len(X) = %d", i, len(s.Y), len(s.X))
+		}
+		if s.Labels != nil && len(s.Labels) != len(s.X) {
+			return nil, nil, fmt.Errorf("Series[%d].Labels: length %d differs from len(X) = %d", i, len(s.Labels), len(s.X))
 		}
 		for j := range s.X {
 			x, y := s.X[j], s.Y[j]
@@ -99,17 +114,20 @@ func (c XYChart) cleanSeries() ([]plotter.XYs, error) {
 				bad(fmt.Errorf("Series[%d].Y[%d]: must be > 0 on a log axis (got %g)", i, j, y))
 			default:
 				out[i] = append(out[i], plotter.XY{X: x, Y: y})
+				if s.Labels != nil {
+					labels[i] = append(labels[i], s.Labels[j])
+				}
 			}
 		}
 		total += len(out[i])
 	}
 	if total == 0 {
 		if firstBad == nil {
-			return nil, errors.New("Series: no points")
+			return nil, nil, errors.New("Series: no points")
 		}
-		return nil, fmt.Errorf("Series: no drawable point left (%w)", firstBad)
+		return nil, nil, fmt.Errorf("Series: no drawable point left (%w)", firstBad)
 	}
-	return out, nil
+	return out, labels, nil
 }
 
 // axisRange returns display bounds for values in [lo, hi] with a small margin:
@@ -133,7 +151,7 @@ func axisRange(lo, hi float64, log bool) (float64, float64) {
 
 // buildXY assembles the gonum plot for c.
 func buildXY(c XYChart) (*gplot.Plot, error) {
-	data, err := c.cleanSeries()
+	data, labels, err := c.cleanSeries()
 	if err != nil {
 		return nil, err
 	}
@@ -202,10 +220,15 @@ func buildXY(c XYChart) (*gplot.Plot, error) {
 			labelled = true
 		}
 	}
+	var leg *gplot.Legend
 	if labelled && !c.NoLegend {
 		top, left := emptiestCorner(p, data)
 		placeLegend(p, top, left)
-		p.Add(legendBackground())
+		leg = detachLegend(p)
+		p.Add(legendBackground(leg))
+	}
+	if hasLabels(labels) {
+		p.Add(pointLabels(c, data, labels, leg))
 	}
 	return p, nil
 }
@@ -243,6 +266,9 @@ func seriesStyle(i int, s Series) (draw.LineStyle, draw.GlyphStyle) {
 		col, shape = StyleFor(s.Style - 1)
 	}
 	line := draw.LineStyle{Color: col, Width: vg.Points(1.6)}
+	if s.Dash {
+		line.Dashes = []vg.Length{vg.Points(5), vg.Points(2.5)}
+	}
 	glyph := draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}
 	switch {
 	case s.Dashed:

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,7 @@ func TestBrowser(t *testing.T) {
 	}
 	agent, _ := fakeAgent(t, 5e-5, AgentProtocol)
 	_, ts := newTestServer(t, Options{DataDir: data, MaxRequests: 2000, MeasureURL: agent.URL})
+	_, failTS := newTestServer(t, Options{MaxRequests: 2000, SimTimeout: time.Millisecond})
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -103,7 +105,7 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 	}()
-	tctx, tcancel := context.WithTimeout(ctx, 50*time.Second)
+	tctx, tcancel := context.WithTimeout(ctx, 90*time.Second)
 	defer tcancel()
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -158,6 +160,11 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("tooltip %q lacks %q", tip, want)
 		}
 	}
+	// The log axes label every decade (0.01 to 100 k FLOP/B); the model's
+	// two phases are labelled.
+	rfXTicks := eval(`document.getElementById("rf-chart").dataset.xTicks.split("|").length`)
+	rfYTicks := eval(`document.getElementById("rf-chart").dataset.yTicks.split("|").length`)
+	rfLabels := eval(`+document.getElementById("rf-chart").dataset.pointLabels`)
 	spotPoints := eval(`+document.getElementById("rf-chart").dataset.spotPoints`)
 	okRows := eval(`document.querySelectorAll('#sc-table tbody tr[data-status="ok"]').length`)
 	shot("web-roofline.png")
@@ -222,6 +229,15 @@ func TestBrowser(t *testing.T) {
 	poolRows := eval(`document.querySelectorAll("#sim-summary table.pools tr[data-pool]").length`)
 	kvTiles := eval(`document.querySelectorAll('#sim-summary .kpi[data-key="kv_transfer"]').length`)
 	pdApplied := eval(`state.runs[1].result.pools.decode.replicas === 2 && state.runs[1].result.replicas === 3 ? 1 : 0`)
+	// Two runs shown: two colours, each run drawn in its own in every chart
+	// and named once in the run legend; the step split bar names each part.
+	runColours := eval(`new Set(state.runs.filter(r => r.show).map(r => r.color)).size`)
+	wrongColour := eval(`Object.values(state.charts).map(u => u.root.parentElement.spec).filter(sp => sp).flatMap(sp => sp.lines || []).filter(l => l.run !== undefined && state.runs.find(r => r.id === l.run).color !== l.color).length`)
+	runLines := eval(`Object.values(state.charts).map(u => u.root.parentElement.spec).filter(sp => sp).flatMap(sp => sp.lines || []).filter(l => l.run !== undefined).length`)
+	runLegend := eval(`document.querySelectorAll("#sim-run-legend [data-run]").length`)
+	splitParts := eval(`document.querySelectorAll("#sim-split-bar .bar [data-part]").length`)
+	splitLegend := eval(`[...document.querySelectorAll("#sim-split-bar .legend [data-part]")].filter(e => /\d%/.test(e.textContent)).length`)
+	shot("web-simulate-two-runs.png")
 	// Sweep and validation from --data.
 	step("sweep",
 		chromedp.Navigate(ts.URL+"/#sweep"),
@@ -231,6 +247,46 @@ func TestBrowser(t *testing.T) {
 		wait(`document.querySelectorAll("#sw-table tbody tr").length > 0`))
 	sweepRows := eval(`document.querySelectorAll("#sw-table tbody tr").length`)
 	recRows := eval(`document.querySelectorAll("#sw-table tbody tr.rec").length`)
+	// The Pareto chart: a label per point, no two overlapping, all inside
+	// the plot; log axes with at least three tick labels each; the TPOT
+	// bound drawn as a line and the SLO and target rate in a note.
+	swPoints := eval(`+document.getElementById("sw-chart").dataset.drawnPoints`)
+	swLabels := eval(`+document.getElementById("sw-chart").dataset.pointLabels`)
+	swOverlaps := eval(`(() => { const b = document.getElementById("sw-chart").labelBoxes; let n = 0;
+		for (let i = 0; i < b.length; i++) { if (b[i].x < 0 || b[i].y < 0 || b[i].x + b[i].w > b[i].pw || b[i].y + b[i].h > b[i].ph) n++;
+			for (let j = 0; j < i; j++) if (b[i].x < b[j].x + b[j].w && b[j].x < b[i].x + b[i].w && b[i].y < b[j].y + b[j].h && b[j].y < b[i].y + b[i].h) n++; }
+		return n; })()`)
+	// A dense cluster: 3 labels that must be drawn and 40 optional ones;
+	// every must-label is drawn, and no two labels overlap.
+	eval(`(() => { const el = document.createElement("div"); el.id = "dense-test"; el.style.width = "600px"; document.body.appendChild(el);
+		const pts = []; for (let i = 0; i < 40; i++) pts.push({x: 10 + (i % 8) * 0.2, y: 100 + Math.floor(i / 8) * 0.5, color: "#a8b3c4", label: "#" + i + " h100 tp1", labelOptional: true});
+		for (let i = 0; i < 3; i++) pts.push({x: 12 + i, y: 105 + i, color: "#2b6cb0", label: "front " + i, labelPriority: 1});
+		chart(el, {xlog: true, ylog: true, points: pts, height: 300, legend: false, xrange: [9, 16], yrange: [95, 112]}); return 1; })()`)
+	step("dense labels drawn", wait(`document.getElementById("dense-test").labelBoxes !== undefined`))
+	dense, err := chromedp.Run(tctx, chromedp.Evaluate[string](`(() => { const el = document.getElementById("dense-test");
+		const b = el.labelBoxes; let bad = 0;
+		for (let i = 0; i < b.length; i++) for (let j = 0; j < i; j++) if (b[i].x < b[j].x + b[j].w && b[j].x < b[i].x + b[i].w && b[i].y < b[j].y + b[j].h && b[j].y < b[i].y + b[i].h) bad++;
+		const front = b.filter(x => x.text.startsWith("front")).length;
+		el.remove(); delete state.charts["dense-test"];
+		return bad + " overlaps, " + front + " front, " + b.length + " labels"; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swXTicks := eval(`document.getElementById("sw-chart").dataset.xTicks.split("|").length`)
+	swYTicks := eval(`document.getElementById("sw-chart").dataset.yTicks.split("|").length`)
+	swSLO := eval(`document.getElementById("sw-chart").dataset.refLines === "TPOT p99 SLO 50 ms → 20 tok/s/user" ? 1 : 0`)
+	swNote := eval(`document.getElementById("sw-chart").dataset.note.includes("TTFT p99 ≤ 500 ms") && document.getElementById("sw-chart").dataset.note.includes("target 40 req/s") ? 1 : 0`)
+	// The table's columns are the server's: every column_info entry marked
+	// for a table that has a value, under its label, and no other.
+	wantHeads, err := chromedp.Run(tctx, chromedp.Evaluate[string](`state.sweep.res.column_info.filter(c => c.table && (!c.sparse || state.sweep.res.rows.some(r => r[c.name] !== null))).map(c => c.name + "=" + c.label).join(",")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads, err := chromedp.Run(tctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#sw-table th")].map(th => th.dataset.k + "=" + th.firstChild.textContent).join(",")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	costHeads := eval(`["replicas=replicas", "gpus_total=GPUs", "cost_per_hour=$/h", "cost_per_mtok=$/Mtok", "dp=dp", "ep=ep"].filter(w => [...document.querySelectorAll("#sw-table th")].some(th => th.dataset.k + "=" + th.firstChild.textContent === w)).length`)
 	shot("web-sweep.png")
 	// A sweep over dp, ep and a --grid key: a column for each; the grid
 	// builder turns a setting picked from the generated list into --grid.
@@ -259,7 +315,48 @@ func TestBrowser(t *testing.T) {
 		wait(`document.querySelectorAll("#va-out table").length > 0`))
 	vaTables := eval(`document.querySelectorAll("#va-out table").length`)
 	shot("web-validation.png")
+	// A job that fails (here: past a 1 ms time limit) turns the progress
+	// bar red with the server's reason, instead of leaving it running.
+	step("failed simulation",
+		chromedp.Navigate(failTS.URL+"/#simulate"),
+		wait(`document.querySelectorAll("#sim-example option").length > 0`),
+		chromedp.SetValue(chromedp.CSS(`#sim-max`), "2000"),
+		chromedp.Click(chromedp.CSS(`#sim-run`)),
+		wait(`document.getElementById("sim-progress").classList.contains("failed")`))
+	failText, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.querySelector("#sim-progress span").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failBar := eval(`document.querySelector("#sim-progress .bar").style.width === "100%" && !document.getElementById("sim-progress").hidden ? 1 : 0`)
+	shot("web-simulate-failed.png")
 	t.Logf("browser run took %s", time.Since(start).Round(time.Millisecond))
+	if !strings.HasPrefix(failText, "failed: ") || !strings.Contains(failText, "limit") || failBar != 1 {
+		t.Errorf("failed job: progress reads %q (full red bar %v), want \"failed: \" and the time limit", failText, failBar == 1)
+	}
+	if rfXTicks < 8 || rfYTicks < 4 || rfLabels != 2 {
+		t.Errorf("roofline: %d x tick labels (want the 8 decades), %d y tick labels, %d phase labels (want 2)", rfXTicks, rfYTicks, rfLabels)
+	}
+	if runColours != 2 || wrongColour != 0 || runLines < 20 || runLegend != 2 {
+		t.Errorf("two runs: %d colours, %d of %d run lines in another colour than their run's, %d legend entries", runColours, wrongColour, runLines, runLegend)
+	}
+	if splitParts < 2 || splitLegend != splitParts {
+		t.Errorf("step split bar: %d parts, %d legend entries with a percentage", splitParts, splitLegend)
+	}
+	if swPoints != 3 || swLabels != swPoints || swOverlaps != 0 {
+		t.Errorf("sweep chart: %d points, %d labels, %d overlapping or clipped labels", swPoints, swLabels, swOverlaps)
+	}
+	if n := 0; !strings.HasPrefix(dense, "0 overlaps, 3 front, ") || func() bool { fmt.Sscanf(dense[strings.LastIndex(dense, ", ")+2:], "%d", &n); return n >= 43 }() {
+		t.Errorf("dense chart: %s; want no overlap, the 3 front labels, and not every optional one of 40 squeezed in", dense)
+	}
+	if swXTicks < 3 || swYTicks < 3 {
+		t.Errorf("sweep chart: %d x and %d y tick labels on its log axes, want >= 3 each", swXTicks, swYTicks)
+	}
+	if swSLO != 1 || swNote != 1 {
+		t.Errorf("sweep chart: TPOT SLO line drawn %v, SLO and target note %v", swSLO == 1, swNote == 1)
+	}
+	if heads != wantHeads || costHeads != 6 {
+		t.Errorf("sweep table: headers\n%s\nwant the server's column_info\n%s\n%d of replicas, GPUs, $/h, $/Mtok, dp, ep shown", heads, wantHeads, costHeads)
+	}
 	// h100 has no fp4 peak: 5 of the 7 precisions draw a hollow circle.
 	if spotPoints < 5 || okRows < 5 {
 		t.Errorf("spot check drew %d points with %d supported rows, want >= 5", spotPoints, okRows)

@@ -639,18 +639,23 @@ func TestSimulateTimeoutKeepsServing(t *testing.T) {
 	}
 }
 
-// writeSweepFiles writes a three-row sweep result as Parquet and CSV.
+// writeSweepFiles writes a three-row sweep result as Parquet and CSV, with
+// an SLO, a target rate of 40 req/s, its replicas and cost, and dp and ep 2
+// on the last row.
 func writeSweepFiles(t *testing.T, dir string) {
 	t.Helper()
-	res := &sweep.Result{Fingerprint: "f", GridSize: 3, Recommended: 1}
+	res := &sweep.Result{Fingerprint: "f", GridSize: 3, Recommended: 1, SLO: "ttft_p99=500ms,tpot_p99=50ms"}
 	for i := 0; i < 3; i++ {
 		row := sweep.Row{Config: sweep.Config{Index: i, GPU: "h100", TP: 1 << i, MaxNumSeqs: 256, MaxNumBatchedTokens: 8192},
 			Fingerprint: "f", GridSize: 3, Status: sweep.StatusOK, MaxRateRPS: float64(10 * (i + 1)),
 			OutputTokensPerSPerGPU: float64(1000 - 100*i), TokensPerSPerUser: float64(50 + 20*i), TTFTP99Ms: 100,
-			Pareto: true, Recommended: i == 0}
+			Pareto: true, Recommended: i == 0, TargetRateRPS: 40, Replicas: 4 - i, GPUsTotal: (4 - i) << i,
+			GPUCostPerHour: 2.5, CostPerHour: 2.5 * float64((4-i)<<i), CostMTok: 0.5 + float64(i)}
+		if i == 2 {
+			row.DP, row.EP = 2, 2
+		}
 		for _, f := range []*float64{&row.TTFTP50Ms, &row.TPOTP50Ms, &row.TPOTP99Ms, &row.TPOTMeanMs, &row.ITLP50Ms, &row.ITLP99Ms,
-			&row.E2EP50Ms, &row.E2EP99Ms, &row.ThroughputRPS, &row.OutputTokensPerS, &row.OutputTokensPerRequest,
-			&row.TargetRateRPS, &row.GPUCostPerHour, &row.CostPerHour, &row.CostMTok} {
+			&row.E2EP50Ms, &row.E2EP99Ms, &row.ThroughputRPS, &row.OutputTokensPerS, &row.OutputTokensPerRequest} {
 			*f = math.NaN()
 		}
 		res.Rows = append(res.Rows, row)
@@ -696,9 +701,20 @@ func TestSweepParquetCSVAndUpload(t *testing.T) {
 	if st := call(t, ts, "POST", "/api/sweep", csvBytes, &fromCSV); st != 200 {
 		t.Fatalf("csv upload: %d", st)
 	}
+	if len(fromPQ.SLO) != 2 || fromPQ.SLO[1].Key != "tpot_p99" || fromPQ.SLO[1].LimitMs != 50 || len(fromCSV.SLO) != 0 {
+		t.Errorf("SLO: parquet %+v (want ttft_p99 500 ms, tpot_p99 50 ms), csv %+v (want none: CSV does not record it)", fromPQ.SLO, fromCSV.SLO)
+	}
 	for name, res := range map[string]sweepResponse{"parquet": fromPQ, "csv": fromCSV} {
 		if len(res.Rows) != 3 {
 			t.Fatalf("%s: %d rows", name, len(res.Rows))
+		}
+		if len(res.ColumnInfo) != len(res.Columns) {
+			t.Fatalf("%s: %d column infos for %d columns", name, len(res.ColumnInfo), len(res.Columns))
+		}
+		for i, c := range res.ColumnInfo {
+			if c.Name != res.Columns[i] || c.Label == "" {
+				t.Errorf("%s: column_info[%d] = %+v for column %q", name, i, c, res.Columns[i])
+			}
 		}
 		var rec []int
 		for _, raw := range res.Rows {

@@ -19,10 +19,25 @@ const maxDataFileBytes = 256 << 20
 // of docs/sweep.md, with a column per setting its grid swept beyond the
 // typed lists) and one object per row, with null where a value does not
 // apply. The Pareto and recommended flags come from the file.
+//
+// ColumnInfo annotates Columns one for one (sweep.ColumnInfos): the web
+// view's table shows the columns it marks, under its labels. SLO holds the
+// sweep's latency bounds when the file records them (Parquet does, CSV does
+// not), for the chart to draw.
 type sweepResponse struct {
-	Source  string            `json:"source"`
-	Columns []string          `json:"columns"`
-	Rows    []json.RawMessage `json:"rows"`
+	Source     string             `json:"source"`
+	Columns    []string           `json:"columns"`
+	ColumnInfo []sweep.ColumnInfo `json:"column_info"`
+	SLO        []sloBound         `json:"slo"`
+	Rows       []json.RawMessage  `json:"rows"`
+}
+
+// sloBound is one latency bound of a sweep's SLO: Key ("tpot_p99") <= LimitMs.
+type sloBound struct {
+	Key     string  `json:"key"`
+	Metric  string  `json:"metric"`
+	Stat    string  `json:"stat"`
+	LimitMs float64 `json:"limit_ms"`
 }
 
 // handleSweep loads a sweep result: ?file=PATH under --data, or the body
@@ -37,18 +52,39 @@ func (s *Server) handleSweep(r *http.Request) (any, error) {
 	}
 	var rows []json.RawMessage
 	var cols []string
+	slo := []sloBound{}
 	if bytes.HasPrefix(data, []byte("PAR1")) {
-		if rows, cols, err = parquetSweepRows(data); err != nil {
+		var spec string
+		if rows, cols, spec, err = parquetSweepRows(data); err != nil {
 			return nil, errorf(http.StatusBadRequest, "sweep %s: %v", name, err)
+		}
+		if slo, err = sloBounds(spec); err != nil {
+			return nil, errorf(http.StatusBadRequest, "sweep %s: recorded SLO: %v", name, err)
 		}
 	} else if rows, cols, err = csvSweepRows(data, name); err != nil {
 		// CSV errors begin with name:line.
 		return nil, errorf(http.StatusBadRequest, "sweep %v", err)
 	}
-	return sweepResponse{Source: name, Columns: cols, Rows: rows}, nil
+	return sweepResponse{Source: name, Columns: cols, ColumnInfo: sweep.ColumnInfos(cols), SLO: slo, Rows: rows}, nil
 }
 
-func parquetSweepRows(data []byte) (rows []json.RawMessage, cols []string, err error) {
+// sloBounds parses a sweep's recorded SLO ("" gives none).
+func sloBounds(spec string) ([]sloBound, error) {
+	out := []sloBound{}
+	if spec == "" {
+		return out, nil
+	}
+	slo, err := sweep.ParseSLO(spec)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range slo.Bounds {
+		out = append(out, sloBound{Key: b.Key(), Metric: b.Metric, Stat: b.Stat, LimitMs: b.LimitMs()})
+	}
+	return out, nil
+}
+
+func parquetSweepRows(data []byte) (rows []json.RawMessage, cols []string, slo string, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a malformed file must not take the server down
 			err = fmt.Errorf("reading Parquet: %v", p)
@@ -56,10 +92,10 @@ func parquetSweepRows(data []byte) (rows []json.RawMessage, cols []string, err e
 	}()
 	res, err := sweep.ReadParquet(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	rows, err = sweep.JSONRows(res)
-	return rows, res.Columns(), err
+	return rows, res.Columns(), res.SLO, err
 }
 
 // csvSweepRows reads a `sim sweep --csv` table: its header must be

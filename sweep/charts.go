@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/roofsim/roofsim/plot"
 )
@@ -17,13 +18,18 @@ import (
 // Charts without points are left out; none at all is an error.
 //
 // Every configuration is labelled ("#3 h200 tp2") and keeps one colour and
-// marker in both rate charts (plot.Series.Style); those charts carry no
-// legend of their own: Legend lists their series for a panel beside them.
-// SLO bounds are dashed lines; the recommended configuration is ringed.
+// marker in every chart (plot.Series.Style), its name written beside its
+// point on the log-log Pareto chart; no chart carries a legend of its own:
+// Legend lists their series for a panel beside them. SLO bounds are dashed
+// lines (a TPOT bound on the Pareto chart too, at 1000 / limit tokens/s per
+// user); the recommended configuration is ringed; a target rate is named in
+// the Pareto chart's title.
 func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
-	var all, front plot.Series
-	all.Label, all.Points = "configurations", true
-	front.Label, front.Line, front.Points = "Pareto front", true, true
+	// The front is a dark line (Highlight with no markers) under the
+	// configurations' own markers.
+	var front plot.Series
+	front.Label, front.Line, front.Highlight = "Pareto front", true, true
+	var configs []plot.Series
 	type pt struct{ x, y float64 }
 	var fp []pt
 	// A concurrency sweep (closed-loop workloads) probes concurrencies: its
@@ -47,20 +53,26 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 		if row.Status != StatusOK {
 			continue
 		}
-		all.X, all.Y = append(all.X, row.TokensPerSPerUser), append(all.Y, row.OutputTokensPerSPerGPU)
 		if row.Pareto {
 			fp = append(fp, pt{row.TokensPerSPerUser, row.OutputTokensPerSPerGPU})
 		}
 		probes := slices.Clone(row.Probes)
 		slices.SortFunc(probes, func(a, b Probe) int { return cmp.Compare(xOf(a), xOf(b)) })
 		style++
-		label := fmt.Sprintf("#%d %s tp%d", row.Index, row.GPU, row.TP)
+		name := fmt.Sprintf("#%d %s tp%d", row.Index, row.GPU, row.TP)
 		if row.DP > 1 {
-			label += fmt.Sprintf(" dp%d", row.DP)
+			name += fmt.Sprintf(" dp%d", row.DP)
 		}
 		if row.EP > 1 {
-			label += fmt.Sprintf(" ep%d", row.EP)
+			name += fmt.Sprintf(" ep%d", row.EP)
 		}
+		// On the Pareto chart each point is written beside its marker, in
+		// the configuration's style; the legend panel has the long name.
+		// Off the front, a name is written only where it collides with
+		// nothing (a dense sweep would bury the front in text).
+		configs = append(configs, plot.Series{Style: style, Points: true, X: []float64{row.TokensPerSPerUser},
+			Y: []float64{row.OutputTokensPerSPerGPU}, Labels: []string{name}, OptionalLabels: !row.Pareto && !row.Recommended})
+		label := name
 		if t := row.SettingsText(); t != "" {
 			label += " " + t
 		}
@@ -98,11 +110,13 @@ func (r *Result) Charts(slo SLO) ([]plot.XYChart, error) {
 	for _, p := range fp {
 		front.X, front.Y = append(front.X, p.x), append(front.Y, p.y)
 	}
-	charts := []plot.XYChart{{Title: "Pareto front", XLabel: "Tokens/s per user (1000 / mean TPOT ms)",
-		YLabel: "Output tokens/s per GPU", Series: []plot.Series{all, front}}}
+	pareto := plot.XYChart{Title: "Pareto front" + r.targetText(), XLabel: "Tokens/s per user (1000 / mean TPOT ms)",
+		YLabel: "Output tokens/s per GPU", LogX: true, LogY: true, NoLegend: true, Series: append([]plot.Series{front}, configs...)}
 	if len(rec.X) > 0 {
-		charts[0].Series = append(charts[0].Series, rec)
+		pareto.Series = append(pareto.Series, rec)
 	}
+	pareto.Series = append(pareto.Series, tpotLine(slo, configs)...)
+	charts := []plot.XYChart{pareto}
 	for _, c := range []struct {
 		chart     *plot.XYChart
 		key, name string
@@ -146,27 +160,70 @@ func hasPoints(ss []plot.Series) bool {
 	return false
 }
 
-// Legend lists the series of the rate charts (the configurations, the
-// recommended ring and the SLO lines, each once) for a LegendPanel beside
-// them; ok is false when there is no rate chart.
+// Legend lists the series of the charts drawn without a legend of their
+// own (all of them: the Pareto chart's front, recommended ring and TPOT
+// line, the configurations and the SLO lines of the rate charts), each
+// once, the configurations first, for a LegendPanel beside them; ok is
+// false when there is none.
 func Legend(charts []plot.XYChart) (plot.LegendPanel, bool) {
 	l := plot.LegendPanel{Title: "Configurations"}
 	seen := map[string]bool{}
-	for _, c := range charts {
-		if !c.NoLegend {
-			continue
-		}
-		for _, s := range c.Series {
-			if s.Label == "" || seen[s.Label] {
+	for _, styled := range []bool{true, false} {
+		for _, c := range charts {
+			if !c.NoLegend {
 				continue
 			}
-			seen[s.Label] = true
-			e := plot.Series{Label: s.Label, Style: s.Style, Dashed: s.Dashed, Highlight: s.Highlight, Line: s.Line, Points: s.Points}
-			if s.Style > 0 {
-				e.Line, e.Points = true, true
+			for _, s := range c.Series {
+				if s.Label == "" || seen[s.Label] || (s.Style > 0) != styled {
+					continue
+				}
+				seen[s.Label] = true
+				e := plot.Series{Label: s.Label, Style: s.Style, Dashed: s.Dashed, Highlight: s.Highlight, Line: s.Line, Points: s.Points}
+				if s.Style > 0 {
+					e.Line, e.Points = true, true
+				}
+				l.Entries = append(l.Entries, e)
 			}
-			l.Entries = append(l.Entries, e)
 		}
 	}
 	return l, len(l.Entries) > 0
+}
+
+// targetText is " · target R req/s" for a sweep sized for a target rate
+// (the one of its rows that carry one), else "".
+func (r *Result) targetText() string {
+	for _, row := range r.Rows {
+		if row.TargetRateRPS > 0 {
+			return fmt.Sprintf(" · target %.4g req/s", row.TargetRateRPS)
+		}
+	}
+	return ""
+}
+
+// tpotLine draws a TPOT bound of slo on the Pareto chart: tokens/s per user
+// is 1000 / mean TPOT (ms), so a configuration at the bound's limit L sits
+// at x = 1000 / L, and one left of that line has a mean TPOT above L (for a
+// mean or upper-percentile bound, the bound itself too). The dashed line
+// spans the configurations' y range; none without a TPOT bound or points.
+func tpotLine(slo SLO, configs []plot.Series) []plot.Series {
+	if len(configs) == 0 {
+		return nil
+	}
+	for _, key := range []string{"tpot_p99", "tpot_p90", "tpot_p50", "tpot_mean"} {
+		if b, ok := slo.Find(key); ok {
+			return []plot.Series{tpotSeries(b, configs)}
+		}
+	}
+	return nil
+}
+
+func tpotSeries(b Bound, configs []plot.Series) plot.Series {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range configs {
+		lo, hi = math.Min(lo, c.Y[0]), math.Max(hi, c.Y[0])
+	}
+	x := 1000 / b.LimitMs()
+	// The label is the rate chart's line's, so the legend names the bound once.
+	return plot.Series{Label: b.Stat + " " + strings.ToUpper(b.Metric) + " SLO " + b.Limit.String(),
+		Line: true, Dashed: true, X: []float64{x, x}, Y: []float64{lo, hi}}
 }

@@ -33,12 +33,27 @@ func TestChartsShapes(t *testing.T) {
 	if len(charts) != 3 {
 		t.Fatalf("%d charts, want Pareto, TTFT and TPOT", len(charts))
 	}
+	// The Pareto chart: log axes; the front; a point per OK row in its
+	// configuration's style, labelled with its name; the TPOT bound at
+	// 1000 / 50 ms = 20 tokens/s per user across the points' y range.
 	pareto := charts[0].Series
-	if !slices.Equal(pareto[0].X, []float64{80, 40, 60}) {
-		t.Errorf("configurations x = %v, want every OK row's tokens/s per user", pareto[0].X)
+	if !charts[0].LogX || !charts[0].LogY || !charts[0].NoLegend || len(pareto) != 5 {
+		t.Fatalf("Pareto chart: log axes %v %v, %d series, want the front, 3 configurations and the TPOT line", charts[0].LogX, charts[0].LogY, len(pareto))
 	}
-	if !slices.Equal(pareto[1].X, []float64{40, 80}) || !slices.Equal(pareto[1].Y, []float64{1500, 900}) {
-		t.Errorf("front = %v/%v, want the Pareto rows sorted by x", pareto[1].X, pareto[1].Y)
+	for k, want := range []struct {
+		x     float64
+		label string
+	}{{80, "#0 h100 tp1"}, {40, "#1 h100 tp1"}, {60, "#2 h100 tp1"}} {
+		s := pareto[1+k]
+		if !slices.Equal(s.X, []float64{want.x}) || !slices.Equal(s.Labels, []string{want.label}) || s.Style != k+1 || s.OptionalLabels != (k == 2) {
+			t.Errorf("configuration %d on the Pareto chart: %+v, want x %g labelled %q in style %d (optional off the front)", k, s, want.x, want.label, k+1)
+		}
+	}
+	if !slices.Equal(pareto[0].X, []float64{40, 80}) || !slices.Equal(pareto[0].Y, []float64{1500, 900}) || !pareto[0].Line || pareto[0].Points {
+		t.Errorf("front = %v/%v, want the Pareto rows sorted by x, as a line", pareto[0].X, pareto[0].Y)
+	}
+	if l := pareto[4]; !l.Dashed || !slices.Equal(l.X, []float64{20, 20}) || !slices.Equal(l.Y, []float64{700, 1500}) || l.Label != "p99 TPOT SLO 50ms" {
+		t.Errorf("TPOT SLO line %+v, want x = 1000/50 ms = 20 from y 700 to 1500", l)
 	}
 	ttft := charts[1].Series
 	if !slices.Equal(ttft[0].X, []float64{2, 8}) || !slices.Equal(ttft[0].Y, []float64{40, 90}) {
@@ -50,8 +65,9 @@ func TestChartsShapes(t *testing.T) {
 	if ttft[0].Style != 1 || ttft[2].Style != 3 || charts[2].Series[2].Style != 3 || !charts[1].NoLegend {
 		t.Errorf("a configuration must keep one style in both rate charts, whose legend is a separate panel")
 	}
-	if l, ok := Legend(charts); !ok || len(l.Entries) != 5 || l.Entries[3].Label != "p99 TTFT SLO 500ms" || !l.Entries[4].Dashed {
-		t.Errorf("legend %+v: want the three configurations and the two SLO lines", l.Entries)
+	if l, ok := Legend(charts); !ok || len(l.Entries) != 6 || l.Entries[0].Label != "#0 h100 tp1" || l.Entries[3].Label != "Pareto front" ||
+		l.Entries[4].Label != "p99 TPOT SLO 50ms" || l.Entries[5].Label != "p99 TTFT SLO 500ms" || !l.Entries[5].Dashed {
+		t.Errorf("legend %+v: want the three configurations, the front and the two SLO lines (the TPOT one once)", l.Entries)
 	}
 	last := ttft[len(ttft)-1]
 	if last.Label != "p99 TTFT SLO 500ms" || !slices.Equal(last.X, []float64{2, 8}) || !slices.Equal(last.Y, []float64{500, 500}) {

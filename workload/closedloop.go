@@ -1,10 +1,11 @@
 package workload
 
-// closedBudget counts a closed-loop client's requests (sessions, when the client has
-// sessions) against its num_requests. Every request the client will send draws from it
-// once, when it is committed: the Concurrency initial requests when the generator is
-// built, even though a ramp-up sends them later, and each follow-up when its
-// predecessor completes. A user's follow-ups can therefore never use up a share that
+// closedBudget counts a closed-loop client's requests against its num_requests. Every
+// request the client will send draws from it once, when it is committed: the
+// Concurrency initial requests when the generator is built, even though a ramp-up sends
+// them later, and each follow-up (a new request or session, or a session's next turn)
+// when its predecessor completes; a session whose next turn finds the budget spent
+// ends there. A user's follow-ups can therefore never use up a share that
 // a later-starting user has already been promised, and the client sends exactly
 // num_requests however its users' starts and completions interleave.
 type closedBudget struct {

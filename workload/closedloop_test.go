@@ -28,18 +28,11 @@ func closedLoopGrid() []Client {
 	return out
 }
 
-// ClosedLoopWant is the number of requests a grid client must generate: num_requests
-// sessions of the constant turns, or num_requests single requests.
-func closedLoopWant(c *Client) int {
-	if c.Session != nil {
-		return c.NumRequests * c.Session.Turns.Value
-	}
-	return c.NumRequests
-}
-
-// TestClosedLoopCountIsExact: a closed-loop client sends exactly num_requests requests
-// (sessions) with or without a ramp-up, for service times shorter and longer than the
-// ramp's spacing, and Totals says so in advance.
+// TestClosedLoopCountIsExact: a closed-loop client sends exactly num_requests requests,
+// every session turn counted, with or without a ramp-up, for service times shorter and
+// longer than the ramp's spacing, and Totals says so in advance. Sessions are cut short
+// only by the budget: each numbers its turns 1, 2, ... and every one but the last ends
+// with its full turns.
 func TestClosedLoopCountIsExact(t *testing.T) {
 	for _, c := range closedLoopGrid() {
 		for _, serviceNS := range []int64{1e6, 3e9} {
@@ -48,20 +41,32 @@ func TestClosedLoopCountIsExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := closedLoopWant(&c)
+			want := c.NumRequests
 			if n, known := g.Totals(); !known || n != want {
 				t.Errorf("%s: Totals = %d, %v; want %d", c.Name, n, known, want)
 			}
 			reqs := drive(t, g, serviceNS)
-			sessions := map[uint64]bool{}
+			turns := map[uint64]int{}
 			for _, r := range reqs {
-				sessions[r.SessionID] = true
+				turns[r.SessionID]++
+				if c.Session != nil && r.Turn != turns[r.SessionID] {
+					t.Errorf("%s: session %d's request %d is numbered turn %d", c.Name, r.SessionID, turns[r.SessionID], r.Turn)
+				}
 			}
 			if len(reqs) != want {
 				t.Errorf("%s, service %d ns: %d requests, want %d", c.Name, serviceNS, len(reqs), want)
 			}
-			if c.Session != nil && len(sessions) != c.NumRequests {
-				t.Errorf("%s, service %d ns: %d sessions, want num_requests %d", c.Name, serviceNS, len(sessions), c.NumRequests)
+			if c.Session != nil {
+				// At most Concurrency sessions are open when the budget runs out.
+				short := 0
+				for _, n := range turns {
+					if n < c.Session.Turns.Value {
+						short++
+					}
+				}
+				if short > c.Concurrency {
+					t.Errorf("%s, service %d ns: %d sessions cut short, more than the %d users", c.Name, serviceNS, short, c.Concurrency)
+				}
 			}
 		}
 	}

@@ -156,11 +156,9 @@ func NewGenerator(spec *Spec, seed uint64) (*Generator, error) {
 			cg.budget, cg.endNS = newClosedBudget(c), math.MaxInt64
 			cg.initialLeft = cg.budget.take(c.Concurrency)
 			if c.NumRequests > 0 {
-				if turnsKnown {
-					g.total += c.NumRequests * turnsPer
-				} else {
-					g.totalKnown = false
-				}
+				// Every request, a session's later turns included, draws from
+				// num_requests: exactly that many are sent.
+				g.total += c.NumRequests
 			} else {
 				cg.endNS = c.Duration.NS()
 				g.totalKnown = false
@@ -325,7 +323,9 @@ func (g *Generator) onComplete(r Request, finishNS int64) (Request, bool) {
 	if r.SessionID != 0 {
 		if st, ok := g.sessions[r.SessionID]; ok {
 			t := sat(finishNS, cg.spec.Session.ThinkTime.NS())
-			if t < g.cutoffNS && st.turnsLeft > 0 {
+			// A closed-loop client's later turns draw from its num_requests
+			// like its new requests: with the budget spent the session ends.
+			if t < g.cutoffNS && st.turnsLeft > 0 && (cg.spec.Arrival != nil || t < cg.endNS && cg.budget.take(1) == 1) {
 				st.turnsLeft--
 				st.turn++
 				if st.turnsLeft == 0 {

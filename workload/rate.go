@@ -109,7 +109,8 @@ func (s *Spec) EstimateRequests() float64 {
 		var n float64
 		switch a := c.Arrival; {
 		case a == nil && c.NumRequests > 0:
-			n = float64(c.NumRequests)
+			total += float64(c.NumRequests) // every turn counts against num_requests
+			continue
 		case a == nil:
 			n = float64(c.Concurrency)
 		case a.NumRequests > 0:

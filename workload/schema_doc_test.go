@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -110,6 +111,25 @@ func docMarkdown(doc string) string {
 
 // oneLine joins a comment's lines.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// fileMeaning is a key's meaning in a workload file: its doc comment, except
+// that a key with a default (def not "—") is never required there. A
+// "Required ..." sentence (the library's contract, met by deriving the
+// value from the default) gives way to the key's help, which says what the
+// default does ("0 = derive from memory").
+func fileMeaning(doc, help, def string) string {
+	// A "Required ..." sentence: the library's contract for a struct
+	// (scheduler.Config needs its KV blocks).
+	requiredSentence := regexp.MustCompile(`\s*Required\b[^.]*\.`)
+	if def == "—" || !requiredSentence.MatchString(doc) {
+		return doc
+	}
+	doc = strings.TrimSpace(requiredSentence.ReplaceAllString(doc, ""))
+	if help != "" {
+		doc += " In a workload file: " + help + "."
+	}
+	return doc
+}
 
 // schemaDoc renders the workload file's schema from the Spec struct: every
 // yaml key with its type, default and doc comment. Nested structs get their
@@ -219,9 +239,13 @@ func schemaDoc(t *testing.T) string {
 				if def == "" {
 					def = "—"
 				}
-				meaning := oneLine(f.Doc.Text())
+				help := ""
+				if f.Tag != nil {
+					help = reflect.StructTag(strings.Trim(f.Tag.Value, "`")).Get("help")
+				}
+				meaning := fileMeaning(oneLine(f.Doc.Text()), help, def)
 				if meaning == "" {
-					meaning = reflect.StructTag(strings.Trim(f.Tag.Value, "`")).Get("help")
+					meaning = help
 				}
 				if meaning == "" {
 					meaning = "see above"
@@ -353,5 +377,26 @@ func TestWorkloadSchemaDoc(t *testing.T) {
 		if !bytes.Contains(got, []byte("| "+key+" |")) {
 			t.Errorf("the reference lacks %s", key)
 		}
+	}
+}
+
+// No key of the page that has a default is called required: the default
+// derives its value (serving.num_gpu_blocks 0 sizes the KV cache from
+// memory, serving.max_model_len 0 takes the model's context).
+func TestWorkloadDocRequiredOnlyWithoutDefault(t *testing.T) {
+	for _, line := range strings.Split(schemaDoc(t), "\n") {
+		cells := strings.Split(line, " | ")
+		if !strings.HasPrefix(line, "| `") || len(cells) < 4 {
+			continue
+		}
+		if def := cells[2]; def != "—" && strings.Contains(cells[3], "Required") {
+			t.Errorf("%s has default %s but is called required: %s", cells[0], def, cells[3])
+		}
+	}
+	if got := fileMeaning("Blocks of KV. Required (> 0); the caller derives it.", "0 = derive", "0"); got != "Blocks of KV. In a workload file: 0 = derive." {
+		t.Errorf("fileMeaning = %q", got)
+	}
+	if got := fileMeaning("Required (> 0).", "h", "—"); got != "Required (> 0)." {
+		t.Errorf("a key without default keeps its Required: %q", got)
 	}
 }

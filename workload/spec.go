@@ -79,9 +79,11 @@ type Client struct {
 	Arrival *Arrival `yaml:"arrival,omitempty"`
 	// Concurrency makes the client closed loop: the number of requests in flight.
 	Concurrency int `yaml:"concurrency,omitempty"`
-	// NumRequests (closed loop) is the total number of requests to send — of sessions
-	// when Session is set — shared by the Concurrency users: exactly this many are sent,
-	// whatever the ramp-up. Exactly one of NumRequests and Duration.
+	// NumRequests (closed loop) is the total number of requests to send, shared by the
+	// Concurrency users: exactly this many are sent, whatever the ramp-up. With Session
+	// every turn counts (a session cut short by the last of them ends there), unlike an
+	// open-loop arrival.num_requests, which counts arrivals (sessions). Exactly one of
+	// NumRequests and Duration.
 	NumRequests int `yaml:"num_requests,omitempty"`
 	// Duration (closed loop): no request is sent at or after this simulated time.
 	Duration Duration `yaml:"duration,omitempty"`

@@ -27,7 +27,7 @@ var _ kernels.Source = AIC{}
 
 // Tables reads the release's tables (ReadAIC).
 func (a AIC) Tables() (*kernels.Tables, error) {
-	t, _, err := ReadAIC(a.DB, a.System, a.Release)
+	t, _, err := ReadAIC(a.DB, a.System, a.Release, nil)
 	return t, err
 }
 
@@ -64,9 +64,28 @@ func SystemOf(db *aic.DB, g *hardware.GPU) (string, error) {
 // Where a table measures one dtype with several kernel sources (newer
 // collectors time every backend a release ships), the rows of the source
 // with the most rows for that dtype are kept: the fitters price one kernel
-// per op family and dtype, and which backend a release takes is engine
-// policy, not a fit. The choice is listed in AICRead.Notes.
-func ReadAIC(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *AICRead, error) {
+// per op family and dtype. Which backend a release takes is engine policy,
+// not a fit: policy (below) keeps the source the engine profile names. The
+// choice is listed in AICRead.Notes.
+//
+// policy gives the engine's kernel choices: where a table measures one
+// dtype with several kernel sources and policy names one of them for its
+// operator family (the MoE table today), that source's rows are kept and
+// the note says it was the engine's choice; elsewhere the source with the
+// most rows. A policy naming a source the table lacks falls back to the
+// most rows, with a note. nil: no rules.
+func ReadAIC(db *aic.DB, system string, release aic.Release, policy SourcePolicy) (*kernels.Tables, *AICRead, error) {
+	return readAIC(db, system, release, policy)
+}
+
+// SourcePolicy is the engine release's kernel choice for the tables' GPU:
+// the kernel_source it runs for operator family op at dtype (a table's
+// dtype column value), and the place in the engine's source that decides
+// so. ok is false where it has no rule.
+type SourcePolicy func(op hardware.KernelOp, dtype string) (source, cite string, ok bool)
+
+// readAIC is ReadAIC's body (below the policy type).
+func readAIC(db *aic.DB, system string, release aic.Release, policy SourcePolicy) (*kernels.Tables, *AICRead, error) {
 	rep := &AICRead{}
 	k := &kernels.Tables{Dir: db.Systems, Engine: fmt.Sprintf("vllm-%s kernels", release)}
 	rel := func(path string) string {
@@ -107,7 +126,7 @@ func ReadAIC(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *
 			k.CustomAllReduce, err = collectiveRows(r, "")
 			return
 		}},
-		{aic.TableMoE, false, func(r *aic.Rows) (n []string, err error) { k.MoE, n, err = moeRows(r); return }},
+		{aic.TableMoE, false, func(r *aic.Rows) (n []string, err error) { k.MoE, n, err = moeRows(r, policy); return }},
 	}
 	runSteps := func(steps []aicStep) error {
 		for _, s := range steps {
@@ -232,6 +251,13 @@ func convert[T any](r *aic.Rows, row func(rr *rowReader) (T, bool)) ([]T, error)
 // most rows (ties: the lexically first), and notes every dtype that had
 // more than one source.
 func mainSources(r *aic.Rows, dtypeCol string) (map[string]string, []string, error) {
+	return policySources(r, dtypeCol, nil)
+}
+
+// policySources is mainSources where pick, when it names a source the
+// table has for a dtype, chooses that dtype's source instead of the most
+// rows (pick nil: no choices).
+func policySources(r *aic.Rows, dtypeCol string, pick func(dtype string) (source, cite string, ok bool)) (map[string]string, []string, error) {
 	counts := map[string]map[string]int{}
 	for i := 0; i < r.Len(); i++ {
 		d, err := r.String(i, dtypeCol)
@@ -265,10 +291,20 @@ func mainSources(r *aic.Rows, dtypeCol string) (map[string]string, []string, err
 			ca, cb := counts[d][srcs[a]], counts[d][srcs[b]]
 			return ca > cb || (ca == cb && srcs[a] < srcs[b])
 		})
+		why := ""
+		if pick != nil && len(srcs) > 1 {
+			if s, cite, ok := pick(d); ok && counts[d][s] > 0 {
+				srcs = append([]string{s}, slices.DeleteFunc(srcs, func(x string) bool { return x == s })...)
+				why = " by engine policy (" + cite + ")"
+			} else if ok {
+				notes = append(notes, fmt.Sprintf("%s %s: the engine policy's kernel source %s has no rows; kept the source with the most rows",
+					filepath.Base(r.Path), d, s))
+			}
+		}
 		main[d] = srcs[0]
 		if len(srcs) > 1 {
-			notes = append(notes, fmt.Sprintf("%s %s: kept kernel source %s (%d rows), left out %s",
-				filepath.Base(r.Path), d, srcs[0], counts[d][srcs[0]], strings.Join(srcs[1:], ", ")))
+			notes = append(notes, fmt.Sprintf("%s %s: kept kernel source %s%s (%d rows), left out %s",
+				filepath.Base(r.Path), d, srcs[0], why, counts[d][srcs[0]], strings.Join(srcs[1:], ", ")))
 		}
 	}
 	return main, notes, nil
@@ -394,8 +430,12 @@ func collectiveRows(r *aic.Rows, backend string) ([]kernels.CollectiveRow, error
 	})
 }
 
-func moeRows(r *aic.Rows) ([]kernels.MoERow, []string, error) {
-	main, notes, err := mainSources(r, "moe_dtype")
+func moeRows(r *aic.Rows, policy SourcePolicy) ([]kernels.MoERow, []string, error) {
+	var pick func(string) (string, string, bool)
+	if policy != nil {
+		pick = func(d string) (string, string, bool) { return policy(hardware.KernelOpMoE, d) }
+	}
+	main, notes, err := policySources(r, "moe_dtype", pick)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -55,7 +55,7 @@ func TestAICEqualsCSVConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pq, rep, err := ReadAIC(db, "h100_sxm", aic.Release{0, 14, 0})
+	pq, rep, err := ReadAIC(db, "h100_sxm", aic.Release{0, 14, 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

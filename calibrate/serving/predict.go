@@ -5,7 +5,8 @@
 //
 // Reading order: rows.go (Row, one closed-loop benchmark), predict.go
 // (Predict: the burst and steady-state simulations of one row; Validate:
-// every row, with error tables), fit.go (Overheads and FitOverheads).
+// every row, with error tables), fit.go (Overheads and FitOverheads),
+// campaign.go (a benchmark campaign's own terms, campaigns/*.yaml).
 package serving
 
 import (
@@ -36,8 +37,13 @@ type Options struct {
 	RequestsPerClient int
 	// BenchRequestsPerClient is the measured benchmark's requests per
 	// client, k: the burst wave weighs 1/k of the reported mean
-	// (Prediction.Blend). Default DefaultBenchRequestsPerClient.
+	// (Prediction.Blend). Default: the Campaign's, else
+	// DefaultBenchRequestsPerClient.
 	BenchRequestsPerClient float64
+	// Campaign, when set, gives every row's GPU the campaign's front-end
+	// latency and fused GEMM-input share in place of its profile's
+	// (Campaign.Apply). nil: the GPU profiles' own.
+	Campaign *Campaign
 	// Seed for the workload generator (lengths are constant; it only affects
 	// content keys).
 	Seed uint64
@@ -68,6 +74,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.RequestsPerClient <= 0 {
 		o.RequestsPerClient = 5
+	}
+	if o.BenchRequestsPerClient <= 0 && o.Campaign != nil {
+		o.BenchRequestsPerClient = o.Campaign.BenchRequestsPerClient
 	}
 	if o.BenchRequestsPerClient <= 0 {
 		o.BenchRequestsPerClient = DefaultBenchRequestsPerClient
@@ -199,6 +208,9 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	g, err := opts.GPU(row.GPU)
 	if err != nil {
 		return Prediction{}, fmt.Errorf("gpu %q: %w", row.GPU, err)
+	}
+	if opts.Campaign != nil {
+		g = opts.Campaign.Apply(g)
 	}
 	st := settings.DefaultDeployment()
 	sc := &st.Serving.Config

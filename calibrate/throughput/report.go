@@ -241,6 +241,15 @@ func (r *Result) ProfileYAML() ([]byte, error) {
 	header := fmt.Sprintf("# %s efficiency profile fitted to model-level llama.cpp throughput.\n", r.GPU) +
 		fmt.Sprintf("# Training median abs error: prefill %.1f%%, decode %.1f%% over %d rows.\n",
 			r.TrainPrefillMedianAPE, r.TrainDecodeMedianAPE, len(r.Used)) +
-		fmt.Sprintf("# Regenerate: sim calibrate --gpu %s --throughput ../shared/data/%s/measurements.csv --out hardware/profiles/%s.yaml --profile-only\n", r.GPU, r.GPU, r.GPU)
+		regenerate(r)
 	return calibrate.MarshalProfileWithHeader(r.Profile, header)
+}
+
+// regenerate is the header line naming the command that made r: its
+// throughput stage's, else the documented form.
+func regenerate(r *Result) string {
+	if st, ok := r.Profile.Provenance.Stage(hardware.StageThroughput); ok && st.Command != "" {
+		return "# Regenerate: " + st.Command + "\n"
+	}
+	return fmt.Sprintf("# Regenerate: sim calibrate --gpu %s --throughput ../shared/data/%s/measurements.csv --out hardware/profiles/%s.yaml --profile-only --engine-profile engine/profiles/<engine>-<release>.yaml\n", r.GPU, r.GPU, r.GPU)
 }

@@ -22,8 +22,11 @@ type calibrateOptions struct {
 	Seed        uint64
 	Holdout     float64
 	ProfileOnly bool
-	JSON        bool
-	Quiet       bool
+	// EngineProfile is the engine profile file a throughput fit writes its
+	// engine terms into (--engine-profile).
+	EngineProfile string
+	JSON          bool
+	Quiet         bool
 }
 
 func newCalibrateCmd(s streams) *cobra.Command {
@@ -41,7 +44,11 @@ profile embedded) that --gpu accepts; --profile-only writes just the profile
 
 With --throughput instead of --kernels, the profile is fitted to model-level
 llama.cpp measurements (llama-bench pp/tg, llama-batched-bench) such as
-../shared/data/gb10/measurements.csv, through the step model.
+../shared/data/gb10/measurements.csv, through the step model. That fit
+also sets the engine's terms (step and per-request costs, graph launch
+share), which a profile file does not hold: --engine-profile writes them into
+the engine release's profile (engine/profiles/<engine>-<release>.yaml), and
+--profile-only with --throughput requires it.
 
 'sim calibrate serving' fits the engine overheads (per step, per request,
 CUDA-graph launch share) to end-to-end serving measurements.
@@ -66,6 +73,7 @@ silences it).`,
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
 	f.Float64Var(&opts.Holdout, "holdout", 0.2, "fraction of each table held out to measure prediction error, in [0, 0.5]")
 	f.BoolVar(&opts.ProfileOnly, "profile-only", false, "write only the profile (for hardware/profiles/<gpu>.yaml)")
+	f.StringVar(&opts.EngineProfile, "engine-profile", "", "with --throughput: engine profile YAML file (engine/profiles/<engine>-<release>.yaml) to write the fitted engine terms into")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
 	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibrateMixersCmd(s), newCalibrateOpenLoopCmd(s))
@@ -80,6 +88,12 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	}
 	if n := btoi(opts.Kernels != "") + btoi(opts.AIC != "") + btoi(opts.Throughput != ""); n != 1 {
 		return usageError{fmt.Errorf("calibrate: give exactly one of --kernels, --aic and --throughput")}
+	}
+	if opts.EngineProfile != "" && opts.Throughput == "" {
+		return usageError{fmt.Errorf("calibrate: --engine-profile: only with --throughput (a kernel fit sets no engine terms)")}
+	}
+	if opts.Throughput != "" && opts.ProfileOnly && opts.EngineProfile == "" {
+		return usageError{fmt.Errorf("calibrate: --throughput --profile-only needs --engine-profile: a profile file holds no engine terms, and the fit sets them")}
 	}
 	if err := checkWritable("--out", opts.Out); err != nil { // calibrate_truth.go: before minutes of fitting
 		return err
@@ -149,6 +163,16 @@ func runCalibrateThroughput(s streams, opts *calibrateOptions, g *hardware.GPU, 
 	}
 	fitted := g.Clone()
 	fitted.Profile = res.Profile
+	if opts.EngineProfile != "" {
+		eng, err := hardware.LoadEngineProfile(opts.EngineProfile)
+		if err != nil {
+			return fmt.Errorf("--engine-profile: %w", err)
+		}
+		st, _ := res.Profile.Provenance.Stage(hardware.StageThroughput)
+		if err := writeEngineProfile("--engine-profile", opts.EngineProfile, eng.Refitted(res.Profile.EngineTerms(), st)); err != nil {
+			return err
+		}
+	}
 	if err := writeCalibrated(opts, fitted, res.ProfileYAML); err != nil {
 		return err
 	}
@@ -210,8 +234,8 @@ func printFamilyFits(w io.Writer, fams []kernels.FamilyError, warnings []string)
 	return nil
 }
 
-// loadProfiles reads the profile files named by a repeated flag (--update,
-// --carry); an error names the flag and the file.
+// loadProfiles reads the profile files named by a repeated flag
+// (--update); an error names the flag and the file.
 func loadProfiles(flag string, paths []string) ([]*hardware.Profile, error) {
 	ps := make([]*hardware.Profile, len(paths))
 	for i, path := range paths {

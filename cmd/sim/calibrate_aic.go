@@ -35,11 +35,11 @@ func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernel
 		}
 		return &kernelInput{Source: aiconfigurator.Dir(kernelsDir), Where: kernelsDir}, nil
 	}
-	db, system, rel, err := aicRelease(cmd, aicDir, eng, g)
+	e, db, system, rel, err := aicRelease(cmd, aicDir, eng, g)
 	if err != nil {
 		return nil, err
 	}
-	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel)
+	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel, sourcePolicy(e, g))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
@@ -48,23 +48,23 @@ func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernel
 
 // aicRelease opens the AIConfigurator database at aicDir and resolves
 // g's system in it and the vLLM release eng names (engine.Parse syntax).
-func aicRelease(cmd, aicDir, eng string, g *hardware.GPU) (*aic.DB, string, aic.Release, error) {
+func aicRelease(cmd, aicDir, eng string, g *hardware.GPU) (engine.Engine, *aic.DB, string, aic.Release, error) {
 	e, err := engine.Parse(eng)
 	if err != nil {
-		return nil, "", aic.Release{}, usageError{fmt.Errorf("%s: --engine: %w", cmd, err)}
+		return e, nil, "", aic.Release{}, usageError{fmt.Errorf("%s: --engine: %w", cmd, err)}
 	}
 	if e.Name != engine.VLLM {
-		return nil, "", aic.Release{}, usageError{fmt.Errorf("%s: --engine: --aic holds vLLM kernel tables; want vllm@<release>, as in vllm@0.19.0", cmd)}
+		return e, nil, "", aic.Release{}, usageError{fmt.Errorf("%s: --engine: --aic holds vLLM kernel tables; want vllm@<release>, as in vllm@0.19.0", cmd)}
 	}
 	db, err := aic.Open(aicDir)
 	if err != nil {
-		return nil, "", aic.Release{}, fmt.Errorf("%s: --aic: %w", cmd, err)
+		return e, nil, "", aic.Release{}, fmt.Errorf("%s: --aic: %w", cmd, err)
 	}
 	system, err := aiconfigurator.SystemOf(db, g)
 	if err != nil {
-		return nil, "", aic.Release{}, fmt.Errorf("%s: --gpu: %w", cmd, err)
+		return e, nil, "", aic.Release{}, fmt.Errorf("%s: --gpu: %w", cmd, err)
 	}
-	return db, system, aic.Release(e.Version), nil
+	return e, db, system, aic.Release(e.Version), nil
 }
 
 // btoi is 1 for true, 0 for false (counting the flags given).
@@ -73,4 +73,22 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// sourcePolicy is the kernel choice of engine release e on g's architecture,
+// from e's engine profile (the nearest release's; engine/profiles): its
+// kernel paths that name the kernel tables' kernel_source. nil when e has
+// no engine profile.
+func sourcePolicy(e engine.Engine, g *hardware.GPU) aiconfigurator.SourcePolicy {
+	prof, _, err := e.Profile()
+	if err != nil {
+		return nil
+	}
+	return func(op hardware.KernelOp, dtype string) (string, string, bool) {
+		kp, ok := prof.PathFor(op, g.Arch, dtype)
+		if !ok || kp.KernelSource == "" {
+			return "", "", false
+		}
+		return kp.KernelSource, kp.Source, true
+	}
 }

@@ -73,7 +73,7 @@ func runCalibrateMixers(s streams, o *calibrateMixersOptions, command string) er
 	if err != nil {
 		return fmt.Errorf("calibrate mixers: %w", err)
 	}
-	db, system, rel, err := aicRelease("calibrate mixers", o.AIC, o.Engine, g) // calibrate_aic.go
+	_, db, system, rel, err := aicRelease("calibrate mixers", o.AIC, o.Engine, g) // calibrate_aic.go
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ type calibrateMoEOptions struct {
 	AIC     string
 	Engine  string
 	Update  []string
-	Carry   []string
 	Seed    uint64
 	Holdout float64
 	Shapes  []string
@@ -35,11 +34,12 @@ distributions (balanced and power-law skewed), and report train and
 held-out errors per format.
 
 --update writes the entries into profile files (their other fields are
-kept); --carry writes the same entries into the profiles of GPUs without an
-moe table (efficiencies are fractions of each GPU's own peak and
-bandwidth).`,
+kept). A GPU without an moe table does not get a copy: its profile file
+names the GPU whose fit it uses (fused_moe_from: h100), and the catalog
+takes that GPU's entries at load, so a refit reaches it (efficiencies are
+fractions of each GPU's own peak and bandwidth).`,
 		Example: `  sim calibrate moe --gpu h100 --kernels ../shared/data/kernels/h100_sxm \
-    --update hardware/profiles/h100.yaml --carry hardware/profiles/h200.yaml`,
+    --update hardware/profiles/h100.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCalibrateMoE(s, o, s.commandLine())
@@ -51,7 +51,6 @@ bandwidth).`,
 	f.StringVar(&o.AIC, "aic", "", "AIConfigurator kernel database (the directory holding systems/), read at the --engine release (or --kernels)")
 	f.StringVar(&o.Engine, "engine", "", "with --aic: the vLLM release whose moe table to fit, vllm@<release>")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted entries into")
-	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of GPUs without moe tables to write the same entries into")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the hold-out split and optimizer restarts")
 	f.Float64Var(&o.Holdout, "holdout", 0.2, "fraction of each format's rows held out to measure prediction error, in [0, 0.5]")
 	f.StringSliceVar(&o.Shapes, "holdout-shape", nil, "expert shapes hidden x inter x topk x experts (e.g. 4096x1536x8x128) left out of the fit and reported on their own")
@@ -78,10 +77,6 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	if err != nil {
 		return err
 	}
-	carries, err := loadProfiles("--carry", o.Carry)
-	if err != nil {
-		return err
-	}
 	var shapes []kernels.MoEShape
 	for _, v := range o.Shapes {
 		sh, err := kernels.ParseMoEShape(v)
@@ -90,8 +85,8 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 		}
 		shapes = append(shapes, sh)
 	}
-	if len(shapes) > 0 && len(o.Update)+len(o.Carry) > 0 {
-		return usageError{fmt.Errorf("--holdout-shape: a fit without some shapes is a check, not a profile to ship; drop --update and --carry")}
+	if len(shapes) > 0 && len(o.Update) > 0 {
+		return usageError{fmt.Errorf("--holdout-shape: a fit without some shapes is a check, not a profile to ship; drop --update")}
 	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, o.Seed, o.Holdout, command, dataDir()
@@ -104,6 +99,7 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	fitted, _ := res.Profile.Provenance.Stage(hardware.StageKernels)
 	write := func(flag, path string, p *hardware.Profile, note string) error {
 		p.FusedMoE = res.Profile.FusedMoE
+		p.FusedMoEFrom = "" // its own fit replaces a borrowed one
 		p.Provenance = p.Provenance.With(hardware.Stage{Stage: hardware.StageMoE, Command: command,
 			Data: fitted.Data, Rows: familyRows(res.Families), Note: note})
 		data, err := calibrate.MarshalProfile(p)
@@ -120,11 +116,6 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 			return err
 		}
 	}
-	for i, path := range o.Carry {
-		if err := write("--carry", path, carries[i], fmt.Sprintf("fused_moe carried from %s's fit (no moe table for this GPU)", g.Name)); err != nil {
-			return err
-		}
-	}
 	if o.JSON {
 		return writeJSON(s.out, struct {
 			GPU      string                `json:"gpu"`
@@ -132,12 +123,12 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 			FusedMoE hardware.FusedMoE     `json:"fused_moe"`
 			Warnings []string              `json:"warnings"`
 			Updated  []string              `json:"updated,omitempty"`
-		}{g.Name, res.Families, res.Profile.FusedMoE, res.Warnings, append(append([]string{}, o.Update...), o.Carry...)})
+		}{g.Name, res.Families, res.Profile.FusedMoE, res.Warnings, o.Update})
 	}
 	if err := printFamilyFits(s.out, res.Families, res.Warnings); err != nil {
 		return err
 	}
-	for _, path := range append(append([]string{}, o.Update...), o.Carry...) {
+	for _, path := range o.Update {
 		fmt.Fprintf(s.out, "updated %s\n", path)
 	}
 	return nil

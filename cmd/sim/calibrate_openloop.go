@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,6 +116,15 @@ func runCalibrateOpenLoop(ctx context.Context, s streams, o *calibrateOpenLoopOp
 		}
 		st := hardware.Stage{Stage: hardware.StageOpenLoop, Command: command, Data: data, Rows: len(runs),
 			Note: fmt.Sprintf("chosen by leave-one-model-out over %s: %s; %s", strings.Join(res.Families, ", "), res.Chosen, strings.Join(keys, ", "))}
+		// A GPU profile file holds no engine terms (calibrate.MarshalProfile
+		// leaves them out): a fit that moves one must not be written as if
+		// it had been kept.
+		engineKeys := hardware.EngineTermKeys()
+		for _, t := range openloop.Terms() {
+			if slices.Contains(engineKeys, t.Key) && res.Values[t.Key] != t.Get(g.EffectiveProfile()) {
+				return fmt.Errorf("--update: %s is an engine term (engine/profiles/); the fit moved it from %g to %g, which a GPU profile file cannot hold: write it into the engine profile", t.Key, t.Get(g.EffectiveProfile()), res.Values[t.Key])
+			}
+		}
 		for i, path := range o.Update {
 			// A new open-loop fit replaces an earlier one and voids a serving
 			// fit made on top of it (rerun sim calibrate serving

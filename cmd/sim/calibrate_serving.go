@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,6 +20,7 @@ type calibrateServingOptions struct {
 	TrainModels       []string
 	KeepStepTerms     bool
 	Update            []string
+	CampaignOut       string
 	RequestsPerClient int
 	KVDType           string
 	JSON              bool
@@ -36,7 +39,12 @@ systems, on top of each GPU's kernel-calibrated profile. Every row of other
 systems is held out and only predicted; both error tables are printed.
 
 --update writes the fitted overheads into the given profile files (for
-example hardware/profiles/h100.yaml), recording the command in their source.
+example hardware/profiles/h100.yaml), recording the command in their source;
+a GPU profile file holds no engine terms, so it needs --keep-step-terms.
+--campaign-out writes the benchmark campaign's terms (front end, fused GEMM
+input share, requests per client rounded) into a campaign file that sim
+validate serving --campaign reads (calibrate/serving/campaigns/<name>.yaml);
+it needs --keep-step-terms too.
 
 Time: the H100 rows of closed_loop_vllm.csv take about 10 s of CPU time
 (a grid on a third of the training rows, then a trust-region search on all
@@ -56,6 +64,7 @@ on two free cores; progress on stderr.`,
 	f.StringSliceVar(&o.TrainModels, "train-models", nil, "fit only these models' rows too (short name, e.g. Llama-3.1-70B); the others are held out")
 	f.BoolVar(&o.KeepStepTerms, "keep-step-terms", false, "keep each profile's per-step engine terms (from sim calibrate steps); fit only the front end, the fused GEMM input share and k")
 	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted overheads into")
+	f.StringVar(&o.CampaignOut, "campaign-out", "", "campaign YAML file to write the campaign's fitted terms into (its name is the file's base name)")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the fit as JSON")
@@ -69,6 +78,12 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	if o.RequestsPerClient < 1 {
 		return fmt.Errorf("--requests-per-client: must be >= 1, got %d", o.RequestsPerClient)
+	}
+	if o.CampaignOut != "" && !o.KeepStepTerms {
+		return usageError{fmt.Errorf("--campaign-out: a campaign's terms are fitted on top of the engine's step terms; give --keep-step-terms")}
+	}
+	if len(o.Update) > 0 && !o.KeepStepTerms {
+		return usageError{fmt.Errorf("--update: a GPU profile file holds no engine terms (they are the engine profile's, engine/profiles/), so a fit that moves them cannot be written there; give --keep-step-terms")}
 	}
 	// Check every profile to update before the (long) fit.
 	profiles := make([]*hardware.Profile, len(o.Update))
@@ -97,7 +112,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		return err
 	}
 	var stage hardware.Stage
-	if len(o.Update) > 0 {
+	if len(o.Update) > 0 || o.CampaignOut != "" {
 		data, err := dataFiles([]string{o.File}, []int{len(rows)})
 		if err != nil {
 			return err
@@ -114,12 +129,8 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		if o.KeepStepTerms {
 			fields = "frontend_latency_us, gemm_input_fused_fraction"
 		}
-		which := strings.Join(o.TrainGPUs, ",")
-		if len(o.TrainModels) > 0 {
-			which += " " + strings.Join(o.TrainModels, ",")
-		}
 		st := stage
-		st.Note = fields + " fitted to the " + which + " rows, other rows held out"
+		st.Note = fields + " fitted to the " + trainedOn(o) + " rows, other rows held out"
 		p.Provenance = p.Provenance.With(st)
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
@@ -127,6 +138,11 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		}
 		if err := atomicWriteBytes(path, data); err != nil {
 			return fmt.Errorf("--update: writing %s: %w", path, err)
+		}
+	}
+	if o.CampaignOut != "" {
+		if err := writeCampaign(o, fit, stage); err != nil {
+			return err
 		}
 	}
 	if o.JSON {
@@ -155,5 +171,40 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	for _, path := range o.Update {
 		fmt.Fprintf(s.out, "updated %s\n", path)
 	}
+	if o.CampaignOut != "" {
+		fmt.Fprintf(s.out, "updated %s\n", o.CampaignOut)
+	}
 	return nil
+}
+
+// writeCampaign writes the fit's campaign terms to o.CampaignOut, the
+// campaign named by the file's base name, with the fit's stage.
+func writeCampaign(o *calibrateServingOptions, fit *serving.Fit, st hardware.Stage) error {
+	base := filepath.Base(o.CampaignOut)
+	st.Note = fmt.Sprintf("frontend_latency_us, gemm_input_fused_fraction fitted to the %s rows, other rows held out; bench_requests_per_client fitted %.2f, rounded", trainedOn(o), fit.BenchRequestsPerClient)
+	c := &serving.Campaign{
+		Name:                   strings.TrimSuffix(base, filepath.Ext(base)),
+		FrontendLatencyUS:      fit.Overheads.FrontendLatencyUS,
+		GEMMInputFusedFraction: fit.Overheads.GEMMInputFusedFraction,
+		BenchRequestsPerClient: max(1, math.Round(fit.BenchRequestsPerClient)),
+		Provenance:             hardware.Provenance{st},
+	}
+	data, err := c.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := atomicWriteBytes(o.CampaignOut, data); err != nil {
+		return fmt.Errorf("--campaign-out: writing %s: %w", o.CampaignOut, err)
+	}
+	return nil
+}
+
+// trainedOn names the rows a serving fit was fitted to: its systems, and
+// its models when it was restricted to some.
+func trainedOn(o *calibrateServingOptions) string {
+	which := strings.Join(o.TrainGPUs, ",")
+	if len(o.TrainModels) > 0 {
+		which += " " + strings.Join(o.TrainModels, ",")
+	}
+	return which
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -19,7 +18,7 @@ type calibrateStepsOptions struct {
 	GPU        string
 	Model      string
 	Update     []string
-	Carry      []string
+	Engine     string
 	PerRequest bool
 	JSON       bool
 	Plot       string
@@ -38,11 +37,19 @@ profile, and report the errors on the fitted tables and on --holdout tables
 that were not fitted.
 
 --file and --tp pair up (repeat or comma-separate them); so do --holdout and
---holdout-tp. --update writes the fitted terms into profile files and
-records this command in their source.`,
+--holdout-tp. --engine-profile writes the engine's terms (step cost, graph
+launch share, graph policy, per-request cost) into the engine release's
+profile, engine/profiles/<engine>-<release>.yaml, which every GPU calibrated
+for that release takes; --update writes the GPU's own terms (the cost per
+(request, KV head), whose presence depends on the attention backend, and
+the compute and all-reduce rates sustained in serving) into its profile
+files.
+Each records this command in its provenance.`,
 		Example: `  D=../shared/data/fpm/qwen3-32b_b300_vllm-0.20.1
   sim calibrate steps --gpu b300 --model qwen3-32b --file $D/tp1/fpm_metrics_detail.csv --tp 1 \
-    --holdout $D/tp4/fpm_metrics_detail.csv --holdout-tp 4`,
+    --holdout $D/tp4/fpm_metrics_detail.csv --holdout-tp 4
+  sim calibrate steps --gpu b300 --model qwen3-32b --file $D/tp1/fpm_metrics_detail.csv,$D/tp4/fpm_metrics_detail.csv \
+    --tp 1,4 --update hardware/profiles/b300.yaml --engine-profile engine/profiles/vllm-0.20.1.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCalibrateSteps(s, o, s.commandLine())
@@ -55,8 +62,8 @@ records this command in their source.`,
 	f.IntSliceVar(&o.HoldoutTP, "holdout-tp", nil, "tensor-parallel degree of each --holdout table")
 	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
 	f.StringVar(&o.Model, "model", "", "catalog model name or Hugging Face config.json (required)")
-	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted terms into")
-	f.StringSliceVar(&o.Carry, "carry", nil, "profile YAML files of other GPUs to write only the terms that carry across GPUs into (step cost, graph launch share, per (request, KV head) cost)")
+	f.StringSliceVar(&o.Update, "update", nil, "GPU profile YAML files to write the GPU's fitted terms into (serving compute and all-reduce efficiency)")
+	f.StringVar(&o.Engine, "engine-profile", "", "engine profile YAML file (engine/profiles/<engine>-<release>.yaml) to write the engine's fitted terms into")
 	f.BoolVar(&o.PerRequest, "per-request", false, "fit a plain per-request cost instead of the cost per (request, KV head), to compare the two forms")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&o.Plot, "plot", "", "draw predicted against measured step times of the held-out tables (else the fitted ones), coloured by step kind (.png or .svg)")
@@ -83,9 +90,11 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	if err != nil {
 		return err
 	}
-	carried, err := loadProfiles("--carry", o.Carry)
-	if err != nil {
-		return err
+	var eng *hardware.EngineProfile
+	if o.Engine != "" {
+		if eng, err = hardware.LoadEngineProfile(o.Engine); err != nil {
+			return fmt.Errorf("--engine-profile: %w", err)
+		}
 	}
 	load := func(files []string, tps []int) ([]steps.Dataset, error) {
 		var ds []steps.Dataset
@@ -123,7 +132,7 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		out.Holdout = append(out.Holdout, rep)
 	}
 	var stage hardware.Stage
-	if len(o.Update)+len(o.Carry) > 0 {
+	if len(o.Update) > 0 || eng != nil {
 		rows := make([]int, len(train))
 		for i, d := range train {
 			rows[i] = len(d.Table.Rows)
@@ -151,15 +160,23 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 		}
 		return nil
 	}
+	engineNote := ""
+	if eng != nil {
+		engineNote = " (the fit's engine terms are in " + o.Engine + ")"
+	}
 	for i, path := range o.Update {
+		// The engine terms Apply sets are left out of a GPU file
+		// (calibrate.MarshalProfile); they go to --engine-profile.
 		if err := write("--update", path, fit.Terms.Apply(profiles[i]),
-			"step_overhead_us, graph_launch_factor, per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency fitted"); err != nil {
+			"per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency fitted"+engineNote); err != nil {
 			return err
 		}
 	}
-	for i, path := range o.Carry {
-		if err := write("--carry", path, fit.Terms.ApplyCarried(carried[i]),
-			"carried from "+o.GPU+"'s fit: step_overhead_us, graph_launch_factor, per_request_kv_head_us; per_request_overhead_us 0"); err != nil {
+	if eng != nil {
+		st := stage
+		st.Note = stepsEngineNote(o, fit.Terms)
+		terms := fit.Terms.ApplyCarried(eng.Base(hardware.DefaultProfile())).EngineTerms()
+		if err := writeEngineProfile("--engine-profile", o.Engine, eng.Refitted(terms, st)); err != nil {
 			return err
 		}
 	}
@@ -199,8 +216,38 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 			return err
 		}
 	}
-	for _, path := range append(slices.Clone(o.Update), o.Carry...) {
+	for _, path := range o.Update {
 		fmt.Fprintf(s.out, "updated %s\n", path)
+	}
+	if eng != nil {
+		fmt.Fprintf(s.out, "updated %s\n", o.Engine)
+	}
+	return nil
+}
+
+// stepsEngineNote is the engine profile's stage note for a step fit: the
+// GPU, model and degrees it was fitted on, and the terms it set.
+func stepsEngineNote(o *calibrateStepsOptions, t steps.Terms) string {
+	tps := make([]string, len(o.TPs))
+	for i, tp := range o.TPs {
+		tps[i] = fmt.Sprint(tp)
+	}
+	per := "per_request_overhead_us 0"
+	if t.PerRequestUS != 0 || o.PerRequest {
+		per = "per_request_overhead_us fitted"
+	}
+	return fmt.Sprintf("fitted on %s (%s, TP %s): step_overhead_us, graph_launch_factor; %s; graph_max_tokens: every step replays a graph",
+		o.GPU, o.Model, strings.Join(tps, ","), per)
+}
+
+// writeEngineProfile writes e to path (the file of an engine profile flag).
+func writeEngineProfile(flag, path string, e *hardware.EngineProfile) error {
+	data, err := calibrate.MarshalEngineProfile(e)
+	if err != nil {
+		return err
+	}
+	if err := atomicWriteBytes(path, data); err != nil {
+		return fmt.Errorf("%s: writing %s: %w", flag, path, err)
 	}
 	return nil
 }

@@ -107,7 +107,8 @@ func runPlot(s streams, o *plotOptions) error {
 			chart.Points = append(chart.Points, pt)
 		}
 	}
-	for _, name := range splitList(o.Model) {
+	models := splitList(o.Model)
+	for _, name := range models {
 		m, err := resolveModel(name)
 		if err != nil {
 			return err
@@ -120,14 +121,15 @@ func runPlot(s streams, o *plotOptions) error {
 		if err != nil {
 			return flagError(err)
 		}
+		// One model is named once, in the title, its points by phase;
+		// several by their points' labels.
+		prefix := m.Name + " "
+		if len(models) == 1 {
+			chart.Title += " · " + m.Name
+			prefix = ""
+		}
 		for _, r := range rows {
-			label := fmt.Sprintf("%s pp%d", m.Name, o.Prompt)
-			if r.Phase == "decode" {
-				label = fmt.Sprintf("%s tg%d", m.Name, o.Gen)
-			}
-			if o.Batch > 1 {
-				label += fmt.Sprintf(" b%d", o.Batch)
-			}
+			label := prefix + phasePointLabel(r.Phase, o.Prompt, o.Gen, o.Batch)
 			chart.Points = append(chart.Points, plot.Point{Label: label, Group: r.Phase + " (predicted)",
 				Intensity: r.ArithmeticIntensity, FLOPS: r.FLOPs / r.TimeS})
 		}
@@ -146,4 +148,18 @@ func resolveModel(name string) (*model.Config, error) {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
 	return m, nil
+}
+
+// phasePointLabel names a model phase's point on a roofline chart by its
+// phase, in words, then llama-bench's shorthand: "prefill (pp2048)",
+// "decode (tg32, batch 8)". Short, so that it fits beside its marker.
+func phasePointLabel(phase string, prompt, gen, batch int) string {
+	short := fmt.Sprintf("pp%d", prompt)
+	if phase == "decode" {
+		short = fmt.Sprintf("tg%d", gen)
+	}
+	if batch > 1 {
+		short += fmt.Sprintf(", batch %d", batch)
+	}
+	return fmt.Sprintf("%s (%s)", phase, short)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -45,7 +44,8 @@ func (s *plotSink) Step(r *traces.StepRecord) error {
 // writeRunPlots writes the run plots of one or two runs into dir: latency
 // CDFs (TTFT, TPOT, ITL, E2EL), the timeline (output tokens/s,
 // running/waiting requests, KV blocks) and the step-time split by phase.
-// ext is "png" or "svg". It returns the files written.
+// Every series of run i takes style i+1, so a run keeps one colour in every
+// chart. ext is "png" or "svg". It returns the files written.
 func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 	if ext != "png" && ext != "svg" {
 		return nil, fmt.Errorf("format: want png or svg, got %q", ext)
@@ -71,9 +71,9 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 		for i, s := range sides {
 			cd := map[string]traces.CDFSeries{"ttft": charts[i].TTFT, "tpot": charts[i].TPOT, "itl": charts[i].ITL, "e2el": charts[i].E2EL}[m.name]
 			if cd.X != nil {
-				c.Series = append(c.Series, plot.Series{Label: label(s, ""), X: cd.X, Y: cd.P, Line: true})
+				c.Series = append(c.Series, plot.Series{Label: label(s, ""), X: cd.X, Y: cd.P, Line: true, Style: i + 1})
 			} else if m.name == "itl" && len(s.ITLPoints) > 0 {
-				ser := plot.Series{Label: label(s, "(percentiles from run.json)"), Points: true}
+				ser := plot.Series{Label: label(s, "(percentiles from run.json)"), Points: true, Style: i + 1}
 				for _, p := range s.ITLPoints {
 					ser.X, ser.Y = append(ser.X, p[0]), append(ser.Y, p[1])
 				}
@@ -85,54 +85,8 @@ func writeRunPlots(dir, ext string, sides []runPlotSide) ([]string, error) {
 		}
 		cdfs = append(cdfs, c)
 	}
-	// Timeline.
-	var tl []plot.Panel
-	tput := plot.XYChart{Title: "Output throughput", XLabel: "time (s)", YLabel: "output tokens/s"}
-	queue := plot.XYChart{Title: "Requests in the system", XLabel: "time (s)", YLabel: "requests (mean over bin)"}
-	kv := plot.XYChart{Title: "KV cache", XLabel: "time (s)", YLabel: "KV blocks in use"}
-	for i, s := range sides {
-		ch := &charts[i]
-		// add draws ys over the bins, leaving out the NaN ones (no step).
-		add := func(c *plot.XYChart, ys []float64, what string) {
-			var ser plot.Series
-			for j, y := range ys {
-				if !math.IsNaN(y) {
-					ser.X, ser.Y = append(ser.X, ch.T[j]), append(ser.Y, y)
-				}
-			}
-			if len(ser.X) > 0 {
-				ser.Label, ser.Line = label(s, what), true
-				c.Series = append(c.Series, ser)
-			}
-		}
-		add(&tput, ch.OutputTokS, "")
-		add(&queue, ch.Running, "running")
-		add(&queue, ch.Waiting, "waiting")
-		add(&kv, ch.KVBlocks, "")
-	}
-	for _, c := range []plot.XYChart{tput, queue, kv} {
-		if len(c.Series) > 0 {
-			tl = append(tl, c)
-		}
-	}
-	// Step split.
-	bars := plot.BarChart{Title: "Step time by phase and bound", YLabel: "simulated seconds"}
-	comps := [4]plot.BarStack{{Label: "compute"}, {Label: "memory"}, {Label: "communication"}, {Label: "overhead"}}
-	for i, s := range sides {
-		phases := make([]string, 0, len(charts[i].Split))
-		for ph := range charts[i].Split {
-			phases = append(phases, ph)
-		}
-		sort.Strings(phases)
-		for _, ph := range phases {
-			sp := charts[i].Split[ph]
-			bars.Categories = append(bars.Categories, label(s, ph))
-			for i, v := range []float64{sp.Compute, sp.Memory, sp.Comm, sp.Overhead} {
-				comps[i].Values = append(comps[i].Values, v)
-			}
-		}
-	}
-	bars.Stacks = comps[:]
+	tl := timelineCharts(sides, charts, label)
+	bars := stepSplitBars(sides, charts)
 	// All the figures are published together, or none (writeFilesTogether),
 	// and a directory made for them is removed again on failure.
 	var written []string

@@ -44,40 +44,92 @@ func kinds(pv hardware.Provenance) []hardware.StageKind {
 	return out
 }
 
-// A per-step fit written into a profile holds one steps stage however often
-// it runs: the new stage replaces the old one and goes last, the open-loop
-// and serving stages fitted on top of the old step terms are dropped, and the stages of
-// other fits are kept as they were. The stage records the exact command
-// and the table it read, by its path in the data directory and its SHA-256.
+// shippedEngineCopy copies a shipped engine profile into a temporary
+// directory (keeping its name, which says the engine and release).
+func shippedEngineCopy(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "engine", "profiles", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A per-step fit holds one steps stage however often it runs, in the GPU
+// profile (the GPU's own serving rates) and in the engine profile (the
+// engine's terms): the new stage replaces the old one, and the stages of
+// other fits are kept as they were. The GPU file gets no engine term. The
+// stage records the exact command and the table it read, by its path in
+// the data directory and its SHA-256.
 func TestStepsFitReplacesItsStage(t *testing.T) {
 	table := shareddata.Path(t, "fpm", "qwen3-32b_b300_vllm-0.20.1", "tp1", "fpm_metrics_detail.csv")
-	path := shippedCopy(t, "h100")
+	path := shippedCopy(t, "b300")
+	engPath := shippedEngineCopy(t, "vllm-0.20.1.yaml")
 	before := loadProvenance(t, path)
-	if got := kinds(before); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageKernels, hardware.StageMoE, hardware.StageSteps, hardware.StageOpenLoop, hardware.StageServing}) {
-		t.Fatalf("shipped h100 stages %v", got)
+	stages := []hardware.StageKind{hardware.StageKernels, hardware.StageMoE, hardware.StageSteps}
+	if got := kinds(before); !reflect.DeepEqual(got, stages) {
+		t.Fatalf("shipped b300 stages %v", got)
 	}
-	args := []string{"calibrate", "steps", "--gpu", "b300", "--model", "qwen3-32b", "--file", table, "--tp", "1", "--carry", path}
+	args := []string{"calibrate", "steps", "--gpu", "b300", "--model", "qwen3-32b", "--file", table, "--tp", "1", "--update", path, "--engine-profile", engPath}
 	for range 2 {
 		if code, _, errOut := cli(t, args...); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 	}
 	after := loadProvenance(t, path)
-	if got := kinds(after); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageKernels, hardware.StageMoE, hardware.StageSteps}) {
+	if got := kinds(after); !reflect.DeepEqual(got, stages) {
 		t.Fatalf("stages after two step fits: %v", got)
 	}
 	if !reflect.DeepEqual(after[:2], before[:2]) {
 		t.Errorf("kernels and moe stages changed:\n%+v\n%+v", after[:2], before[:2])
 	}
-	st := after[2]
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range hardware.EngineTermKeys() {
+		if strings.Contains(string(data), "\n"+k+":") {
+			t.Errorf("the GPU file got engine term %s", k)
+		}
+	}
+	eng, err := hardware.LoadEngineProfile(engPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(eng.Provenance); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageSteps}) {
+		t.Fatalf("engine profile stages after two step fits: %v", got)
+	}
 	sum, err := hardware.FileSHA256(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hardware.DataFile{Path: "fpm/qwen3-32b_b300_vllm-0.20.1/tp1/fpm_metrics_detail.csv", SHA256: sum, Rows: st.Rows}
-	if st.Command != "sim "+strings.Join(args, " ") || len(st.Data) != 1 || st.Data[0] != want || st.Rows <= 0 ||
-		!strings.HasPrefix(st.Note, "carried from b300's fit") {
-		t.Errorf("steps stage %+v", st)
+	for _, st := range []hardware.Stage{after[2], eng.Provenance[0]} {
+		want := hardware.DataFile{Path: "fpm/qwen3-32b_b300_vllm-0.20.1/tp1/fpm_metrics_detail.csv", SHA256: sum, Rows: st.Rows}
+		if st.Command != "sim "+strings.Join(args, " ") || len(st.Data) != 1 || st.Data[0] != want || st.Rows <= 0 {
+			t.Errorf("steps stage %+v", st)
+		}
+	}
+	if n := eng.Provenance[0].Note; !strings.HasPrefix(n, "fitted on b300 (qwen3-32b, TP 1)") {
+		t.Errorf("engine stage note %q", n)
+	}
+	if len(eng.KernelPaths) == 0 || len(eng.Fusions) == 0 {
+		t.Error("the refit dropped the engine profile's kernel paths or fusions")
+	}
+}
+
+// A serving fit that moves the engine terms cannot be written into a GPU
+// profile file, nor its campaign terms into a campaign file.
+func TestServingUpdateNeedsKeepStepTerms(t *testing.T) {
+	path := shippedCopy(t, "h100")
+	for _, out := range []string{"--update=" + path, "--campaign-out=" + filepath.Join(t.TempDir(), "c.yaml")} {
+		code, _, errOut := cli(t, "calibrate", "serving", "--file", "x.csv", "--train-gpus", "h100_sxm", out)
+		if code == 0 || !strings.Contains(errOut, "--keep-step-terms") {
+			t.Errorf("%s: exit %d: %s", out, code, errOut)
+		}
 	}
 }
 
@@ -94,19 +146,22 @@ func TestMoEFitReplacesItsStage(t *testing.T) {
 		}
 	}
 	after := loadProvenance(t, path)
-	want := []hardware.StageKind{hardware.StageKernels, hardware.StageSteps, hardware.StageOpenLoop, hardware.StageServing, hardware.StageMoE}
+	want := []hardware.StageKind{hardware.StageKernels, hardware.StageOpenLoop, hardware.StageServing, hardware.StageMoE}
 	if got := kinds(after); !reflect.DeepEqual(got, want) {
 		t.Fatalf("stages after two MoE fits: %v, want %v", got, want)
 	}
-	if !reflect.DeepEqual(after[:4], before.Without(hardware.StageMoE)) {
-		t.Errorf("other stages changed:\n%+v\n%+v", after[:4], before)
+	if !reflect.DeepEqual(after[:3], before.Without(hardware.StageMoE)) {
+		t.Errorf("other stages changed:\n%+v\n%+v", after[:3], before)
+	}
+	if p, err := hardware.LoadProfile(path); err != nil || p.FusedMoEFrom != "" || len(p.FusedMoE) == 0 {
+		t.Errorf("h200 after its own MoE fit: fused_moe_from %q, %d entries, %v; want its own entries", p.FusedMoEFrom, len(p.FusedMoE), err)
 	}
 	table := filepath.Join(dir, "moe.csv")
 	sum, err := hardware.FileSHA256(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := after[4]
+	st := after[3]
 	if len(st.Data) != 1 || st.Data[0] != (hardware.DataFile{Path: table, SHA256: sum, Rows: 400}) ||
 		st.Rows <= 0 || st.Rows > 400 || st.Note != "fused_moe fitted" {
 		t.Errorf("moe stage %+v", st)

@@ -12,6 +12,7 @@ type validateServingOptions struct {
 	File              string
 	RequestsPerClient int
 	BenchRequests     float64
+	Campaign          string
 	KVDType           string
 	Seed              uint64
 	JSON              bool
@@ -39,6 +40,12 @@ request lifetime). The prediction is their mean over a benchmark of
 default k was fitted with the engine overheads by sim calibrate serving on
 the h100_sxm rows; --json shows both phases per row.
 
+--campaign names the benchmark campaign whose terms price the rows (the
+front end's latency per request, the share of GEMM input quantisation fused
+away, and the default k): a shipped campaign (closed_loop_vllm, the campaign
+behind the e2e tables) or a campaign YAML file; "none" keeps each GPU
+profile's own front-end latency and fused share.
+
 Tables are read as AIConfigurator publishes them: moe_tp_size and
 moe_ep_size of 0 mean "not set"; a nightly backend_version
 (nightly-<sha>) is priced as the newest vLLM release roofsim knows, with a
@@ -59,6 +66,17 @@ named and counted in the summary, and the command then exits non-zero
 			if !(o.BenchRequests >= 1) {
 				return fmt.Errorf("--bench-requests-per-client: must be >= 1, got %g", o.BenchRequests)
 			}
+			var camp *serving.Campaign
+			if o.Campaign != "none" {
+				c, err := serving.LoadCampaign(o.Campaign)
+				if err != nil {
+					return fmt.Errorf("--campaign: %w", err)
+				}
+				camp = c
+				if !cmd.Flags().Changed("bench-requests-per-client") {
+					o.BenchRequests = camp.BenchRequestsPerClient
+				}
+			}
 			rows, err := aiconfigurator.ReadServing(o.File)
 			if err != nil {
 				return err
@@ -67,7 +85,7 @@ named and counted in the summary, and the command then exits non-zero
 				return err
 			}
 			rep, err := serving.ValidateContext(cmd.Context(), rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
-				BenchRequestsPerClient: o.BenchRequests, Seed: o.Seed, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File)})
+				BenchRequestsPerClient: o.BenchRequests, Campaign: camp, Seed: o.Seed, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File)})
 			if err != nil {
 				return err
 			}
@@ -86,6 +104,7 @@ named and counted in the summary, and the command then exits non-zero
 	f.StringVar(&o.File, "file", "", "closed-loop benchmark table (CSV)")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each client sends in the steady-state simulation")
 	f.Float64Var(&o.BenchRequests, "bench-requests-per-client", serving.DefaultBenchRequestsPerClient, "requests per client of the measured benchmark (the t = 0 burst weighs 1/k)")
+	f.StringVar(&o.Campaign, "campaign", "closed_loop_vllm", "benchmark campaign whose terms price the rows: a shipped name, a campaign YAML file, or none")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")

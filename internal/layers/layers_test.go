@@ -30,6 +30,8 @@ func layers() map[string]int {
 		"plot": 0, "observe/mock": 0, "examples": 0,
 		// The AIConfigurator database layout (Parquet tables, reuse.yaml).
 		"calibrate/aic": 0,
+		// The engine profiles' files (embedded data, parsed by hardware).
+		"engine/profiles": 0,
 		// Catalogs, records and batch formation.
 		"hardware": 1, "scheduler": 1, "routing": 1,
 		"model": 2, "traces": 2,

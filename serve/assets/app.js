@@ -123,8 +123,8 @@ function chart(el, spec) {
       y: { distr: spec.ylog ? 3 : 1, range: range(spec.yrange, spec.ylog) },
     },
     axes: [
-      { label: spec.xlabel, stroke: "#444", grid: { stroke: "#eceff4" }, values: spec.xfmt || (spec.xlog ? logAxisFmt("") : undefined) },
-      { label: spec.ylabel, stroke: "#444", grid: { stroke: "#eceff4" }, values: spec.yfmt || (spec.ylog ? logAxisFmt("") : undefined), size: 60 },
+      { label: spec.xlabel, stroke: "#444", grid: { stroke: "#eceff4" }, splits: spec.xlog ? logSplits : undefined, filter: keepTicks, values: tickRecorder(el, "x") },
+      { label: spec.ylabel, stroke: "#444", grid: { stroke: "#eceff4" }, splits: spec.ylog ? logSplits : undefined, filter: keepTicks, values: tickRecorder(el, "y"), size: 60 },
     ],
     series,
     hooks: {
@@ -136,6 +136,8 @@ function chart(el, spec) {
         ctx.beginPath();
         ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
         ctx.clip();
+        // uPlot leaves the text alignment of its last axis label set.
+        ctx.textAlign = "left"; ctx.textBaseline = "alphabetic";
         for (const p of pts) {
           const cx = u.valToPos(p.x, "x", true), cy = u.valToPos(p.y, "y", true);
           if (!isFinite(cx) || !isFinite(cy)) continue;
@@ -150,11 +152,15 @@ function chart(el, spec) {
           ctx.fillStyle = p.hollow ? "#ffffff" : p.color;
           ctx.fill();
           ctx.stroke();
-          if (p.text) { ctx.fillStyle = "#333"; ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.fillText(p.text, cx + r + 3, cy - r); }
           if (cx >= u.bbox.left && cx <= u.bbox.left + u.bbox.width && cy >= u.bbox.top && cy <= u.bbox.top + u.bbox.height) drawn.n++;
         }
+        drawRefLines(u, ctx, spec);
+        placeLabels(u, ctx, pts, el);
+        drawNote(u, ctx, spec.note);
         ctx.restore();
         el.dataset.drawnPoints = String(drawn.n);
+        el.dataset.refLines = (spec.vlines || []).map((l) => l.label).join("|");
+        el.dataset.note = spec.note || "";
       }],
       setCursor: [(u) => {
         if (!spec.tip) return;
@@ -182,21 +188,154 @@ function chart(el, spec) {
   };
   const u = new uPlot(opts, data, el);
   state.charts[el.id] = u;
+  el.spec = spec;
   el.dataset.drawnPoints = String(drawn.n);
   return u;
 }
-// logAxisFmt labels the ticks of a log axis whose mantissa is 1, 2 or 5,
-// with an SI prefix ("200 T", "0.5", "10 k").
-function logAxisFmt(unit) {
-  return (u, vals) => vals.map((v) => {
-    if (v == null || !(v > 0)) return "";
-    const m = Math.round(v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9)));
-    if (m !== 1 && m !== 2 && m !== 5) return "";
-    if (v < 1000) return String(Number(v.toPrecision(2)));
-    const pre = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
-    for (const [f, p] of pre) if (v >= f) return String(Number((v / f).toPrecision(2))) + " " + p + unit;
-    return String(v);
-  });
+// logTicks returns the ticks of a logarithmic axis over [lo, hi] drawn px
+// pixels long: every decade, and between decades the densest of the
+// mantissa sets {1..9}, {1, 2, 5} and {1, 3} whose closest ticks stay
+// minGap pixels apart (9 to 10 is 0.046 of a decade, 1-2-5 at least 0.30,
+// 1-3 0.48). A range under a decade with fewer than three such ticks gets
+// evenly spaced round values instead.
+function logTicks(lo, hi, px, minGap) {
+  if (!(lo > 0) || !(hi > lo)) return [];
+  const perDecade = (px || 600) / Math.log10(hi / lo);
+  // Each set with the smallest gap between its neighbours, in decades.
+  const sets = [[[1, 2, 3, 4, 5, 6, 7, 8, 9], Math.log10(10 / 9)], [[1, 2, 5], Math.log10(2)], [[1, 3], Math.log10(3)], [[1], 1]];
+  const mants = (sets.find(([, gap]) => gap * perDecade >= minGap) || sets[3])[0];
+  const out = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const m of mants) {
+      const v = Number((m * Math.pow(10, e)).toPrecision(12));
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out.push(v);
+    }
+  }
+  return out.length >= 3 || hi / lo >= 10 ? out : linearTicks(lo, hi);
+}
+// linearTicks returns about five round values (1, 2 or 5 × 10^k apart) in [lo, hi].
+function linearTicks(lo, hi) {
+  const raw = (hi - lo) / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((st) => st >= raw);
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi * (1 + 1e-12); v += step) out.push(Number(v.toPrecision(12)));
+  return out;
+}
+// logSplits is uPlot's splits callback for a log axis: labels need about
+// 44 px side by side on the x axis, 22 px stacked on the y axis.
+function logSplits(u, axisIdx, min, max) {
+  const px = axisIdx === 0 ? (u.bbox.width / devicePixelRatio || u.width - 80) : (u.bbox.height / devicePixelRatio || u.height - 60);
+  return logTicks(min, max, px, axisIdx === 0 ? 44 : 22);
+}
+// keepTicks keeps every tick (uPlot's default filter on a log axis drops
+// all but a few labels).
+function keepTicks(u, splits) { return splits; }
+// fmtTick writes a tick value with at most three significant digits and an
+// SI prefix from 1000 up ("0.05", "250", "10 k", "1.5 T").
+function fmtTick(v) {
+  if (v == null || !isFinite(v)) return "";
+  const a = Math.abs(v);
+  if (a < 1000) return String(Number(v.toPrecision(3)));
+  for (const [f, p] of [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]]) if (a >= f) return String(Number((v / f).toPrecision(3))) + " " + p;
+  return String(v);
+}
+// tickRecorder formats an axis's ticks and records the labels drawn on
+// the chart element (data-x-ticks, data-y-ticks: "|"-separated) for tests.
+function tickRecorder(el, axis) {
+  return (u, vals) => {
+    const labels = vals.map(fmtTick);
+    el.dataset[axis + "Ticks"] = labels.filter((t) => t !== "").join("|");
+    return labels;
+  };
+}
+
+// ---------- chart annotations ----------
+// drawRefLines draws spec.vlines ({x, label, color}) as dashed vertical
+// lines across the plot, labelled at the top.
+function drawRefLines(u, ctx, spec) {
+  const dpr = devicePixelRatio;
+  for (const l of spec.vlines || []) {
+    const cx = u.valToPos(l.x, "x", true);
+    if (!isFinite(cx)) continue;
+    ctx.save();
+    ctx.strokeStyle = l.color || "#b42318";
+    ctx.lineWidth = 1.5 * dpr;
+    ctx.setLineDash([6 * dpr, 4 * dpr]);
+    ctx.beginPath(); ctx.moveTo(cx, u.bbox.top); ctx.lineTo(cx, u.bbox.top + u.bbox.height); ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.font = `${11 * dpr}px system-ui`;
+    ctx.fillStyle = l.color || "#b42318";
+    const w = ctx.measureText(l.label).width;
+    // The label sits right of the line, or left of it near the right edge.
+    const tx = cx + 4 * dpr + w > u.bbox.left + u.bbox.width ? cx - 4 * dpr - w : cx + 4 * dpr;
+    ctx.fillText(l.label, tx, u.bbox.top + u.bbox.height - 6 * dpr);
+    ctx.restore();
+  }
+}
+// drawNote writes a one-line note in a white box at the plot's top left.
+function drawNote(u, ctx, note) {
+  if (!note) return;
+  const dpr = devicePixelRatio;
+  ctx.save();
+  ctx.font = `${11 * dpr}px system-ui`;
+  const w = ctx.measureText(note).width, x = u.bbox.left + 6 * dpr, y = u.bbox.top + 6 * dpr;
+  ctx.fillStyle = "rgba(255,255,255,.9)"; ctx.strokeStyle = "#d9dee7";
+  ctx.fillRect(x, y, w + 10 * dpr, 18 * dpr); ctx.strokeRect(x, y, w + 10 * dpr, 18 * dpr);
+  ctx.fillStyle = "#1d2430";
+  ctx.fillText(note, x + 5 * dpr, y + 13 * dpr);
+  ctx.restore();
+}
+// placeLabels writes each point's label next to it where it overlaps
+// neither another label, a point, nor the plot's edge: right, left, above,
+// below, the diagonals, then the same farther out with a leader line. With
+// no free place it takes the one overlapping least, or, for a point whose
+// labelOptional is set, none. The boxes placed are
+// kept on the chart element (el.labelBoxes, CSS pixels relative to the
+// plot; data-point-labels counts them) for tests.
+function placeLabels(u, ctx, pts, el) {
+  const dpr = devicePixelRatio;
+  const fontPx = 11, h = (fontPx + 3) * dpr;
+  ctx.font = `${fontPx * dpr}px system-ui`;
+  const B = u.bbox;
+  const marks = pts.map((p) => ({ x: u.valToPos(p.x, "x", true), y: u.valToPos(p.y, "y", true), r: (p.size || 6) * dpr }));
+  const inside = (m) => m.x >= B.left && m.x <= B.left + B.width && m.y >= B.top && m.y <= B.top + B.height;
+  const overlap = (a, b) => Math.max(0, Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x)) * Math.max(0, Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y));
+  const placed = [];
+  const order = pts.map((p, i) => i).filter((i) => pts[i].label && inside(marks[i])).sort((a, b) => (pts[b].labelPriority || 0) - (pts[a].labelPriority || 0));
+  for (const i of order) {
+    const m = marks[i], text = pts[i].label, w = ctx.measureText(text).width + 4 * dpr;
+    let best = null;
+    for (const dist of [1, 2.2, 3.6]) {
+      const g = m.r + 3 * dpr * dist + (dist > 1 ? 8 * dpr * dist : 0);
+      const cands = [[g, -h / 2], [-g - w, -h / 2], [-w / 2, -g - h], [-w / 2, g], [g * 0.7, -g * 0.7 - h], [g * 0.7, g * 0.7], [-g * 0.7 - w, -g * 0.7 - h], [-g * 0.7 - w, g * 0.7]];
+      for (const [dx, dy] of cands) {
+        const box = { x: m.x + dx, y: m.y + dy, w, h };
+        let cost = 0;
+        if (box.x < B.left || box.y < B.top || box.x + w > B.left + B.width || box.y + h > B.top + B.height) cost += 1e9;
+        for (const q of placed) cost += overlap(box, q);
+        marks.forEach((o, j) => { if (inside(o)) cost += overlap(box, { x: o.x - o.r, y: o.y - o.r, w: 2 * o.r, h: 2 * o.r }); });
+        const clash = cost;
+        cost += dist; // prefer near places
+        if (!best || cost < best.cost) best = { ...box, cost, clash, dist, text };
+      }
+      if (best.cost < 10) break;
+    }
+    // An optional label (a configuration off the Pareto front) is left to
+    // the tooltip when it has no free place.
+    if (pts[i].labelOptional && best.clash > 0) continue;
+    placed.push(best);
+    if (best.dist > 1) {
+      ctx.strokeStyle = "#9aa3b2"; ctx.lineWidth = dpr; ctx.setLineDash([]);
+      ctx.beginPath(); ctx.moveTo(m.x, m.y);
+      ctx.lineTo(Math.min(Math.max(m.x, best.x), best.x + best.w), Math.min(Math.max(m.y, best.y), best.y + best.h)); ctx.stroke();
+    }
+    ctx.fillStyle = "rgba(255,255,255,.8)";
+    ctx.fillRect(best.x, best.y, best.w, best.h);
+    ctx.fillStyle = pts[i].labelColor || "#1d2430";
+    ctx.fillText(text, best.x + 2 * dpr, best.y + h - 4 * dpr);
+  }
+  el.labelBoxes = placed.map((b) => ({ text: b.text, x: (b.x - B.left) / dpr, y: (b.y - B.top) / dpr, w: b.w / dpr, h: b.h / dpr, pw: B.width / dpr, ph: B.height / dpr }));
+  el.dataset.pointLabels = String(placed.length);
 }
 function padRange(vals, log, frac = 0.08) {
   const v = vals.filter((x) => isFinite(x) && (!log || x > 0));
@@ -288,7 +427,7 @@ function renderRoofline() {
   // Model phases.
   for (const ph of r.phases || []) {
     pts.push({ x: ph.ai, y: ph.achieved_flops, color: ph.phase === "prefill" ? "#444" : "#888", shape: "diamond", size: 7,
-      text: `${ph.phase} ${ph.name}`,
+      label: `${ph.phase} ${ph.name}`, labelPriority: 1,
       tip: `<b>${esc(r.model)} ${esc(ph.phase)} (${esc(ph.name)})</b><br>AI ${fmtNum(ph.ai)} FLOP/B · ${esc(ph.bound)}<br>predicted ${si(ph.achieved_flops, "FLOP/s")}, attainable ${si(ph.attainable_flops, "FLOP/s")}<br>time ${fmtTime(ph.time_s)} · ${fmtNum(ph.tokens_per_s)} tok/s` });
   }
   // Spot-check points: hollow predicted, filled measured.
@@ -312,7 +451,7 @@ function renderRoofline() {
   const ymax = Math.pow(10, Math.ceil(Math.log10(topPeak * 1.5)));
   chart(el, {
     xlog: true, ylog: true, xlabel: "arithmetic intensity (FLOP/byte)", ylabel: "FLOP/s", height: 420,
-    xfmt: logAxisFmt(""), yfmt: logAxisFmt(""), lines, points: pts, tip: $("rf-tip"),
+    lines, points: pts, tip: $("rf-tip"),
     xrange: [0.01, 1e5], yrange: [ymin, ymax],
   });
   el.dataset.spotPoints = String(pts.filter((p) => p.spot).length);
@@ -447,29 +586,50 @@ function simChartsRender() {
       (s.gpu_profile_status === "defaults" ? `<p class="hint">The GPU is priced with built-in default efficiencies, not a calibrated profile; treat its rates as rough.</p>` : "");
   }
   sumEl.innerHTML = html;
+  runLegend(shown);
   const cdfChart = (id, key, label) => chart($(id), {
     xlog: true, xlabel: label, ylabel: "fraction of requests", height: 220, yrange: [0, 1], legend: false,
-    lines: shown.map((r) => ({ label: r.label, color: r.color, x: r.result.cdf[key].x, y: r.result.cdf[key].p, width: 2 })),
+    lines: shown.map((r) => ({ label: r.label, color: r.color, x: r.result.cdf[key].x, y: r.result.cdf[key].p, width: 2, run: r.id })),
   });
   cdfChart("sim-cdf-ttft", "ttft_ms", "TTFT (ms)");
   cdfChart("sim-cdf-tpot", "tpot_ms", "TPOT (ms)");
   cdfChart("sim-cdf-e2e", "e2e_ms", "E2E (ms)");
   const tl = (r) => r.result.timeline;
   chart($("sim-tput"), { xlabel: "simulated time (s)", ylabel: "tokens/s", height: 220,
-    lines: shown.flatMap((r) => [{ label: "decode" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).decode_tok_s, width: 1.5 },
-      { label: "prefill" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).prefill_tok_s, dash: [4, 3], width: 1 }]) });
+    lines: shown.flatMap((r) => [{ label: "decode" + runTag(r), run: r.id, color: r.color, x: tl(r).t, y: tl(r).decode_tok_s, width: 1.5 },
+      { label: "prefill" + runTag(r), run: r.id, color: r.color, x: tl(r).t, y: tl(r).prefill_tok_s, dash: [4, 3], width: 1 }]) });
   chart($("sim-queue"), { xlabel: "simulated time (s)", ylabel: "requests", height: 220,
-    lines: shown.flatMap((r) => [{ label: "running" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).running, width: 1.5 },
-      { label: "waiting" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).waiting, dash: [4, 3], width: 1.5 }]) });
+    lines: shown.flatMap((r) => [{ label: "running" + runTag(r), run: r.id, color: r.color, x: tl(r).t, y: tl(r).running, width: 1.5 },
+      { label: "waiting" + runTag(r), run: r.id, color: r.color, x: tl(r).t, y: tl(r).waiting, dash: [4, 3], width: 1.5 }]) });
   chart($("sim-kv"), { xlabel: "simulated time (s)", ylabel: "KV blocks", height: 220,
-    lines: shown.flatMap((r) => [{ label: "used" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).kv_used, width: 1.5 },
-      { label: "capacity" + runTag(r), color: r.color, x: tl(r).t, y: tl(r).t.map(() => tl(r).kv_total), dash: [2, 4], width: 1 }]) });
+    lines: shown.flatMap((r) => [{ label: "used" + runTag(r), run: r.id, color: r.color, x: tl(r).t, y: tl(r).kv_used, width: 1.5 },
+      { label: "capacity" + runTag(r), run: r.id, color: r.color, x: tl(r).t, y: tl(r).t.map(() => tl(r).kv_total), dash: [2, 4], width: 1 }]) });
+  // The step split of the newest shown run, in that run's colour: the
+  // parts told apart by dash (lines) and by shade (bar), named in a legend.
   const sp = cur.result.split;
-  const parts = [["compute", sp.compute_ms, "#2b6cb0", sp.compute_s], ["memory", sp.memory_ms, "#e4572e", sp.memory_s], ["comm", sp.comm_ms, "#8e44ad", sp.comm_s], ["overhead", sp.overhead_ms, "#7f8c8d", sp.overhead_s]];
+  const parts = [["compute", sp.compute_ms, sp.compute_s, [], 1], ["memory", sp.memory_ms, sp.memory_s, [6, 3], 0.7],
+    ["comm", sp.comm_ms, sp.comm_s, [2, 3], 0.45], ["overhead", sp.overhead_ms, sp.overhead_s, [8, 3, 2, 3], 0.25]];
   chart($("sim-split"), { xlabel: "simulated time (s)", ylabel: "ms per step", height: 200,
-    lines: parts.map(([n, ys, col]) => ({ label: n, color: col, x: sp.t, y: ys, width: 1.5 })) });
-  const tot = parts.reduce((a, p) => a + p[3], 0) || 1;
-  $("sim-split-bar").innerHTML = parts.filter((p) => p[3] > 0).map(([n, , col, v]) => `<div style="background:${col};width:${(100 * v / tot).toFixed(2)}%" title="${n}: ${fmtNum(v)} s">${(100 * v / tot).toFixed(0)}% ${n}</div>`).join("");
+    lines: parts.map(([n, ys, , dash]) => ({ label: n, color: cur.color, x: sp.t, y: ys, dash, width: 1.5, run: cur.id })) });
+  const tot = parts.reduce((a, p) => a + p[2], 0) || 1;
+  const shown4 = parts.filter((p) => p[2] > 0);
+  $("sim-split-bar").innerHTML = `<div class="bar">` + shown4.map(([n, , v, , op]) => {
+    const pct = 100 * v / tot;
+    return `<div data-part="${n}" style="background:${tint(cur.color, op)};width:${pct.toFixed(2)}%;color:${op > 0.5 ? "#fff" : "#1d2430"}" title="${n}: ${fmtNum(v)} s (${pct.toFixed(1)}%)">${pct >= 12 ? `${pct.toFixed(0)}% ${n}` : ""}</div>`;
+  }).join("") + `</div><div class="legend">` + shown4.map(([n, , v, , op]) =>
+    `<span data-part="${n}"><span class="sq" style="background:${tint(cur.color, op)}"></span>${n} ${(100 * v / tot).toFixed(1)}% (${fmtNum(v)} s)</span>`).join("") + `</div>`;
+}
+
+// tint mixes colour c ("#rrggbb") with white: op 1 keeps it, 0 gives white.
+function tint(c, op) {
+  const n = parseInt(c.slice(1), 16), ch = [n >> 16, (n >> 8) & 255, n & 255].map((v) => Math.round(255 - (255 - v) * op));
+  return "#" + ch.map((v) => v.toString(16).padStart(2, "0")).join("");
+}
+
+// runLegend names every shown run in its colour above the charts; every
+// chart draws a run in that one colour.
+function runLegend(shown) {
+  $("sim-run-legend").innerHTML = shown.map((r) => `<span data-run="${r.id}"><span class="ln" style="border-color:${r.color}"></span>${esc(r.label)}</span>`).join("");
 }
 
 // poolsTable shows a disaggregated run's prefill and decode pools ("" for
@@ -517,13 +677,15 @@ async function runSim() {
     }
     if ($("sim-label").value.trim()) req.label = $("sim-label").value.trim();
     btn.disabled = true;
-    prog.hidden = false; bar.style.width = "0"; txt.textContent = "starting…";
+    prog.hidden = false; prog.classList.remove("failed"); prog.title = ""; bar.style.width = "0"; txt.textContent = "starting…";
     const { id } = await api("POST", "/api/simulate", req);
-    const run = { id, color: RUN_COLORS[state.runs.length % RUN_COLORS.length], show: true, state: "queued", label: "…" };
-    state.runs.push(run);
     // Overlay at most two runs: the new one and the previous shown one.
     let shown = state.runs.filter((r) => r.show);
-    while (shown.length > 2) { shown[0].show = false; shown = state.runs.filter((r) => r.show); }
+    while (shown.length > 1) { shown[0].show = false; shown = state.runs.filter((r) => r.show); }
+    // A run keeps one colour in every chart: the first that no shown run has.
+    const color = RUN_COLORS.find((c) => !shown.some((r) => r.color === c)) || RUN_COLORS[state.runs.length % RUN_COLORS.length];
+    const run = { id, color, show: true, state: "queued", label: "…" };
+    state.runs.push(run);
     for (;;) {
       const j = await api("GET", `/api/jobs/${id}`);
       Object.assign(run, { state: j.state, label: j.label, error: j.error, wall_s: j.wall_s });
@@ -536,19 +698,20 @@ async function runSim() {
     }
     renderRuns();
     simChartsRender();
-  } catch (e) { showError($("sim-summary"), e); renderRuns(); } finally { btn.disabled = false; }
+  } catch (e) {
+    // The bar turns red and says why; the summary keeps the error too.
+    const msg = String(e.message || e);
+    prog.hidden = false; prog.classList.add("failed"); prog.title = msg;
+    bar.style.width = "100%"; txt.textContent = "failed: " + msg;
+    showError($("sim-summary"), e); renderRuns();
+  } finally { btn.disabled = false; }
 }
 
 // ---------- sweep ----------
-// The sweep table: the index, a column per swept setting (every column
-// named by a setting key, or by its last element, with a value in some
-// row: gpu, tp, dp, ep, max_num_seqs, ... and --grid keys), then these.
-const SWEEP_METRICS = ["layout", "status", "profile_status", "max_rate_rps", "ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms",
-  "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "replicas", "gpus_total", "cost_per_hour", "cost_per_mtok", "pareto", "recommended"];
-
+// sweptColumns lists the configuration columns (column_info's settings:
+// gpu, tp, dp, ep, the scheduler limits, --grid keys) with a value in some row.
 function sweptColumns(res) {
-  return res.columns.filter((c) => !SWEEP_METRICS.includes(c) && state.settings.some((s) => s.key === c || s.key.endsWith("." + c)) &&
-    res.rows.some((r) => r[c] !== null && r[c] !== undefined));
+  return res.column_info.filter((c) => c.setting && res.rows.some((r) => r[c.name] !== null && r[c.name] !== undefined)).map((c) => c.name);
 }
 
 // sweepSettingsText names a row's swept settings other than GPU and TP.
@@ -587,6 +750,11 @@ function layoutOf(r) {
   return p > 0 && d > 0 ? `${p}P${d}D` : "agg";
 }
 
+// configName names a sweep row for a chart label: "#3 h200 tp2 dp2 ep2 1P1D".
+function configName(r) {
+  return `#${r.index} ${r.gpu} tp${r.tp}` + (r.dp > 1 ? ` dp${r.dp}` : "") + (r.ep > 1 ? ` ep${r.ep}` : "") + (r.layout && r.layout !== "agg" ? ` ${r.layout}` : "");
+}
+
 function renderSweep() {
   const { res, sortKey, asc } = state.sweep;
   const rows = res.rows.map((r) => ({ ...r, layout: layoutOf(r) }));
@@ -597,10 +765,23 @@ function renderSweep() {
     `${fmtNum(r.output_tokens_per_s_per_gpu)} tok/s/GPU · ${fmtNum(r.tokens_per_s_per_user)} tok/s/user<br>${r.max_concurrency > 0 ? `max concurrency ${r.max_concurrency} (${fmtNum(r.max_rate_rps)} req/s)` : `max rate ${fmtNum(r.max_rate_rps)} req/s`} · TTFT p99 ${fmtNum(r.ttft_p99_ms)} ms · TPOT p99 ${fmtNum(r.tpot_p99_ms)} ms` +
     (r.cost_per_mtok != null ? `<br>$${fmtNum(r.cost_per_mtok)} per M tokens` : "") + (r.recommended ? "<br><b>recommended</b>" : r.pareto ? "<br>Pareto-optimal" : "");
   const front = ok.filter((r) => r.pareto).sort((a, b) => a.tokens_per_s_per_user - b.tokens_per_s_per_user);
-  const pts = ok.map((r) => ({ x: r.tokens_per_s_per_user, y: r.output_tokens_per_s_per_gpu, color: r.pareto ? "#2b6cb0" : "#a8b3c4", hollow: !r.pareto, size: r.pareto ? 5 : 4, tip: tip(r) }));
-  if (rec && ok.includes(rec)) pts.push({ x: rec.tokens_per_s_per_user, y: rec.output_tokens_per_s_per_gpu, color: "#e4572e", shape: "star", size: 8, tip: tip(rec), text: "recommended" });
-  chart($("sw-chart"), { xlabel: "tokens/s per user", ylabel: "output tokens/s per GPU", height: 380, tip: $("sw-tip"), legend: false,
-    xrange: padRange(pts.map((p) => p.x)), yrange: padRange(pts.map((p) => p.y)),
+  // Points are labelled with their configuration: the recommended one and
+  // the Pareto ones always (placed first), the others where a free place
+  // is left (a dense sweep would bury the front in text otherwise).
+  const pts = ok.map((r) => ({ x: r.tokens_per_s_per_user, y: r.output_tokens_per_s_per_gpu, color: r.recommended ? "#e4572e" : r.pareto ? "#2b6cb0" : "#a8b3c4",
+    hollow: !r.pareto && !r.recommended, shape: r.recommended ? "star" : undefined, size: r.recommended ? 8 : r.pareto ? 5 : 4, tip: tip(r),
+    label: configName(r) + (r.recommended ? " (recommended)" : ""), labelPriority: r.recommended ? 2 : r.pareto ? 1 : 0,
+    labelOptional: !r.pareto && !r.recommended, labelColor: r.pareto || r.recommended ? "#1d2430" : "#5b6575" }));
+  // The TPOT bound as the tokens/s per user of a configuration at the limit
+  // (tokens/s per user = 1000 / mean TPOT in ms): configurations left of it
+  // cannot meet a TPOT bound; the other bounds and the target rate in a note.
+  const slo = res.slo || [];
+  const vlines = slo.filter((b) => b.metric === "tpot").map((b) => ({ x: 1000 / b.limit_ms, label: `TPOT ${b.stat} SLO ${fmtNum(b.limit_ms)} ms → ${fmtNum(1000 / b.limit_ms)} tok/s/user` }));
+  const targets = [...new Set(rows.map((r) => r.target_rate_rps).filter((v) => v != null))];
+  const note = [slo.length ? "SLO " + slo.map((b) => `${b.metric.toUpperCase()} ${b.stat} ≤ ${fmtNum(b.limit_ms)} ms`).join(", ") : "SLO not recorded in this file",
+    targets.length ? `target ${targets.map((v) => fmtNum(v)).join(", ")} req/s (sets replicas, GPUs, cost)` : "no target rate"].join(" · ");
+  chart($("sw-chart"), { xlog: true, ylog: true, xlabel: "tokens/s per user", ylabel: "output tokens/s per GPU", height: 420, tip: $("sw-tip"), legend: false,
+    xrange: padRange(pts.map((p) => p.x).concat(vlines.map((l) => l.x)), true), yrange: padRange(pts.map((p) => p.y), true), vlines, note,
     lines: front.length ? [{ label: "Pareto front", color: "#2b6cb0", x: front.map((r) => r.tokens_per_s_per_user), y: front.map((r) => r.output_tokens_per_s_per_gpu), width: 1.5 }] : [],
     points: pts });
   $("sw-rec").innerHTML = rec ? `<b>Recommended:</b> #${rec.index} ${esc(rec.gpu)} TP ${rec.tp}, ${sweepSettingsText(rec, swept)}: ${rec.max_concurrency > 0 ? `concurrency ${rec.max_concurrency}, ` : ""}${fmtNum(rec.max_rate_rps)} req/s per replica, ${rec.replicas || "–"} replicas, ${rec.gpus_total || "–"} GPUs` +
@@ -613,13 +794,15 @@ function renderSweep() {
     if (y === null || y === undefined) return -1;
     return (x < y ? -1 : 1) * (asc ? 1 : -1);
   });
-  // A concurrency sweep (closed-loop workload) adds its max_concurrency column after the rate.
-  // The layout column shows only when some row is disaggregated.
+  // The columns and their headers come from the server (column_info): the
+  // ones it marks for a table, a sparse one only when some row has a value,
+  // with the layout column after the index when some row is disaggregated.
   const hasPD = rows.some((r) => r.layout !== "agg");
-  const base = ["index", ...swept, ...SWEEP_METRICS].filter((c) => c !== "layout" || hasPD);
-  const cols = rows.some((r) => r.max_concurrency > 0) ? base.flatMap((c) => (c === "max_rate_rps" ? ["max_concurrency", c] : [c])) : base;
+  const infos = res.column_info.filter((c) => c.table && (!c.sparse || rows.some((r) => r[c.name] !== null && r[c.name] !== undefined)));
+  if (hasPD) infos.splice(1, 0, { name: "layout", label: "layout", doc: "agg, or xPyD: prefill and decode replicas of a disaggregated deployment" });
+  const cols = infos.map((c) => c.name);
   const t = $("sw-table");
-  t.innerHTML = "<thead><tr>" + cols.map((c) => `<th data-k="${c}">${c}${c === sortKey ? (asc ? " ▲" : " ▼") : ""}</th>`).join("") + "</tr></thead><tbody>" +
+  t.innerHTML = "<thead><tr>" + infos.map((c) => `<th data-k="${esc(c.name)}" title="${esc(c.name + (c.unit ? " (" + c.unit + ")" : "") + ": " + c.doc)}">${esc(c.label)}${c.unit && !c.label.includes("/") ? `<span class="unit"> ${esc(c.unit)}</span>` : ""}${c.name === sortKey ? `<span class="arrow">${asc ? " ▲" : " ▼"}</span>` : ""}</th>`).join("") + "</tr></thead><tbody>" +
     rows.map((r) => `<tr class="${r.recommended ? "rec" : ""} ${r.pareto ? "pareto" : ""}">` + cols.map((c) => `<td>${r[c] === null || r[c] === undefined ? "–" : typeof r[c] === "number" ? (Number.isInteger(r[c]) ? r[c] : fmtNum(r[c], 4)) : esc(r[c])}</td>`).join("") + "</tr>").join("") + "</tbody>";
   t.querySelectorAll("th").forEach((th) => th.addEventListener("click", () => {
     const k = th.dataset.k;
