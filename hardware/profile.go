@@ -437,6 +437,11 @@ type Profile struct {
 	// kernels). 0..1; 0 (the default) keeps the kernel tables' cost whole.
 	// The step model uses it; OpSeconds (one isolated kernel) does not.
 	GEMMInputFusedFraction float64 `yaml:"gemm_input_fused_fraction,omitempty" json:"gemm_input_fused_fraction,omitempty"`
+	// MixerKernels are efficiencies of token-mixer kernels (MLA, Gated
+	// DeltaNet) fitted to the engine release's own kernel tables (`sim
+	// calibrate mixers`), by family; a family left out is priced from
+	// first principles (MixerKernel).
+	MixerKernels map[MixerKernel]OpEfficiency `yaml:"mixer_kernels,omitempty" json:"mixer_kernels,omitempty"`
 }
 
 // DefaultProfile is the uncalibrated profile used for GPUs without a fitted
@@ -511,6 +516,7 @@ func (p *Profile) Clone() *Profile {
 	c.MoEByPrecision = maps.Clone(p.MoEByPrecision)
 	c.FusedMoE = maps.Clone(p.FusedMoE)
 	c.AttentionPrefillByKV = maps.Clone(p.AttentionPrefillByKV)
+	c.MixerKernels = maps.Clone(p.MixerKernels)
 	return &c
 }
 

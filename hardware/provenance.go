@@ -29,6 +29,10 @@ const (
 	// StageMoE: the fused-MoE kernel model fitted to a moe.csv
 	// (`sim calibrate moe`).
 	StageMoE StageKind = "moe"
+	// StageMixers: MLA and Gated DeltaNet kernel efficiencies fitted to an
+	// engine release's mla, mla_bmm and linear_attention tables
+	// (`sim calibrate mixers`).
+	StageMixers StageKind = "mixers"
 	// StageSteps: engine step terms fitted to per-step timings
 	// (`sim calibrate steps`).
 	StageSteps StageKind = "steps"
@@ -48,7 +52,7 @@ const (
 
 // StageKinds returns every stage kind, in application order.
 func StageKinds() []StageKind {
-	return []StageKind{StageKernels, StageThroughput, StageMoE, StageSteps, StageServing, StageObserved, StageOpenLoop, StageUnstructured}
+	return []StageKind{StageKernels, StageThroughput, StageMoE, StageMixers, StageSteps, StageServing, StageObserved, StageOpenLoop, StageUnstructured}
 }
 
 // UnknownStageError is the error of a stage name that is not a StageKind.

@@ -182,6 +182,9 @@ func (p *Profile) validate() *FieldError {
 			return err
 		}
 	}
+	if err := p.validateMixers(); err != nil {
+		return err
+	}
 	if !(p.MoEActiveFraction >= 0 && p.MoEActiveFraction <= 1) {
 		return fieldErr("moe_active_fraction", "must be in [0, 1]")
 	}

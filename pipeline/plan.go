@@ -161,6 +161,9 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	if n := prep.HybridNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	if n := prep.MixerKernelNote; n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 	if n := prep.SpeculativeNote; n != "" {
 		p.Notes = append(p.Notes, n)
 	}

@@ -26,18 +26,46 @@ import (
 //     kv_b_proj that prefill uses.
 //
 // The KV cache holds one latent of Lkv + R elements per token and layer,
-// whole on every TP rank. Prefill attention is priced with the profile's
-// prefill attention efficiency, decode with MLADecodeEfficiency: no MLA
-// kernel table is fitted (docs/accuracy.md).
+// whole on every TP rank. Where the profile carries MLA kernel
+// efficiencies fitted to the engine release's mla and mla_bmm tables
+// (`sim calibrate mixers`) they price the prefill attention, the decode
+// kernel and the per-head matmuls; otherwise prefill attention is priced
+// with the profile's prefill attention efficiency and decode with
+// MLADecodeEfficiency, from first principles (docs/accuracy.md).
 
 // mlaShape is one GPU's MLA widths (elements): Lq (0 when the query is not
 // compressed), Lkv, P, R, V and the latent Lkv + R.
 type mlaShape struct {
 	qLoRA, kvLoRA, nope, rope, v, latent int
-	// effBMM is the GEMM efficiency at the activations' peak, for the
-	// absorbed path's 16-bit per-head matmuls; effDecode prices the latent
-	// decode kernel (MLADecodeEfficiency). Both are set with the precisions.
-	effBMM, effDecode hardware.OpEfficiency
+	// effBMM prices the absorbed path's 16-bit per-head matmuls, effDecode
+	// the latent decode kernel, and pPref and effPref the expanded prefill
+	// attention: the profile's fitted mixer kernels where it has them,
+	// else first principles (setMLAEfficiencies). Set with the precisions.
+	effBMM, effDecode, effPref hardware.OpEfficiency
+	pPref                      peak
+}
+
+// setMLAEfficiencies picks the MLA kernels' efficiencies: each family the
+// profile fitted to the engine release's kernel tables
+// (hardware.MixerMLAPrefill, MixerMLADecode, MixerMLABMM, all at the
+// activations' peak, as the tables time them), else first principles: the
+// GEMM efficiency at the activations' peak for the per-head matmuls,
+// MLADecodeEfficiency for the decode kernel, and the prefill attention
+// efficiency (and peak) of the precision plan for the expanded prefill.
+func (m *StepModel) setMLAEfficiencies() {
+	s, p := m.mla, m.prof
+	s.effBMM = p.GEMMFor(m.pAct.key)
+	s.effDecode = MLADecodeEfficiency(p, s.effBMM)
+	s.pPref, s.effPref = m.pPrefAttn, m.effPrefAttn
+	if e, ok := p.Mixer(hardware.MixerMLABMM); ok {
+		s.effBMM = e
+	}
+	if e, ok := p.Mixer(hardware.MixerMLADecode); ok {
+		s.effDecode = e
+	}
+	if e, ok := p.Mixer(hardware.MixerMLAPrefill); ok {
+		s.pPref, s.effPref = m.pAct, e
+	}
 }
 
 // MLADecodeEfficiency is the absorbed MLA decode kernel's efficiency: the
@@ -184,7 +212,7 @@ func (m *StepModel) mlaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
 		rows := int(g.pReadFull - g.vRead)
 		m.op(acc, named(GEMM(rows, heads*(s.nope+s.v), s.kvLoRA, m.attnW, m.act), "kv_b_proj"), L, &m.pAttn, &m.effAttn)
 		m.seqOp(acc, MLAPrefillAttention(g.pKeysFull-g.vKeys, g.pReadFull-g.vRead, float64(pre), heads, d, m.kv, m.act),
-			L, (g.nPre-g.nVer)*heads, &m.pPrefAttn, &m.effPrefAttn, cache, false)
+			L, (g.nPre-g.nVer)*heads, &s.pPref, &s.effPref, cache, false)
 	}
 	if q := g.nDec + g.verifyTokens; q > 0 {
 		m.op(acc, MLAHeadBMM("mla_q_absorb", q, heads, s.nope, s.kvLoRA, m.act), L, &m.pAct, &s.effBMM)

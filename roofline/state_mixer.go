@@ -9,8 +9,11 @@ import (
 
 // State mixers are the token mixers that keep a fixed-size recurrent state
 // per request instead of a KV cache: Gated DeltaNet linear attention
-// (Qwen3-Next, Qwen3.5) and Mamba-2 (Nemotron-H). No kernel table prices
-// them here: their costs are first principles on the roofline, with the
+// (Qwen3-Next, Qwen3.5) and Mamba-2 (Nemotron-H). Where the profile carries
+// Gated DeltaNet kernel efficiencies fitted to the engine release's
+// linear_attention table (`sim calibrate mixers`), they price its scan and
+// decode update (setStateMixerEfficiencies). Otherwise, and always for
+// Mamba-2, their costs are first principles on the roofline, with the
 // efficiencies of the kernels that work alike (prefill: the chunked scan
 // is a chain of tensor-core matmuls over chunks with the chunk states
 // stored between kernels, priced with the GEMM efficiency; decode:
@@ -50,6 +53,10 @@ type stateMixer struct {
 	// convStateElems and ssmStateElems are one request's state in one layer
 	// on this GPU.
 	convStateElems, ssmStateElems float64
+	// pPre and effPre price the prefill scan, effDec the decode update
+	// (setStateMixerEfficiencies).
+	pPre           peak
+	effPre, effDec hardware.OpEfficiency
 }
 
 // stateMixerNames are one kind's operator names (constants: naming costs
@@ -192,7 +199,15 @@ func (m *StepModel) hybridTokenOps(acc *stepAcc, T int) {
 }
 
 // stateMixerPrefill is the recurrent core of one layer over a step's
-// prefill chunks: prefTokens tokens in nPre chunks.
+// prefill chunks: prefTokens tokens in nPre chunks (mixerPrefillCost at
+// the step's activation and state precisions).
+func (m *StepModel) stateMixerPrefill(s *stateMixer, prefTokens, nPre int) Cost {
+	return mixerPrefillCost(s, prefTokens, nPre, m.act, m.ssm)
+}
+
+// mixerPrefillCost is the recurrent core of one layer of s over prefTokens
+// prefill tokens in nPre chunks, with activations at act and the state
+// at ssm:
 //
 //	FLOPs    = prefTokens x heads x prefillFlops
 //	ActBytes = prefTokens x (convDim + outDim) x act   (scan inputs, output)
@@ -206,30 +221,94 @@ func (m *StepModel) hybridTokenOps(acc *stepAcc, T int) {
 // at the activation precision (chunk_gated_delta_rule_fwd_h in
 // vllm/model_executor/layers/fla/ops/chunk_delta_h.py allocates them in
 // k's dtype unless given another).
-func (m *StepModel) stateMixerPrefill(s *stateMixer, prefTokens, nPre int) Cost {
+func mixerPrefillCost(s *stateMixer, prefTokens, nPre int, act, ssm Precision) Cost {
 	pt := float64(prefTokens)
 	chunks := pt/float64(s.chunk) + float64(nPre)
 	return Cost{Name: s.names.prefill, Kind: KindAttentionPrefill,
 		FLOPs:            pt * float64(s.heads) * s.prefillFlops,
-		ActBytes:         pt * float64(s.convDim+s.outDim) * m.act.Bits / 8,
-		KVBytes:          chunks*float64(s.heads*s.sk*s.sv)*m.act.Bits/8*2 + float64(nPre)*2*s.stateBytes(m.act, m.ssm),
-		ComputePrecision: m.act.Compute,
+		ActBytes:         pt * float64(s.convDim+s.outDim) * act.Bits / 8,
+		KVBytes:          chunks*float64(s.heads*s.sk*s.sv)*act.Bits/8*2 + float64(nPre)*2*s.stateBytes(act, ssm),
+		ComputePrecision: act.Compute,
 	}
 }
 
 // stateMixerDecode is the recurrent core of one layer for nDec decode
+// tokens, one per request (mixerDecodeCost at the step's precisions).
+func (m *StepModel) stateMixerDecode(s *stateMixer, nDec int) Cost {
+	return mixerDecodeCost(s, nDec, m.act, m.ssm)
+}
+
+// mixerDecodeCost is the recurrent core of one layer of s for nDec decode
 // tokens, one per request: every request's state read and written back.
 //
 //	FLOPs    = nDec x heads x decodeFlops
 //	ActBytes = nDec x (convDim + outDim) x act
 //	KVBytes  = nDec x 2 x state
-func (m *StepModel) stateMixerDecode(s *stateMixer, nDec int) Cost {
+func mixerDecodeCost(s *stateMixer, nDec int, act, ssm Precision) Cost {
 	n := float64(nDec)
 	return Cost{Name: s.names.decode, Kind: KindAttentionDecode,
 		FLOPs:            n * float64(s.heads) * s.decodeFlops,
-		ActBytes:         n * float64(s.convDim+s.outDim) * m.act.Bits / 8,
-		KVBytes:          n * 2 * s.stateBytes(m.act, m.ssm),
-		ComputePrecision: m.act.Compute,
+		ActBytes:         n * float64(s.convDim+s.outDim) * act.Bits / 8,
+		KVBytes:          n * 2 * s.stateBytes(act, ssm),
+		ComputePrecision: act.Compute,
+	}
+}
+
+// GDNDims are one GPU's Gated DeltaNet widths: key and value heads on the
+// GPU, their head sizes (elements) and the short convolution's taps.
+type GDNDims struct {
+	KeyHeads, ValueHeads, KeyDim, ValueDim, ConvKernel int
+}
+
+// gdnMixer is the stateMixer of one GPU's GDN layer of widths d: the
+// convolution runs over q, k and v (2 KeyHeads KeyDim + ValueHeads
+// ValueDim channels), the output is ValueHeads ValueDim wide, and each
+// value head keeps a KeyDim x ValueDim state.
+func gdnMixer(d GDNDims) *stateMixer {
+	conv := 2*d.KeyHeads*d.KeyDim + d.ValueHeads*d.ValueDim
+	return &stateMixer{names: &gdnNames, layers: 1, convDim: conv, outDim: d.ValueHeads * d.ValueDim,
+		heads: d.ValueHeads, sk: d.KeyDim, sv: d.ValueDim, convK: d.ConvKernel, chunk: gdnChunk,
+		prefillFlops: gdnPrefillFlops(gdnChunk, d.KeyDim, d.ValueDim), decodeFlops: gdnDecodeFlops(d.KeyDim, d.ValueDim),
+		convStateElems: float64(conv) * float64(d.ConvKernel-1), ssmStateElems: float64(d.ValueHeads) * float64(d.ValueDim) * float64(d.KeyDim)}
+}
+
+// GDNPrefill prices one GPU's Gated DeltaNet chunked scan over tokens
+// prefill tokens in seqs sequences, as the step model does
+// (mixerPrefillCost), with the state at ssm.
+func GDNPrefill(d GDNDims, tokens, seqs int, act, ssm Precision) Cost {
+	return mixerPrefillCost(gdnMixer(d), tokens, seqs, act, ssm)
+}
+
+// GDNDecode prices one GPU's Gated DeltaNet recurrent update for requests
+// decode tokens, one per request, as the step model does
+// (mixerDecodeCost).
+func GDNDecode(d GDNDims, requests int, act, ssm Precision) Cost {
+	return mixerDecodeCost(gdnMixer(d), requests, act, ssm)
+}
+
+// setStateMixerEfficiencies picks each state mixer's kernel efficiencies:
+// for Gated DeltaNet the profile's fits to the engine release's
+// linear_attention table (hardware.MixerGDNPrefill, MixerGDNDecode, at
+// the activations' peak, as the table times them) where it has them;
+// otherwise, and for Mamba-2, first principles: the prefill scan with the
+// GEMM efficiency at the weights' GEMM peak (Mamba-2's at scanPeak), the
+// decode update with decode attention's.
+func (m *StepModel) setStateMixerEfficiencies() {
+	for i := range m.stateMixers {
+		s := &m.stateMixers[i]
+		s.pPre, s.effPre, s.effDec = m.pGEMM, m.effGEMM, m.prof.AttentionDecode
+		if s.scanFP32 {
+			s.pPre = m.pScan
+		}
+		if s.names != &gdnNames {
+			continue
+		}
+		if e, ok := m.prof.Mixer(hardware.MixerGDNPrefill); ok {
+			s.pPre, s.effPre = m.pAct, e
+		}
+		if e, ok := m.prof.Mixer(hardware.MixerGDNDecode); ok {
+			s.effDec = e
+		}
 	}
 }
 
@@ -242,14 +321,10 @@ func (m *StepModel) stateMixerCore(acc *stepAcc, prefTokens, nPre, nDec int) {
 			continue
 		}
 		if prefTokens > 0 {
-			pk := &m.pGEMM
-			if s.scanFP32 {
-				pk = &m.pScan
-			}
-			m.op(acc, m.stateMixerPrefill(s, prefTokens, nPre), s.layers, pk, &m.effGEMM)
+			m.op(acc, m.stateMixerPrefill(s, prefTokens, nPre), s.layers, &s.pPre, &s.effPre)
 		}
 		if nDec > 0 {
-			m.op(acc, m.stateMixerDecode(s, nDec), s.layers, &m.pAct, &m.prof.AttentionDecode)
+			m.op(acc, m.stateMixerDecode(s, nDec), s.layers, &m.pAct, &s.effDec)
 		}
 	}
 }

@@ -256,9 +256,9 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	}
 	m.opts = m.resolvedOptions(opts)
 	if m.mla != nil {
-		m.mla.effBMM = m.prof.GEMMFor(m.pAct.key)
-		m.mla.effDecode = MLADecodeEfficiency(m.prof, m.mla.effBMM)
+		m.setMLAEfficiencies() // mla.go
 	}
+	m.setStateMixerEfficiencies() // state_mixer.go
 	return nil
 }
 

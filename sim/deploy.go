@@ -45,6 +45,9 @@ type Prepared struct {
 	// (hybrid_cache.go), or a sliding-window model's cache groups
 	// (sliding_cache.go); "" otherwise.
 	HybridNote string
+	// MixerKernelNote says how MLA and Gated DeltaNet kernels are priced
+	// (roofline.StepModel.MixerKernelNote); "" without such layers.
+	MixerKernelNote string
 	// StateBlocksPerRequest is the blocks each running request holds for a
 	// hybrid model's recurrent state (Config.StateBlocksPerRequest).
 	StateBlocksPerRequest int
@@ -172,7 +175,7 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if slidingOn {
 		kvPerToken, hybridNote = slidingKV, slidingNote
 	}
-	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, StateBlocksPerRequest: stateBlocks,
+	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, MixerKernelNote: step.MixerKernelNote(), StateBlocksPerRequest: stateBlocks,
 		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
 	if slidingOn {
 		p.Window = sliding.Window()

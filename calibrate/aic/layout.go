@@ -53,6 +53,7 @@ const (
 	TableMLAContext          Table = "mla/mla_context_module_perf"
 	TableMLAGeneration       Table = "mla/mla_generation_module_perf"
 	TableGDN                 Table = "linear_attention/gdn_perf"
+	TableMLABMM              Table = "mla_bmm/mla_bmm_perf"
 )
 
 // Family is the op family directory ("gemm", "attention", ...).

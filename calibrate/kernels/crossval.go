@@ -125,12 +125,38 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 	if len(f.samples) == 0 {
 		return nil, nil
 	}
-	idx := make([]int, len(f.samples))
 	keys := make([]float64, len(f.samples))
 	var slice string
 	for i, s := range f.samples {
-		idx[i] = i
 		keys[i], slice = sliceKey(s)
+	}
+	idx, fold, cur := sortedFolds(keys, o.Folds)
+	if cur == 0 {
+		return nil, nil // one distinct shape range: nothing to hold out
+	}
+	fp := &FamilyPredictions{Family: f.name, Slice: slice, Folds: cur + 1}
+	seed := familySeed(o.Seed, f.name)
+	for h := 0; h <= cur; h++ {
+		train, hold := foldSplit(f.samples, idx, fold, h)
+		fit, err := fitTiled(train, f.get(def), f.tiles, seed, o.Restarts)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range hold {
+			fp.Pred, fp.Meas = append(fp.Pred, s.Predict(fit.Efficiency)), append(fp.Meas, s.Seconds)
+		}
+	}
+	return fp, nil
+}
+
+// sortedFolds orders rows by keys (stably) and cuts them into at most
+// folds contiguous ranges of about equal row count, never splitting rows
+// of one key value: idx is the row order, fold[j] the range of row
+// idx[j], and last the highest range (0: one range only).
+func sortedFolds(keys []float64, folds int) (idx, fold []int, last int) {
+	idx = make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
 		switch {
@@ -141,36 +167,26 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 		}
 		return 0
 	})
-	fold := make([]int, len(idx)) // fold of idx[j]
-	per := (len(idx) + o.Folds - 1) / o.Folds
-	cur := 0
+	fold = make([]int, len(idx))
+	per := (len(idx) + folds - 1) / folds
 	for j := range idx {
-		if j > 0 && keys[idx[j]] != keys[idx[j-1]] && j >= per*(cur+1) && cur < o.Folds-1 {
-			cur++
+		if j > 0 && keys[idx[j]] != keys[idx[j-1]] && j >= per*(last+1) && last < folds-1 {
+			last++
 		}
-		fold[j] = cur
+		fold[j] = last
 	}
-	if cur == 0 {
-		return nil, nil // one distinct shape range: nothing to hold out
-	}
-	fp := &FamilyPredictions{Family: f.name, Slice: slice, Folds: cur + 1}
-	seed := familySeed(o.Seed, f.name)
-	for h := 0; h <= cur; h++ {
-		var train, hold []Sample
-		for j, i := range idx {
-			if fold[j] == h {
-				hold = append(hold, f.samples[i])
-			} else {
-				train = append(train, f.samples[i])
-			}
-		}
-		fit, err := fitTiled(train, f.get(def), f.tiles, seed, o.Restarts)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range hold {
-			fp.Pred, fp.Meas = append(fp.Pred, s.Predict(fit.Efficiency)), append(fp.Meas, s.Seconds)
+	return idx, fold, last
+}
+
+// foldSplit returns the samples of range h (sortedFolds' idx and fold) as
+// hold and the others as train, both in idx order.
+func foldSplit(samples []Sample, idx, fold []int, h int) (train, hold []Sample) {
+	for j, i := range idx {
+		if fold[j] == h {
+			hold = append(hold, samples[i])
+		} else {
+			train = append(train, samples[i])
 		}
 	}
-	return fp, nil
+	return train, hold
 }

@@ -34,13 +34,18 @@ type Sample struct {
 	// L2Bytes is the GPU's L2 capacity in bytes; operators that fit in it
 	// were timed from L2 (hardware.OpEfficiency.BenchBandwidth). 0: unknown.
 	L2Bytes float64
+	// OffsetSeconds is the time of the other operators a measured module
+	// runs besides the fitted one (an attention module's projections),
+	// priced by the profile and added to the prediction; 0 for a table
+	// that times the operator alone.
+	OffsetSeconds float64
 }
 
 // Predict is the model time of s under e: roofline.BatchedOpSeconds (which
-// is roofline.OpSeconds when s.SeqHeads is 0).
+// is roofline.OpSeconds when s.SeqHeads is 0), plus s.OffsetSeconds.
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 	bw := e.BenchBandwidth(s.BandwidthBytesPerSec, s.Bytes, s.L2Bytes)
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, bw)
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, bw) + s.OffsetSeconds
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -141,6 +146,7 @@ type prepared struct {
 	mkElems    []float64 // input elements M*K (unscaled: the spill share reads it)
 	depth      bool      // tiled and some sample has K > 0: KHalf is fitted
 	l2res      []float64 // share of the operator resident in L2 (BenchBandwidth)
+	off        []float64 // Sample.OffsetSeconds
 	l2         bool      // some sample has L2Bytes > 0: L2Speedup is fitted
 }
 
@@ -150,8 +156,9 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n), off: make([]float64, n)}
 	for i, s := range samples {
+		p.off[i] = s.OffsetSeconds
 		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
 			p.k[i] = float64(s.K)
@@ -240,6 +247,7 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			t += in * p.mk[i]
 			t += outNS * p.mn[i]
 		}
+		t += p.off[i]
 		d := math.Log(t) - p.logT[i]
 		if robust {
 			sum += fit.SoftL1(d, KernelLossScale)
@@ -329,7 +337,12 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	// launch-bound, and a start far from it leaves Nelder-Mead stranded.
 	minT := math.Inf(1)
 	for _, s := range samples {
-		minT = math.Min(minT, s.Seconds)
+		if r := s.Seconds - s.OffsetSeconds; r > 0 {
+			minT = math.Min(minT, r)
+		}
+	}
+	if math.IsInf(minT, 1) {
+		minT = 1e-6
 	}
 	x0[6] = math.Log(math.Max(0.9*minT*1e6, 0.01))
 	// The per-pair cost starts at init's value, or 0.1 us (a few hundred

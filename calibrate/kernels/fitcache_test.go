@@ -82,7 +82,7 @@ func (p *prepared) evalReference(x []float64, robust bool) float64 {
 		if p.mkElems[i] > 0 {
 			in += spillNS * hardware.Crossover(p.mkElems[i], spillH)
 		}
-		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]) - p.logT[i]
+		d := math.Log(t+launch+perSeq*p.seqs[i]+in*p.mk[i]+outNS*p.mn[i]+p.off[i]) - p.logT[i]
 		if robust {
 			sum += fit.SoftL1(d, KernelLossScale)
 		} else {
@@ -101,6 +101,7 @@ func TestObjectiveMatchesReference(t *testing.T) {
 	for i := range pairs {
 		pairs[i].SeqHeads = 1 + i%64
 		pairs[i].L2Bytes = 50 << 20
+		pairs[i].OffsetSeconds = float64(i%3) * 1e-6
 	}
 	tiled := fp8GEMMSamples()
 	rng := rand.New(rand.NewPCG(5, 9))

@@ -82,6 +82,11 @@ type Tables struct {
 	CustomAllReduce     []CollectiveRow
 	NCCL                []CollectiveRow
 	MoE                 []MoERow
+	// MLAContext, MLAGeneration, MLABMM and GDN are the token-mixer kernel
+	// tables (mixer_tables.go), read by ReadAICMixers only.
+	MLAContext, MLAGeneration []MLAModuleRow
+	MLABMM                    []MLABMMRow
+	GDN                       []GDNRow
 }
 
 // FileCount is a table file and its data-row count.

@@ -35,27 +35,36 @@ func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernel
 		}
 		return &kernelInput{Source: aiconfigurator.Dir(kernelsDir), Where: kernelsDir}, nil
 	}
-	e, err := engine.Parse(eng)
+	e, db, system, rel, err := aicRelease(cmd, aicDir, eng, g)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: --engine: %w", cmd, err)}
+		return nil, err
 	}
-	if e.Name != engine.VLLM {
-		return nil, usageError{fmt.Errorf("%s: --engine: --aic holds vLLM kernel tables; want vllm@<release>, as in vllm@0.19.0", cmd)}
-	}
-	db, err := aic.Open(aicDir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: --aic: %w", cmd, err)
-	}
-	system, err := aiconfigurator.SystemOf(db, g)
-	if err != nil {
-		return nil, fmt.Errorf("%s: --gpu: %w", cmd, err)
-	}
-	rel := aic.Release(e.Version)
 	tables, rep, err := aiconfigurator.ReadAIC(db, system, rel, sourcePolicy(e, g))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return &kernelInput{Source: kernels.TablesSource{T: tables}, Where: fmt.Sprintf("%s (%s, vllm %s)", aicDir, system, rel), Notes: rep.Notes}, nil
+}
+
+// aicRelease opens the AIConfigurator database at aicDir and resolves
+// g's system in it and the vLLM release eng names (engine.Parse syntax).
+func aicRelease(cmd, aicDir, eng string, g *hardware.GPU) (engine.Engine, *aic.DB, string, aic.Release, error) {
+	e, err := engine.Parse(eng)
+	if err != nil {
+		return e, nil, "", aic.Release{}, usageError{fmt.Errorf("%s: --engine: %w", cmd, err)}
+	}
+	if e.Name != engine.VLLM {
+		return e, nil, "", aic.Release{}, usageError{fmt.Errorf("%s: --engine: --aic holds vLLM kernel tables; want vllm@<release>, as in vllm@0.19.0", cmd)}
+	}
+	db, err := aic.Open(aicDir)
+	if err != nil {
+		return e, nil, "", aic.Release{}, fmt.Errorf("%s: --aic: %w", cmd, err)
+	}
+	system, err := aiconfigurator.SystemOf(db, g)
+	if err != nil {
+		return e, nil, "", aic.Release{}, fmt.Errorf("%s: --gpu: %w", cmd, err)
+	}
+	return e, db, system, aic.Release(e.Version), nil
 }
 
 // btoi is 1 for true, 0 for false (counting the flags given).

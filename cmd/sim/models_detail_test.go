@@ -109,7 +109,8 @@ func TestModelsDetailUnsupported(t *testing.T) {
 
 // TestRunMLAConfig: `sim run --model CONFIG` simulates an MLA model end to
 // end: every request completes, and the result carries the loader's notes
-// once.
+// once, after the note on how the MLA kernels are priced (the frozen H100
+// profile has no mixer-kernel fits: first principles).
 func TestRunMLAConfig(t *testing.T) {
 	path := writeTinyMLA(t)
 	code, out, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--model", path, "--gpu", frozenH100, "--tp", "2", "--json")
@@ -124,7 +125,8 @@ func TestRunMLAConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Model != "tiny-mla" || r.Completed != 220 || len(r.Notes) != 2 || !strings.Contains(r.Notes[1], "multi-token-prediction") {
+	if r.Model != "tiny-mla" || r.Completed != 220 || len(r.Notes) != 3 || !strings.HasPrefix(r.Notes[0], "mixer kernels: mla_prefill, mla_decode, mla_bmm from first principles") ||
+		!strings.Contains(r.Notes[2], "multi-token-prediction") {
 		t.Errorf("got %+v", r)
 	}
 }
