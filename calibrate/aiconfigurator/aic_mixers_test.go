@@ -16,7 +16,7 @@ func TestReadAICMixers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, rep, err := ReadAICMixers(db, "b200_sxm", aic.Release{0, 24, 0})
+	k, _, err := ReadAICMixers(db, "b200_sxm", aic.Release{0, 24, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestReadAICMixers(t *testing.T) {
 		}
 	}
 	// Releases before any MLA module table are noted, not an error.
-	k, rep, err = ReadAICMixers(db, "a100_sxm", aic.Release{0, 24, 0})
+	k, rep, err := ReadAICMixers(db, "a100_sxm", aic.Release{0, 24, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
