@@ -6,6 +6,8 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
+	"github.com/roofsim/roofsim/scheduler"
+	"github.com/roofsim/roofsim/sim"
 )
 
 // modelDetail is `sim models --model M --json`: one model's derived
@@ -32,6 +34,15 @@ type modelDetail struct {
 	KVBytesPerToken       float64 `json:"kv_bytes_per_token"`
 	KVBytesPerTokenPerGPU float64 `json:"kv_bytes_per_token_per_gpu"`
 	StateBytesPerRequest  float64 `json:"state_bytes_per_request"`
+	// For a model with sliding-window and full attention layers (and no
+	// state layers): the KV bytes one request of MaxModelLen tokens may
+	// take on one GPU as vLLM's hybrid manager lays the cache out (window
+	// blocks bounded by the window and a step's tokens;
+	// sim.SlidingCacheLayout.MaxRequestBlocks), and the same if every layer
+	// kept the whole context. Zero otherwise.
+	MaxModelLen                      int     `json:"max_model_len,omitempty"`
+	KVBytesPerMaxLenRequestPerGPU    float64 `json:"kv_bytes_per_max_len_request_per_gpu,omitempty"`
+	KVBytesPerMaxLenRequestFullCache float64 `json:"kv_bytes_per_max_len_request_full_cache_per_gpu,omitempty"`
 	// Quantization says where a quantised checkpoint's precisions came from.
 	Quantization string `json:"quantization,omitempty"`
 	// Notes name what is not priced, or priced in part.
@@ -69,6 +80,7 @@ func runModelDetail(s streams, opts *modelsOptions) error {
 		return err
 	}
 	d := describeModel(m, step)
+	d.slidingRequest(m, step, sp.Serving.Config)
 	if opts.JSON {
 		return writeJSON(s.out, d)
 	}
@@ -83,6 +95,10 @@ func runModelDetail(s streams, opts *modelsOptions) error {
 	}
 	fmt.Fprintf(s.out, "tp %d, weights %s, kv %s: weights %.2f GB per GPU, KV %.0f bytes per token per GPU (%.0f on all GPUs), state %.0f bytes per request per GPU\n",
 		d.TP, d.WeightDType, d.KVDType, d.WeightBytesPerGPU/1e9, d.KVBytesPerTokenPerGPU, d.KVBytesPerToken, d.StateBytesPerRequest)
+	if d.KVBytesPerMaxLenRequestPerGPU > 0 {
+		fmt.Fprintf(s.out, "KV of one request of max_model_len %d, vLLM's hybrid layout: %.2f GiB per GPU (%.2f GiB if every layer kept the whole context)\n",
+			d.MaxModelLen, d.KVBytesPerMaxLenRequestPerGPU/(1<<30), d.KVBytesPerMaxLenRequestFullCache/(1<<30))
+	}
 	tw := newTable(s.out)
 	fmt.Fprintln(tw, "LAYER KIND\tCOUNT\tKV ELEMS/TOKEN/LAYER\tWINDOW\tKV BYTES/TOKEN/GPU\tSTATE BYTES/REQUEST/GPU")
 	for _, l := range d.Layers {
@@ -139,4 +155,25 @@ func describeModel(m *model.Config, step *roofline.StepModel) modelDetail {
 	d.StateBytesPerRequest = step.StateBytesPerRequestPerGPU()
 	d.KVBytesPerToken = d.KVBytesPerTokenPerGPU * float64(o.TP)
 	return d
+}
+
+// slidingRequest fills the max_model_len request's KV bytes of a model
+// with sliding-window and full attention layers and no state layers, as
+// sim.Prepare lays its cache out, with sc's block size, max_model_len (0:
+// the model's context) and max_num_batched_tokens; it leaves d alone for
+// any other model.
+func (d *modelDetail) slidingRequest(m *model.Config, step *roofline.StepModel, sc scheduler.Config) {
+	if step.StateBytesPerRequestPerGPU() > 0 {
+		return
+	}
+	l, err := sim.NewSlidingCacheLayout(step.SlidingKV(), sc.BlockSize)
+	if err != nil {
+		return // not a sliding-window model
+	}
+	d.MaxModelLen = sc.MaxModelLen
+	if d.MaxModelLen == 0 {
+		d.MaxModelLen = m.MaxPositionEmbeddings
+	}
+	d.KVBytesPerMaxLenRequestPerGPU = float64(l.MaxRequestBlocks(d.MaxModelLen, sc.MaxNumBatchedTokens)) * l.GroupBlockBytes()
+	d.KVBytesPerMaxLenRequestFullCache = float64(d.MaxModelLen) * d.KVBytesPerTokenPerGPU
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/roofsim/roofsim/internal/shareddata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,44 @@ func TestModelsDetailHybrid(t *testing.T) {
 		if m.Kind != "mamba2" || m.Count != 1 || m.StateElementsPerRequest != 384+1024 || m.StateBytesPerRequestPerGPU != tc.state {
 			t.Errorf("tp %s: mamba2 row %+v", tc.tp, m)
 		}
+	}
+}
+
+// A sliding-window model's max_model_len request, as vLLM's hybrid manager
+// lays out Gemma-4-26B-A4B's cache on one GPU (bf16, block 16,
+// max_num_batched_tokens 8192). A full-attention layer stores 2 KV heads x
+// 512 x (k, v) = 4,096 B a token, a sliding layer 8 x 256 x (k, v) = 8,192
+// B: the unified page is 16 sliding tokens = 32 full tokens = 131,072 B,
+// and the 5 full layers set the group size, so a group block is 655,360 B
+// (1 full group, 5 sliding groups). One request of 262,144 tokens takes
+// 262,144 / 32 = 8,192 blocks in the full group and, in each sliding
+// group, ceil((1024 - 1 + 8192) / 16) + 1 = 577: 11,077 group blocks,
+// 7,259,422,720 B (6.76 GiB), against 262,144 x (5 x 4,096 + 25 x 8,192)
+// = 59,055,800,320 B (55.0 GiB) if every layer kept the whole context. A
+// model without sliding layers reports neither.
+func TestModelsDetailSlidingRequest(t *testing.T) {
+	cfg := shareddata.Path(t, "models", "gemma-4-26b-a4b", "config.json")
+	code, out, errOut := cli(t, "models", "--model", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d modelDetail
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.MaxModelLen != 262144 || d.KVBytesPerMaxLenRequestPerGPU != 11077*655360 || d.KVBytesPerMaxLenRequestFullCache != 262144*225280 {
+		t.Errorf("max_model_len %d: %v B per request (want %v), full cache %v B (want %v)", d.MaxModelLen,
+			d.KVBytesPerMaxLenRequestPerGPU, 11077*655360, d.KVBytesPerMaxLenRequestFullCache, 262144*225280)
+	}
+	code, out, errOut = cli(t, "models", "--model", "llama-3.1-8b", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	d = modelDetail{}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.MaxModelLen != 0 || d.KVBytesPerMaxLenRequestPerGPU != 0 {
+		t.Errorf("llama-3.1-8b: max_model_len %d, %v B per request; want neither", d.MaxModelLen, d.KVBytesPerMaxLenRequestPerGPU)
 	}
 }
