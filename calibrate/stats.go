@@ -36,6 +36,27 @@ func Quantile(p float64, x []float64) float64 { return quantile(p, sorted(x)) }
 // Median is Quantile(0.5, x).
 func Median(x []float64) float64 { return Quantile(0.5, x) }
 
+// MidMedian is the median of the finite values of x with an even count's
+// two middle values averaged (numpy's median, where Median takes the lower
+// one); NaN when x has no finite value. x is not modified.
+func MidMedian(x []float64) float64 {
+	var s []float64
+	for _, v := range x {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			s = append(s, v)
+		}
+	}
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // Max is the largest value of x, NaN when x is empty.
 func Max(x []float64) float64 {
 	if len(x) == 0 {

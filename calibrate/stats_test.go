@@ -48,3 +48,26 @@ func TestAPE(t *testing.T) {
 		t.Errorf("APE(125, 100) = %g", got)
 	}
 }
+
+// MidMedian averages an even count's two middle values, skips NaN and
+// infinities, leaves its input alone, and is NaN with no finite value.
+func TestMidMedian(t *testing.T) {
+	in := []float64{4, math.NaN(), 1, 3, math.Inf(1), 2}
+	for _, c := range []struct {
+		x    []float64
+		want float64
+	}{{in, 2.5}, {[]float64{5, 1, 3}, 3}, {[]float64{7}, 7}} {
+		if got := MidMedian(c.x); got != c.want {
+			t.Errorf("MidMedian(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	if in[0] != 4 || in[2] != 1 {
+		t.Errorf("input modified: %v", in)
+	}
+	if got := MidMedian([]float64{math.NaN()}); !math.IsNaN(got) {
+		t.Errorf("no finite value: %v, want NaN", got)
+	}
+	if got := Median([]float64{1, 2, 3, 4}); got != 2 {
+		t.Errorf("Median takes the lower middle value: %v, want 2", got)
+	}
+}

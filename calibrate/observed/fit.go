@@ -3,6 +3,7 @@ package observed
 import (
 	"errors"
 	"fmt"
+	"github.com/roofsim/roofsim/calibrate"
 	"math"
 	"slices"
 
@@ -474,29 +475,15 @@ func (p *problem) compare(prof *hardware.Profile, pr *prepared) (RunError, error
 			pape = append(pape, math.Abs(pred[i].tpot-q.TPOTms)/q.TPOTms*100)
 		}
 	}
-	e.TTFTObsMs, e.TTFTSimMs = median(to), median(ts)
+	e.TTFTObsMs, e.TTFTSimMs = calibrate.MidMedian(to), calibrate.MidMedian(ts)
 	e.TTFTErrPct = (e.TTFTSimMs - e.TTFTObsMs) / e.TTFTObsMs * 100
-	e.TTFTAPEPct = median(tape)
+	e.TTFTAPEPct = calibrate.MidMedian(tape)
 	if len(po) > 0 {
-		e.TPOTObsMs, e.TPOTSimMs = median(po), median(ps)
+		e.TPOTObsMs, e.TPOTSimMs = calibrate.MidMedian(po), calibrate.MidMedian(ps)
 		e.TPOTErrPct = (e.TPOTSimMs - e.TPOTObsMs) / e.TPOTObsMs * 100
-		e.TPOTAPEPct = median(pape)
+		e.TPOTAPEPct = calibrate.MidMedian(pape)
 	}
 	return e, nil
-}
-
-// median of xs (NaN-free); NaN when empty.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // levenberg minimises the least-squares or (robust) soft-L1 loss of

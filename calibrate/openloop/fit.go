@@ -3,6 +3,7 @@ package openloop
 import (
 	"context"
 	"fmt"
+	"github.com/roofsim/roofsim/calibrate"
 	"math"
 	"runtime"
 	"slices"
@@ -129,8 +130,9 @@ type Result struct {
 type Options struct {
 	// Workers bounds the runs simulated at once (0: GOMAXPROCS).
 	Workers int
-	// OnProgress, when set, is told each simulated grid point.
-	OnProgress func(done, total int)
+	// OnProgress, when set, is told the count of simulations of every run
+	// (grid points and fold checks) after each one.
+	OnProgress func(done int)
 	// Candidates are the term sets to choose among (nil: Candidates()).
 	Candidates []Candidate
 }
@@ -258,7 +260,7 @@ func (f *fitter) simulate(v []float64, only func(*Run) bool) ([][]StageFigures, 
 	}
 	f.done++
 	if f.opts.OnProgress != nil {
-		f.opts.OnProgress(f.done, 0)
+		f.opts.OnProgress(f.done)
 	}
 	return out, nil
 }
@@ -487,23 +489,5 @@ func summarise(ps []StageFigures) Errors {
 		tt = append(tt, math.Abs(pct(p.SimTTFT, p.RealTTFT)))
 		e2 = append(e2, math.Abs(pct(p.SimE2E, p.RealE2E)))
 	}
-	return Errors{Stages: len(ps), TPOT: median(tp), TTFT: median(tt), E2E: median(e2), TPOTBias: median(bias)}
-}
-
-func median(xs []float64) float64 {
-	var v []float64
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			v = append(v, x)
-		}
-	}
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return Errors{Stages: len(ps), TPOT: calibrate.MidMedian(tp), TTFT: calibrate.MidMedian(tt), E2E: calibrate.MidMedian(e2), TPOTBias: calibrate.MidMedian(bias)}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -182,23 +181,12 @@ func runCalibrateObserved(s streams, dirs []string, gpuArg, out string, terms []
 
 // medianAbs is the median absolute TTFT (ttft) or TPOT error of rows.
 func medianAbs(rows []observed.RunError, ttft bool) float64 {
-	var xs []float64
-	for _, r := range rows {
-		v := r.TPOTErrPct
+	xs := make([]float64, len(rows))
+	for i, r := range rows {
+		xs[i] = math.Abs(r.TPOTErrPct)
 		if ttft {
-			v = r.TTFTErrPct
-		}
-		if !math.IsNaN(v) {
-			xs = append(xs, math.Abs(v))
+			xs[i] = math.Abs(r.TTFTErrPct)
 		}
 	}
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return calibrate.MidMedian(xs)
 }

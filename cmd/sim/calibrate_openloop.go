@@ -81,12 +81,12 @@ func runCalibrateOpenLoop(ctx context.Context, s streams, o *calibrateOpenLoopOp
 	}
 	start := time.Now()
 	last := start
-	opts := openloop.Options{OnProgress: func(done, _ int) {
+	opts := openloop.Options{OnProgress: func(done int) {
 		if o.Quiet || time.Since(last) < 3*time.Second {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(s.errOut, "calibrate openloop: %d simulations of %d runs, %s\n", done, len(runs), time.Since(start).Round(time.Second))
+		fmt.Fprintf(s.errOut, "calibrate openloop: %d term settings simulated, %s\n", done, time.Since(start).Round(time.Second))
 	}}
 	res, err := openloop.Fit(ctx, g, runs, opts)
 	if err != nil {
