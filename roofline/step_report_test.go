@@ -11,18 +11,7 @@ import (
 // A mixed step's report lists Breakdown's rows with their shares and
 // rates, computed by hand from each row's own FLOPs, bytes and seconds.
 func TestStepReportMixedStep(t *testing.T) {
-	cfg, err := model.Lookup("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := hardware.Lookup("h200")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewStepModel(cfg, g, StepOptions{WeightDType: "fp8", KVDType: "fp8"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := llama8BStepModel(t, "h200", StepOptions{WeightDType: "fp8", KVDType: "fp8"})
 	dec := make([]int, 7)
 	for i := range dec {
 		dec[i] = 1050
@@ -76,20 +65,26 @@ func TestStepReportMixedStep(t *testing.T) {
 
 // An empty step reports nothing and divides by nothing.
 func TestStepReportEmpty(t *testing.T) {
+	r := llama8BStepModel(t, "h100", StepOptions{}).Report(&StepInput{})
+	if r.Tokens != 0 || r.Cost.Seconds != 0 || len(r.Ops) != 0 {
+		t.Errorf("empty step: %+v", r)
+	}
+}
+
+// llama8BStepModel is Llama-3.1-8B's step model on a catalog GPU.
+func llama8BStepModel(t *testing.T, gpu string, opts StepOptions) *StepModel {
+	t.Helper()
 	cfg, err := model.Lookup("llama-3.1-8b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := hardware.Lookup("h100")
+	g, err := hardware.Lookup(gpu)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewStepModel(cfg, g, StepOptions{})
+	m, err := NewStepModel(cfg, g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := m.Report(&StepInput{})
-	if r.Tokens != 0 || r.Cost.Seconds != 0 || len(r.Ops) != 0 {
-		t.Errorf("empty step: %+v", r)
-	}
+	return m
 }
