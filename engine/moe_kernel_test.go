@@ -111,3 +111,41 @@ func TestProfilesPriceMoE(t *testing.T) {
 		t.Errorf("priced_as auto: %v, want a *PricedAsError", err)
 	}
 }
+
+// referenceVLLMMoEKernel is vLLM's routed-expert kernel choice written as
+// code, as read in vLLM's source before the rules became kernel paths of
+// the engine profile: the reference that the data must reproduce.
+func referenceVLLMMoEKernel(v Version, q roofline.MoEKernelQuery) roofline.MoEKernel {
+	switch {
+	case q.ExpertFormat != "fp8_block", q.Arch != hardware.ArchSM90, v.Less(Version{0, 11, 1}), !v.Less(Version{0, 15, 0}),
+		q.TP >= 8 && !v.Less(Version{0, 12, 0}), q.Compute != "fp8":
+		return roofline.MoEKernelFused
+	}
+	return roofline.MoEKernelDeepGEMM
+}
+
+// TestMoEKernelMatchesReference: over every known vLLM release (and the
+// releases around each rule's change), architecture, expert format,
+// compute precision and TP degree, the engine profile's moe paths choose
+// what the rules as code chose.
+func TestMoEKernelMatchesReference(t *testing.T) {
+	releases := append(Releases(VLLM), Version{0, 11, 0}, Version{0, 11, 2}, Version{0, 14, 1}, Version{0, 30, 0})
+	n := 0
+	for _, v := range releases {
+		e := Engine{Name: VLLM, Version: v}
+		for _, arch := range append(hardware.Archs(), "") {
+			for _, format := range []string{"fp8_block", "fp8", "bf16", "mxfp4", "nvfp4"} {
+				for _, comp := range []string{"fp8", "bf16"} {
+					for _, tp := range []int{1, 2, 4, 7, 8, 16} {
+						q := roofline.MoEKernelQuery{Arch: arch, ExpertFormat: format, Compute: comp, TP: tp}
+						n++
+						if got, want := e.MoEKernel(q).Path, referenceVLLMMoEKernel(v, q); got != want {
+							t.Errorf("%s %+v: %s, want %s", e, q, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d choices compared", n)
+}
