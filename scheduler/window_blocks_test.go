@@ -85,6 +85,10 @@ func TestWindowRandomConservationAndDeterminism(t *testing.T) {
 			c, reqs, at := randomCase(seed)
 			k := newTracker(t, c)
 			w := Window{Tokens: 1 + int(seed%40), BlockSize: c.BlockSize * (1 + int(seed%2)), Groups: 1 + int(seed%3), FullGroups: 1}
+			if seed%3 == 0 {
+				// Chunked local attention: chunks of 1 to 6 blocks.
+				w.Chunked, w.Tokens = true, w.BlockSize*(1+int(seed%6))
+			}
 			if err := k.s.SetWindow(w); err != nil {
 				t.Fatal(err)
 			}
@@ -118,5 +122,43 @@ func TestWindowRandomConservationAndDeterminism(t *testing.T) {
 	}
 	if preempted == 0 {
 		t.Error("no preemption in any case: the test does not reach memory pressure")
+	}
+}
+
+// Chunked local attention, chunks of 8 tokens in blocks of 4, by hand from
+// ChunkedLocalAttentionManager's rule: the blocks before the current
+// chunk's start floor(computed/8) x 8 are freed.
+func TestChunkedWindowHeldByHand(t *testing.T) {
+	w := Window{Tokens: 8, BlockSize: 4, Groups: 1, FullGroups: 1, Chunked: true}
+	for _, c := range []struct{ total, computed, want int }{
+		{20, 0, 5},  // a 20-token prefill: ceil(20/4) = 5, nothing skipped
+		{21, 20, 2}, // chunk [16, 24): 6 - 16/4 = 2
+		{23, 22, 2}, // still chunk [16, 24): ceil(23/4) - 4 = 2
+		{24, 23, 2}, // ceil(24/4) - 4 = 2
+		{25, 24, 1}, // chunk [24, 32) starts: 7 - 24/4 = 1
+		{12, 7, 3},  // inside the first chunk: ceil(12/4) - 0
+		{12, 8, 1},  // chunk [8, 16): ceil(12/4) - 8/4 = 1
+		{0, 0, 0},
+	} {
+		if got := w.Held(c.total, c.computed); got != c.want {
+			t.Errorf("Held(%d, %d) = %d, want %d", c.total, c.computed, got, c.want)
+		}
+	}
+	// ceil(min(8 + 64, 29) / 4) = 8 (no extra block); a chunk of 2:
+	// ceil(min(10, 29) / 4) = 3.
+	if got := w.MaxHeld(29, 64); got != 8 {
+		t.Errorf("MaxHeld(29, 64) = %d, want 8", got)
+	}
+	if got := w.MaxHeld(29, 2); got != 3 {
+		t.Errorf("MaxHeld(29, 2) = %d, want 3", got)
+	}
+	// Three groups per full group (Llama 4: 36 local layers, groups of 12).
+	w3 := Window{Tokens: 8, BlockSize: 4, Groups: 3, FullGroups: 1, Chunked: true}
+	if got := w3.Held(21, 20); got != 6 {
+		t.Errorf("3 groups: Held(21, 20) = %d, want 6", got)
+	}
+	var s Scheduler
+	if err := s.SetWindow(Window{Tokens: 10, BlockSize: 4, Groups: 1, FullGroups: 1, Chunked: true}); err == nil {
+		t.Error("a chunk that is not a whole number of blocks was accepted")
 	}
 }
