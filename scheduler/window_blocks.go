@@ -22,13 +22,11 @@ import "fmt"
 // FullGroups, rounded up (exact when FullGroups is 1, the case of every
 // model above).
 //
-// The window blocks are taken fresh from the pool and never enter the
-// prefix cache: a prefix hit found in the full-attention blocks is taken to
-// be found in the sliding groups too (vLLM's hit also needs the last
-// ceil((Tokens-1)/BlockSize) blocks before it cached in every sliding
-// group, SlidingWindowManager.find_longest_cache_hit), and a hit's window
-// blocks cost as many free blocks as fresh ones unless another running
-// request holds them, which is not modelled.
+// With one full group (every model roofsim lays out) the window blocks
+// are kept by position and take part in prefix caching as vLLM's do
+// (window_prefix.go). With more, they are counted, not cached: a prefix
+// hit found in the full-attention blocks is taken to be found in the
+// sliding groups too.
 //
 // With Chunked, the groups are chunked local attention's (Llama 4;
 // ChunkedLocalAttentionManager in the same file): a layer attends only
@@ -127,14 +125,22 @@ func (s *Scheduler) windowNeed(r *Request, total int) int {
 	if !s.window.On() {
 		return 0
 	}
+	if s.window.FullGroups == 1 {
+		return s.windowNeedAt(r, total)
+	}
 	return s.window.Held(total, r.NumComputed) - len(r.winBlocks)
 }
 
 // fitWindow frees r's window blocks that left the window, oldest first,
 // and takes fresh ones up to Held(total, r.NumComputed); the caller has
-// checked that the pool has them.
+// checked that the pool has them. With one full group the blocks are kept
+// by position (fitWindowAt), so the prefix cache can find them.
 func (s *Scheduler) fitWindow(r *Request, total int) {
 	if !s.window.On() {
+		return
+	}
+	if s.window.FullGroups == 1 {
+		s.fitWindowAt(r, total)
 		return
 	}
 	want := s.window.Held(total, r.NumComputed)
@@ -152,8 +158,13 @@ func (s *Scheduler) fitWindow(r *Request, total int) {
 
 // freeWindow releases all of r's window blocks.
 func (s *Scheduler) freeWindow(r *Request) {
-	for _, b := range r.winBlocks {
-		s.pool.release(b)
+	if s.window.FullGroups == 1 {
+		s.releaseWindowFront(r, len(r.winBlocks)/max(s.window.Groups, 1))
+	} else {
+		for _, b := range r.winBlocks {
+			s.pool.release(b)
+		}
 	}
 	r.winBlocks = r.winBlocks[:0]
+	r.winFirst, r.winRegistered = 0, 0
 }
