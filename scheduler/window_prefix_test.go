@@ -19,6 +19,14 @@ func windowCase(t *testing.T, w Window, blocks, prefix int) (*tracker, func(id u
 	return k, mk
 }
 
+// windowPrefixCase is a window and a shared prefix, with the tokens a
+// request sharing it is served from the prefix cache.
+type windowPrefixCase struct {
+	name        string
+	w           Window
+	prefix, hit int
+}
+
 // A request sharing a finished one's 24-token prefix: the full blocks hit
 // (24 / 4 = 6), and so do the window groups. Sliding window of 8 in blocks
 // of 4: SlidingWindowManager.find_longest_cache_hit needs ceil(7 / 4) = 2
@@ -29,11 +37,7 @@ func windowCase(t *testing.T, w Window, blocks, prefix int) (*tracker, func(id u
 // prefix: the hit at 28 lies in the chunk [24, 32), whose block 6 (tokens
 // 24..27) must be cached; it is, so 28 tokens hit.
 func TestWindowPrefixHitByHand(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		w           Window
-		prefix, hit int
-	}{
+	for _, tc := range []windowPrefixCase{
 		{"sliding", Window{Tokens: 8, BlockSize: 4, Groups: 2, FullGroups: 1}, 24, 24},
 		{"chunked", Window{Tokens: 8, BlockSize: 4, Groups: 2, FullGroups: 1, Chunked: true}, 28, 28},
 	} {
@@ -62,11 +66,7 @@ func TestWindowPrefixHitByHand(t *testing.T) {
 // the chunk's start, 24, which needs no lookup, and the full hit is cut
 // to it.
 func TestWindowPrefixEvictedWindowMisses(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		w           Window
-		prefix, hit int
-	}{
+	for _, tc := range []windowPrefixCase{
 		{"sliding", Window{Tokens: 8, BlockSize: 4, Groups: 2, FullGroups: 1}, 24, 0},
 		{"chunked", Window{Tokens: 8, BlockSize: 4, Groups: 2, FullGroups: 1, Chunked: true}, 28, 24},
 	} {

@@ -153,7 +153,17 @@ func TestChunkedRunConserves(t *testing.T) {
 		if want := (scheduler.Window{Tokens: 64, BlockSize: 16, Groups: 3, FullGroups: 1, Chunked: true}); p.Window != want {
 			t.Fatalf("%s: window %+v, want %+v", tc.name, p.Window, want)
 		}
-		y := `
+		runWindowConserved(t, tc.name, p)
+	}
+}
+
+// runWindowConserved runs 60 requests of 100 to 2,000 prompt and 1 to 300
+// output tokens arriving at 100/s on p's scheduler, window and proposer
+// (runConserved), with the scheduler's invariants checked at every step,
+// and wants at least one preemption.
+func runWindowConserved(t *testing.T, name string, p *Prepared) {
+	t.Helper()
+	y := `
 seed: 5
 clients:
   - name: c
@@ -161,14 +171,13 @@ clients:
     prompt_tokens: {dist: uniform, min: 100, max: 2000}
     output_tokens: {dist: uniform, min: 1, max: 300}
 `
-		cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
-		if p.Speculative != nil {
-			sp := *p.Speculative
-			sp.Seed = 4
-			cfg.Speculative = &sp
-		}
-		if res, _ := runConserved(t, y, cfg, 60); res.Preemptions == 0 {
-			t.Errorf("%s: no preemption: the test does not reach memory pressure", tc.name)
-		}
+	cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
+	if p.Speculative != nil {
+		sp := *p.Speculative
+		sp.Seed = 4
+		cfg.Speculative = &sp
+	}
+	if res, _ := runConserved(t, y, cfg, 60); res.Preemptions == 0 {
+		t.Errorf("%s: no preemption: the test does not reach memory pressure", name)
 	}
 }
