@@ -23,20 +23,8 @@ clients:
 			sp := mustSpec(b, y)
 			step := realStep(b, 2)
 			cfg := Config{Scheduler: schedCfg(60000), StepModel: step, Replicas: 1, Clients: []string{"chat"}}
-			var steps, reqs, events int64
-			var simS float64
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				res, err := Run(cfg, mustGen(b, sp), nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				steps += res.Steps
-				reqs += res.Completed
-				events += res.Events
-				simS += res.End.Seconds()
-			}
+			t := benchRuns(b, cfg, sp)
+			steps, reqs, events, simS := t.steps, t.reqs, t.events, t.simS
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(reqs)/sec, "requests/s")
 			b.ReportMetric(float64(steps)/sec, "steps/s")

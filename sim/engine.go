@@ -202,6 +202,9 @@ type Result struct {
 	// traces.TokenRateWindow seconds out of time order, which
 	// MaxOutputTokensPerS leaves out (tests check there are none).
 	tokensLate int64
+	// asyncExtended counts the decode runs that went a pass beyond an
+	// arrival (async_run.go); tests check that they engage.
+	asyncExtended int64
 }
 
 // reqState is the engine's bookkeeping for one in-flight request. States
@@ -255,6 +258,10 @@ type engine struct {
 	// passes to account before that event is processed (flushRun); nil when
 	// none.
 	flush *instance
+	// ahead holds source arrivals read ahead of time (arrivalAt), in order;
+	// srcDone is set once the source has none left.
+	ahead   []workload.Request
+	srcDone bool
 }
 
 // Run simulates the workload from src until it is exhausted (or the
@@ -424,7 +431,7 @@ func (e *engine) enqueue(w workload.Request, fromSource bool) error {
 }
 
 func (e *engine) fetchArrival() error {
-	w, ok := e.src.NextArrival()
+	w, ok := e.nextArrival()
 	if !ok {
 		return nil
 	}
@@ -462,6 +469,9 @@ func (e *engine) arrive(i int32) error {
 		in.outstanding++
 		e.waiting++
 		return nil
+	}
+	if err := e.admitDue(in); err != nil {
+		return err
 	}
 	if err := in.sched.Add(&r.s); err != nil {
 		return e.reject(i, err)

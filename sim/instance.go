@@ -52,9 +52,11 @@ type instance struct {
 	acct      int
 	acctStart Time
 	acctFin   int
-	// flushUpto is the number of passes of a decode run that end before the
-	// next event when the run's last pass spans it (see planDecodeRun).
-	flushUpto int
+	// due is set when a decode run went a pass beyond an arrival
+	// (async_run.go): the inbox requests that arrived before dueBefore, the
+	// start of its last pass, join the queue before the next batch is formed.
+	due       bool
+	dueBefore Time
 	// Decode-run scratch: items' remaining outputs, the items ordered by it,
 	// and live decodes per client.
 	rem          []int
@@ -98,6 +100,9 @@ func (e *engine) startStep(in *instance) error {
 		if err := e.startTransfers(in); err != nil {
 			return err
 		}
+	}
+	if err := e.admitDue(in); err != nil {
+		return err
 	}
 	b := in.sched.Schedule()
 	if len(in.inbox) > 0 {
@@ -288,12 +293,20 @@ func (e *engine) accountPasses(in *instance, upto int) error {
 }
 
 // flushRun accounts the passes of the decode run planned last that end
-// before the event now being processed (all but its last pass, which spans
-// that event), so the event sees the engine as stepping would have left it.
+// before the event now being processed (never its last pass, which spans
+// an event), so the event sees the engine as stepping would have left it.
+// It lets the run go once only its last pass is left.
 func (e *engine) flushRun() error {
 	in := e.flush
-	e.flush = nil
-	return e.accountPasses(in, in.flushUpto)
+	upto, end := in.acct, in.acctStart
+	for upto < len(in.durs)-1 && end+in.durs[upto] < e.now {
+		end += in.durs[upto]
+		upto++
+	}
+	if upto >= len(in.durs)-1 {
+		e.flush = nil
+	}
+	return e.accountPasses(in, upto)
 }
 
 // traceStep sends the step record of the single forward pass b.
@@ -465,7 +478,9 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 		base += int64(l)
 	}
 	n, nextFin := len(dec), 0
-	spans := false // the last pass planned spans the next event
+	spans := false // a pass planned spans the next event
+	spanPass := 0  // the passes up to the one that spans it
+	var spanEnd Time
 	for j := 2; j <= kmax; j++ {
 		// Drop the requests that finished in pass j-1.
 		cover(j - 1)
@@ -487,12 +502,18 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 		}
 		t += d
 		in.durs = append(in.durs, d)
+		if spans {
+			break // the pass after the spanning one (async_run.go)
+		}
 		if t >= next {
 			// This pass starts before the next event and ends at or after
 			// it: stepping would have scheduled it before that event, so
-			// nothing the event does can change it; the run ends with it.
-			spans = true
-			break
+			// nothing the event does can change it; the run ends with it,
+			// or under async scheduling with the pass after it.
+			spans, spanPass, spanEnd = true, len(in.durs), t
+			if !e.asyncExtends(next, t) {
+				break
+			}
 		}
 	}
 	if len(in.durs) == 1 {
@@ -519,11 +540,15 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	if nextFin != len(fin) {
 		return fmt.Errorf("replica %d at %v s: decode run: the scheduler finished %d requests, %d expected", in.id, e.now.Seconds(), len(fin), nextFin)
 	}
-	if spans && steps == planned {
-		// The passes before the last end before the next event: account them
-		// when it is processed, before it (flushRun).
-		in.flushUpto = steps - 1
+	if spans && steps >= spanPass {
+		// The passes before the spanning one end before the next event:
+		// account them when it is processed, before it, and a pass after
+		// it before the first event after its end (flushRun).
 		e.flush = in
+		if steps > spanPass {
+			in.due, in.dueBefore = true, spanEnd
+			e.res.asyncExtended++
+		}
 	}
 	return nil
 }
