@@ -346,6 +346,19 @@ rows:
 		}
 	}
 	res.Warnings = kept
+	// Shape entries the starting profile held belong to an earlier fit:
+	// only this fit's own (MoEPerShape) stand beside its format curves.
+	res.Profile.FusedMoE, _ = res.Profile.FusedMoE.SplitShapes()
+	res.GPU.Profile = res.Profile.Clone()
+	if opts.MoEPerShape {
+		shapes, warns, err := fitMoEShapes(only.MoE, opts, res.Profile)
+		if err != nil {
+			return nil, err
+		}
+		res.MoEShapes = shapes
+		res.Warnings = append(res.Warnings, warns...)
+		res.GPU.Profile = res.Profile.Clone()
+	}
 	for i, s := range heldOut {
 		fams, _ := moeFamilies(&Tables{MoE: held[i]}, opts.GPU)
 		for _, f := range fams {
