@@ -31,6 +31,9 @@ type EngineProfile struct {
 	Fusions []FusionPass `yaml:"fusions,omitempty" json:"fusions,omitempty"`
 	// KernelPaths say which kernel each operator takes, per architecture.
 	KernelPaths []KernelPath `yaml:"kernel_paths,omitempty" json:"kernel_paths,omitempty"`
+	// Scheduling is how the release overlaps batch formation with the
+	// forward pass (nil: synchronously, one batch at a time).
+	Scheduling *Scheduling `yaml:"scheduling,omitempty" json:"scheduling,omitempty"`
 
 	// name and release are read from the file name.
 	name    string
@@ -155,6 +158,11 @@ func (e *EngineProfile) validate() *FieldError {
 			return fieldErr(p+".source", "required: cite the engine's source file or PR")
 		}
 		if err := validArchs(p+".archs", k.Archs); err != nil {
+			return err
+		}
+	}
+	if e.Scheduling != nil {
+		if err := e.Scheduling.validate(e.name); err != nil {
 			return err
 		}
 	}

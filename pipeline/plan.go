@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
@@ -147,6 +148,10 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	st.Model, st.GPU = m.Name, g.Name
 	st.Weights, st.KVCacheDType, st.ActDType = roofline.DType(so.WeightDType), roofline.DType(so.KVDType), roofline.DType(so.ActDType)
 	st.Serving.Config = prep.Scheduler
+	st.Serving.AsyncScheduling = engines.AsyncOff
+	if prep.AsyncScheduling {
+		st.Serving.AsyncScheduling = engines.AsyncOn
+	}
 	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, Pools: pools, opts: opts}
 	p.Notes = append(p.Notes, spec.Notes...)
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {
@@ -217,6 +222,7 @@ func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config 
 		Replicas:              max(replicas, 1),
 		Router:                router,
 		FrontendDelay:         prep.FrontendDelay,
+		AsyncScheduling:       prep.AsyncScheduling,
 		ReloadBlockSeconds:    prep.ReloadBlockSeconds,
 	}
 	if prep.Speculative != nil {

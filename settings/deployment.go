@@ -98,6 +98,12 @@ type Serving struct {
 	// padded buffer: 128x128 block-scaled fp8 experts on Hopper). No effect on dense
 	// models.
 	MoEKernel roofline.MoEKernel `yaml:"moe_kernel" mapstructure:"moe_kernel" json:"moe_kernel" help:"MoE expert kernel path: auto (what the engine release runs), fused or deepgemm (block-scaled fp8 experts on Hopper)"`
+	// AsyncScheduling is whether the engine forms each step's batch while the
+	// step before it runs (vLLM --async-scheduling): a request reaching a busy
+	// engine then waits for the step after next. "auto" (or "") is what the
+	// engine release, Engine or else the GPU profile's, does by default
+	// (engine.Engine.AsyncDefault: vLLM from 0.14.0); "on" or "off" force it.
+	AsyncScheduling engine.AsyncMode `yaml:"async_scheduling" mapstructure:"async_scheduling" json:"async_scheduling" help:"vLLM async scheduling: auto (the engine release's default: on from vLLM 0.14.0), on or off"`
 	// Speculative is speculative decoding (speculative.go); the zero value
 	// is off and leaves files and run records unchanged.
 	Speculative Speculative `yaml:"speculative,omitempty" mapstructure:"speculative" json:"speculative,omitzero"`
@@ -131,7 +137,7 @@ func DefaultDeployment() Deployment {
 		DP:       1,
 		Replicas: 1,
 		Router:   routing.RoundRobin,
-		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9, MoEKernel: roofline.MoEKernelAuto},
+		Serving:  Serving{Config: scheduler.DefaultConfig(), GPUMemoryUtilization: 0.9, MoEKernel: roofline.MoEKernelAuto, AsyncScheduling: engine.AsyncAuto},
 	}
 }
 
@@ -201,6 +207,7 @@ func (d *Deployment) vocabularies() []vocabularySetting {
 		{"act_dtype", d.ActDType},
 		{"engine", d.Engine},
 		{keyMoEKernel, d.Serving.MoEKernel},
+		{"serving.async_scheduling", d.Serving.AsyncScheduling},
 		{keySpecMethod, d.Serving.Speculative.Method},
 	}
 }

@@ -76,6 +76,11 @@ type Prepared struct {
 	// FrontendDelay is the GPU profile's per-request front-end latency
 	// (Config.FrontendDelay).
 	FrontendDelay Time
+	// AsyncScheduling is serving.async_scheduling resolved against the
+	// deployment's engine release, else the GPU profile's release, else the
+	// GPU profile's async_scheduling term (Config.AsyncScheduling; GPU's
+	// profile carries the same value).
+	AsyncScheduling bool
 	// ReloadBlockSeconds is the time to load one KV block back from the CPU
 	// tier (Config.ReloadBlockSeconds); 0 without one.
 	ReloadBlockSeconds float64
@@ -109,6 +114,17 @@ func Prepare(d Deployment) (*Prepared, error) {
 	if eng.IsZero() {
 		eng, _ = engines.FromProfile(d.GPU.EffectiveProfile().Engine)
 		from = fmt.Sprintf("the %s profile's", d.GPU.Name)
+	}
+	// One switch for both sides of async scheduling: the step prices its
+	// host work as overlapped (the profile's async_scheduling engine term,
+	// roofline.EngineTerms) and requests join the batch after next
+	// (Config.AsyncScheduling).
+	async := st.Serving.AsyncScheduling.Resolve(eng, d.GPU.EffectiveProfile().AsyncScheduling)
+	if p := d.GPU.EffectiveProfile(); p.AsyncScheduling != async {
+		g, q := d.GPU.Clone(), p.Clone()
+		q.AsyncScheduling = async
+		g.Profile = q
+		d.GPU = g
 	}
 	if d.Model.MoE != nil {
 		opts.MoEKernel = st.Serving.MoEKernel
@@ -176,7 +192,8 @@ func Prepare(d Deployment) (*Prepared, error) {
 		kvPerToken, hybridNote = slidingKV, slidingNote
 	}
 	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, MixerKernelNote: step.MixerKernelNote(), StateBlocksPerRequest: stateBlocks,
-		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6)}
+		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6),
+		AsyncScheduling: async}
 	if slidingOn {
 		p.Window = sliding.Window()
 	}

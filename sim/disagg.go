@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -223,12 +222,7 @@ func (e *engine) routePrefill(i int32) error {
 			return nil
 		}
 	}
-	var rej *scheduler.RejectError
-	if !errors.As(err, &rej) {
-		return fmt.Errorf("request %d: %w", r.w.ID, err)
-	}
-	e.res.Rejected++
-	return e.finish(i, "rejected:"+rej.Reason, e.now)
+	return e.reject(i, err)
 }
 
 // wake schedules an idle instance's next batch formation now.

@@ -80,6 +80,15 @@ type Config struct {
 	// seeing it (API server: HTTP, tokenisation). It adds to TTFT and E2E,
 	// not to TPOT. Sim.Prepare takes it from the GPU profile.
 	FrontendDelay Time
+	// AsyncScheduling forms each step's batch while the step before it runs
+	// (vLLM's async scheduling: vllm/v1/engine/core.py
+	// step_with_batch_queue keeps two batches in flight and schedules the
+	// next as soon as one is launched). A request that reaches a busy
+	// instance waits in its inbox and joins the scheduler's queue when the
+	// next step starts, so the earliest batch it can be in is the one after
+	// that; an idle instance schedules it at once, as without. Aggregated
+	// serving only: the pools of a disaggregated run schedule synchronously.
+	AsyncScheduling bool
 	// NoFastForward disables decode fast-forwarding (runs of pure decode
 	// steps applied in one go). Results are identical either way; tests use
 	// it to prove that.
@@ -442,13 +451,20 @@ func (e *engine) arrive(i int32) error {
 	rep := e.router.pick(&r.w, e.insts)
 	r.replica = int32(rep)
 	in := e.insts[rep]
-	if err := in.sched.Add(&r.s); err != nil {
-		var rej *scheduler.RejectError
-		if !errors.As(err, &rej) {
-			return fmt.Errorf("request %d: %w", r.w.ID, err)
+	if e.cfg.AsyncScheduling && in.busy {
+		// Batches already formed: it joins the queue when the next step
+		// starts (admitInbox). The front end rejects what the engine never
+		// could serve, now.
+		if err := in.sched.Check(&r.s); err != nil {
+			return e.reject(i, err)
 		}
-		e.res.Rejected++
-		return e.finish(i, "rejected:"+rej.Reason, e.now)
+		in.inbox = append(in.inbox, i)
+		in.outstanding++
+		e.waiting++
+		return nil
+	}
+	if err := in.sched.Add(&r.s); err != nil {
+		return e.reject(i, err)
 	}
 	in.outstanding++
 	e.waiting++
@@ -456,6 +472,30 @@ func (e *engine) arrive(i int32) error {
 		in.wakePending = true
 		e.q.push(event{at: e.now, kind: evWake, replica: int32(rep)})
 	}
+	return nil
+}
+
+// reject ends request i with the scheduler's *RejectError err; any other
+// error is returned, naming the request.
+func (e *engine) reject(i int32, err error) error {
+	r := e.table[i]
+	var rej *scheduler.RejectError
+	if !errors.As(err, &rej) {
+		return fmt.Errorf("request %d: %w", r.w.ID, err)
+	}
+	e.res.Rejected++
+	return e.finish(i, "rejected:"+rej.Reason, e.now)
+}
+
+// admitInbox adds the requests that reached busy instance in while it
+// stepped to its scheduler's queue, in arrival order (Config.AsyncScheduling).
+func (e *engine) admitInbox(in *instance) error {
+	for _, i := range in.inbox {
+		if err := in.sched.Add(&e.table[i].s); err != nil {
+			return fmt.Errorf("request %d: %w", e.table[i].w.ID, err) // Check passed at arrival
+		}
+	}
+	in.inbox = in.inbox[:0]
 	return nil
 }
 

@@ -165,13 +165,18 @@ func TestConservation(t *testing.T) {
 		name    string
 		blocks  int
 		horizon Time
+		async   bool
 	}{
-		{"roomy", 8000, 0},
-		{"tiny-kv", 400, 0}, // forces preemption
-		{"cut-off", 8000, FromSeconds(10)},
+		{"roomy", 8000, 0, false},
+		{"tiny-kv", 400, 0, false}, // forces preemption
+		{"cut-off", 8000, FromSeconds(10), false},
+		{"roomy-async", 8000, 0, true},
+		{"tiny-kv-async", 400, 0, true},
+		{"cut-off-async", 8000, FromSeconds(10), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Scheduler: schedCfg(tc.blocks), StepModel: realStep(t, 1), Replicas: 1, Horizon: tc.horizon, CheckInvariants: true}
+			cfg := Config{Scheduler: schedCfg(tc.blocks), StepModel: realStep(t, 1), Replicas: 1, Horizon: tc.horizon, CheckInvariants: true,
+				AsyncScheduling: tc.async}
 			res, sink := runOnce(t, chatYAML, cfg)
 			if res.Arrived != res.Completed+res.Rejected+res.InFlight {
 				t.Fatalf("arrived %d != completed %d + rejected %d + in flight %d", res.Arrived, res.Completed, res.Rejected, res.InFlight)
@@ -206,7 +211,7 @@ func TestConservation(t *testing.T) {
 					t.Fatal("generated fewer tokens than completed requests hold")
 				}
 			}
-			if tc.name == "tiny-kv" {
+			if tc.blocks == 400 {
 				if res.Preemptions == 0 {
 					t.Fatal("a 400-block KV cache should force preemptions")
 				}

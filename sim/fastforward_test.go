@@ -55,7 +55,7 @@ func checkSameAsStepping(t testing.TB, y string, cfg Config) (saved int64) {
 // seed: open-loop clients (poisson, constant or gamma), closed-loop clients,
 // sessions, shared prefixes, tight or roomy KV pools, one to three replicas
 // behind any router, every queue policy, a horizon or none, a front-end delay,
-// and either the real step model (which prices decode runs from KV sums) or a
+// async scheduling or not, and either the real step model (which prices decode runs from KV sums) or a
 // linear one (priced pass by pass).
 func randomFastForwardCase(t testing.TB, seed uint64) (string, Config) {
 	rng := rand.New(rand.NewPCG(seed, 0xfa57))
@@ -109,6 +109,7 @@ func randomFastForwardCase(t testing.TB, seed uint64) (string, Config) {
 	} else {
 		cfg.StepModel = linearStep{base: 0.004 + rng.Float64()*0.01, perPrefill: 1e-6 * rng.Float64() * 50, perDecode: 1e-5 * rng.Float64()}
 	}
+	cfg.AsyncScheduling = rng.IntN(2) == 0
 	return y.String(), cfg
 }
 

@@ -32,6 +32,10 @@ type instance struct {
 	in          roofline.StepInput
 	finished    []*scheduler.Request
 	outstanding int // requests routed here and not yet finished
+	// inbox holds the requests that arrived while a step was in progress
+	// under async scheduling, in arrival order: they join the scheduler's
+	// queue when the next step starts (engine.admitInbox).
+	inbox []int32
 
 	// durs are the durations of the passes the pending step event covers, the
 	// pending batch first; more than one only for a decode run.
@@ -96,6 +100,17 @@ func (e *engine) startStep(in *instance) error {
 		}
 	}
 	b := in.sched.Schedule()
+	if len(in.inbox) > 0 {
+		// Async scheduling formed this batch while the last step ran, before
+		// these requests arrived; they can be in the next one. When nothing
+		// was formed, the engine's loop schedules them at once.
+		if err := e.admitInbox(in); err != nil {
+			return err
+		}
+		if b == nil {
+			b = in.sched.Schedule()
+		}
+	}
 	if b == nil || len(b.Items) == 0 {
 		in.busy = false
 		return nil
@@ -219,7 +234,7 @@ func (e *engine) finishStep(in *instance) error {
 		}
 	}
 	in.busy = false
-	if (in.sched.HasWork() || len(in.xfers) > 0) && !in.wakePending {
+	if (in.sched.HasWork() || len(in.inbox) > 0 || len(in.xfers) > 0) && !in.wakePending {
 		if next, ok := e.q.nextAt(); !ok || next > e.now {
 			// Nothing else happens at this instant: the wake would be the next
 			// event popped, so start the next step now.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
@@ -60,6 +61,7 @@ func vocabularies() []vocabulary {
 		{"act_dtype", roofline.DTypes, dtype, precision},
 		{"serving.scheduling_policy", scheduler.PolicyNames, nil, nil},
 		{"serving.moe_kernel", roofline.MoEKernels, nil, nil},
+		{"serving.async_scheduling", engines.AsyncModes, nil, nil},
 		{"serving.speculative.method", roofline.SpecMethods, nil, nil},
 		{"serving.speculative.draft_model", model.Names, func(v string) error {
 			if v == "" {

@@ -322,7 +322,7 @@ func friendlyType(goType string) string {
 		return "integer"
 	case "float64", "float32":
 		return "number"
-	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel", "roofline.SpecMethod", "Policy":
+	case "string", "routing.Router", "roofline.DType", "roofline.MoEKernel", "roofline.SpecMethod", "Policy", "engine.AsyncMode":
 		return "string"
 	case "bool":
 		return "true/false"

@@ -14,6 +14,7 @@ package openloop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -137,6 +138,31 @@ type StageFigures struct {
 	RealTTFT, SimTTFT           float64
 	RealE2E, SimE2E             float64
 	RealRate, SimRate, WantRate float64
+}
+
+// MarshalJSON writes the figures with snake_case keys, a figure that is
+// not a number (a stage not simulated, a metric not reported) as null.
+func (f StageFigures) MarshalJSON() ([]byte, error) {
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		Stage     int      `json:"stage"`
+		Sustained bool     `json:"sustained"`
+		RealTPOT  *float64 `json:"real_tpot_ms"`
+		SimTPOT   *float64 `json:"sim_tpot_ms"`
+		RealTTFT  *float64 `json:"real_ttft_ms"`
+		SimTTFT   *float64 `json:"sim_ttft_ms"`
+		RealE2E   *float64 `json:"real_e2e_ms"`
+		SimE2E    *float64 `json:"sim_e2e_ms"`
+		RealRate  *float64 `json:"real_rate_per_s"`
+		SimRate   *float64 `json:"sim_rate_per_s"`
+		WantRate  *float64 `json:"want_rate_per_s"`
+	}{f.Stage, f.Sustained, num(f.RealTPOT), num(f.SimTPOT), num(f.RealTTFT), num(f.SimTTFT),
+		num(f.RealE2E), num(f.SimE2E), num(f.RealRate), num(f.SimRate), num(f.WantRate)})
 }
 
 // Simulate runs r's traffic on g (whose profile prices the steps) and

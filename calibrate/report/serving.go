@@ -26,6 +26,13 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 		CrossValidated: "leave one model out within each file: front end, fused GEMM input share and requests per client " +
 			"refitted on the other models' rows (per-step engine terms kept), then the held-out model's rows simulated",
 	}
+	// The tables are the closed_loop_vllm campaign's: its release stands
+	// for the rows that name none (their async scheduling).
+	camp, err := serving.LoadCampaign("closed_loop_vllm")
+	if err != nil {
+		return note, nil, nil, err
+	}
+	opts := serving.Options{Seed: 1, RowRelease: camp.BackendVersion}
 	files, err := filepath.Glob(filepath.Join(o.DataDir, "e2e", "closed_loop_vllm*.csv"))
 	if err != nil {
 		return note, nil, nil, err
@@ -41,7 +48,7 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 			return note, nil, nil, err
 		}
 		o.progress("closed loop " + rel + ": shipped profiles")
-		fit, err := serving.ValidateContext(ctx, rows, serving.Options{Seed: 1})
+		fit, err := serving.ValidateContext(ctx, rows, opts)
 		if err != nil {
 			return note, nil, nil, err
 		}
@@ -99,8 +106,7 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 					train = append(train, m)
 				}
 			}
-			f, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: distinctGPUs(rows), TrainModels: train, KeepStepTerms: true},
-				serving.Options{Seed: 1})
+			f, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: distinctGPUs(rows), TrainModels: train, KeepStepTerms: true}, opts)
 			if err != nil {
 				return note, nil, nil, fmt.Errorf("%s: %s held out: %w", rel, held, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/internal/safefile"
 	"github.com/roofsim/roofsim/internal/yamlstrict"
@@ -40,6 +41,10 @@ type Campaign struct {
 	// BenchRequestsPerClient is the benchmark's requests per client, k >= 1:
 	// the t = 0 burst weighs 1/k of a row's mean (Prediction.Blend).
 	BenchRequestsPerClient float64 `yaml:"bench_requests_per_client" json:"bench_requests_per_client"`
+	// BackendVersion is the engine release the campaign ran where a row's
+	// backend_version is empty ("0.12.0"; the data's README says which);
+	// "" leaves such rows on the GPU profile's release.
+	BackendVersion string `yaml:"backend_version,omitempty" json:"backend_version,omitempty"`
 	// Provenance is the fit that produced the terms.
 	Provenance hardware.Provenance `yaml:"provenance,omitempty" json:"provenance,omitempty"`
 }
@@ -84,6 +89,11 @@ func ParseCampaign(data []byte, origin string) (*Campaign, error) {
 		return nil, &CampaignError{Origin: origin, Key: "gemm_input_fused_fraction", Reason: fmt.Sprintf("must be in [0, 1], got %g", c.GEMMInputFusedFraction)}
 	case !(c.BenchRequestsPerClient >= 1) || math.IsInf(c.BenchRequestsPerClient, 0):
 		return nil, &CampaignError{Origin: origin, Key: "bench_requests_per_client", Reason: fmt.Sprintf("must be a finite number >= 1, got %g", c.BenchRequestsPerClient)}
+	}
+	if c.BackendVersion != "" {
+		if _, err := engine.ResolveRelease(engine.VLLM, c.BackendVersion); err != nil {
+			return nil, &CampaignError{Origin: origin, Key: "backend_version", Reason: err.Error()}
+		}
 	}
 	return &c, nil
 }

@@ -30,6 +30,7 @@ func TestParseCampaign(t *testing.T) {
 		{"k below 1", strings.Replace(campaignYAML, "client: 4", "client: 0.5", 1), "bench_requests_per_client"},
 		{"empty name", strings.Replace(campaignYAML, "name: c", "name: ''", 1), "name"},
 		{"unknown key", campaignYAML + "burst: 1\n", ""},
+		{"release not a release", campaignYAML + "backend_version: latest\n", "backend_version"},
 	} {
 		_, err := ParseCampaign([]byte(tt.yaml), "c.yaml")
 		var ce *CampaignError

@@ -77,6 +77,29 @@ func rowEngine(d *sim.Deployment, row Row) error {
 	return nil
 }
 
+// rowScheduling sets d's async scheduling to what the row's vLLM release
+// does by default (engine.Engine.AsyncDefault: on from 0.14.0), reading a
+// row without a backend_version as the campaign's release (campaign ""
+// leaves such a row on the GPU profile's release). A row of another
+// engine keeps the deployment's setting.
+func rowScheduling(d *sim.Deployment, row Row, campaign string) error {
+	if row.Version == "" {
+		row.Version = campaign
+	}
+	if !vllmRow(row) {
+		return nil
+	}
+	eng, err := rowRelease(row)
+	if err != nil {
+		return fmt.Errorf("backend_version: %w", err)
+	}
+	d.Settings.Serving.AsyncScheduling = engine.AsyncOff
+	if eng.AsyncDefault() {
+		d.Settings.Serving.AsyncScheduling = engine.AsyncOn
+	}
+	return nil
+}
+
 // rowRelease is a vLLM row's engine release (engine.ResolveRelease: a
 // nightly build is priced as the newest known release).
 func rowRelease(row Row) (engine.Engine, error) {

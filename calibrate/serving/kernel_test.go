@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
@@ -106,5 +107,37 @@ func TestRowEngineMoEKernel(t *testing.T) {
 	_, err = prepareQwen(t, Row{Engine: "vllm", Version: "x.y", TP: 2})
 	if err == nil || !strings.HasPrefix(err.Error(), "backend_version: ") {
 		t.Errorf("bad release: error %v, want one naming backend_version", err)
+	}
+}
+
+// TestRowScheduling: a vLLM row schedules asynchronously from release
+// 0.14.0 on; a row without a backend_version takes the campaign's release;
+// a row of another engine, or without any release, keeps the deployment's
+// setting (auto: the GPU profile's release).
+func TestRowScheduling(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		row      Row
+		campaign string
+		want     engine.AsyncMode
+	}{
+		{"0.12", Row{Engine: "vllm", Version: "0.12.0"}, "", engine.AsyncOff},
+		{"0.16", Row{Engine: "vllm", Version: "0.16.0"}, "0.12.0", engine.AsyncOn},
+		{"unnamed release, campaign 0.12", Row{Engine: "vllm"}, "0.12.0", engine.AsyncOff},
+		{"unnamed release, campaign 0.18", Row{}, "0.18.0", engine.AsyncOn},
+		{"no release anywhere", Row{Engine: "vllm"}, "", engine.AsyncAuto},
+		{"another engine", Row{Engine: "sglang", Version: "0.5.0"}, "0.12.0", engine.AsyncAuto},
+	} {
+		d := sim.Deployment{Settings: workload.DefaultDeployment()}
+		if err := rowScheduling(&d, tt.row, tt.campaign); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := d.Settings.Serving.AsyncScheduling; got != tt.want {
+			t.Errorf("%s: async scheduling %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	d := sim.Deployment{Settings: workload.DefaultDeployment()}
+	if err := rowScheduling(&d, Row{Engine: "vllm", Version: "zero"}, ""); err == nil || !strings.Contains(err.Error(), "backend_version") {
+		t.Errorf("a release that does not parse: %v, want an error naming backend_version", err)
 	}
 }

@@ -44,6 +44,11 @@ type Options struct {
 	// latency and fused GEMM-input share in place of its profile's
 	// (Campaign.Apply). nil: the GPU profiles' own.
 	Campaign *Campaign
+	// RowRelease is the vLLM release of rows without a backend_version
+	// ("0.12.0"): it says whether they schedule asynchronously
+	// (rowScheduling). Default: the Campaign's BackendVersion, else such
+	// rows follow the GPU profile's release.
+	RowRelease string
 	// Seed for the workload generator (lengths are constant; it only affects
 	// content keys).
 	Seed uint64
@@ -80,6 +85,9 @@ func (o *Options) defaults() {
 	}
 	if o.BenchRequestsPerClient <= 0 {
 		o.BenchRequestsPerClient = DefaultBenchRequestsPerClient
+	}
+	if o.RowRelease == "" && o.Campaign != nil {
+		o.RowRelease = o.Campaign.BackendVersion
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.GOMAXPROCS(0)
@@ -241,6 +249,9 @@ func Predict(row Row, opts Options) (Prediction, error) {
 	st.Weights = roofline.DType(engineWeights(row, m, g, string(st.Weights)))
 	d := sim.Deployment{Model: m, GPU: g, Settings: st}
 	if err := rowEngine(&d, row); err != nil {
+		return Prediction{}, err
+	}
+	if err := rowScheduling(&d, row, opts.RowRelease); err != nil {
 		return Prediction{}, err
 	}
 	// One instance, as the benchmark's server.

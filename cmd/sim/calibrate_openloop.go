@@ -179,10 +179,12 @@ func writeOpenLoopText(s streams, res *openloop.Result) error {
 		fmt.Fprintf(w, "  %-50s %s\n", c.Name, strings.Join(folds, "; "))
 	}
 	fmt.Fprintf(w, "\nchosen: %s\n\n", res.Chosen)
-	fmt.Fprintf(w, "%-48s %5s %9s %9s %9s %9s %9s\n", "run", "stage", "sustained", "real TPOT", "fit TPOT", "CV TPOT", "CV err %")
+	fmt.Fprintf(w, "%-48s %5s %9s %9s %9s %9s %9s %9s %9s %9s\n", "run", "stage", "sustained", "real TPOT", "fit TPOT", "CV TPOT", "CV err %", "real TTFT", "CV TTFT", "CV err %")
 	for _, st := range res.Stages {
 		cv := (st.HeldOut.SimTPOT - st.Fig.RealTPOT) / st.Fig.RealTPOT * 100
-		fmt.Fprintf(w, "%-48s %5d %9v %9.2f %9.2f %9.2f %+9.1f\n", st.Run, st.Fig.Stage, st.Fig.Sustained, st.Fig.RealTPOT, st.Fig.SimTPOT, st.HeldOut.SimTPOT, cv)
+		cvTTFT := (st.HeldOut.SimTTFT - st.Fig.RealTTFT) / st.Fig.RealTTFT * 100
+		fmt.Fprintf(w, "%-48s %5d %9v %9.2f %9.2f %9.2f %+9.1f %9.2f %9.2f %+9.1f\n", st.Run, st.Fig.Stage, st.Fig.Sustained,
+			st.Fig.RealTPOT, st.Fig.SimTPOT, st.HeldOut.SimTPOT, cv, st.Fig.RealTTFT, st.HeldOut.SimTTFT, cvTTFT)
 	}
 	return nil
 }

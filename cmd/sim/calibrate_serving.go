@@ -10,6 +10,7 @@ import (
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
 	"github.com/roofsim/roofsim/calibrate/serving"
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
 )
@@ -23,6 +24,7 @@ type calibrateServingOptions struct {
 	CampaignOut       string
 	RequestsPerClient int
 	KVDType           string
+	BackendVersion    string
 	JSON              bool
 	Quiet             bool
 }
@@ -67,6 +69,7 @@ on two free cores; progress on stderr.`,
 	f.StringVar(&o.CampaignOut, "campaign-out", "", "campaign YAML file to write the campaign's fitted terms into (its name is the file's base name)")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
+	f.StringVar(&o.BackendVersion, "backend-version", "", "vLLM release of the rows without a backend_version (it decides their async scheduling); recorded in --campaign-out")
 	f.BoolVar(&o.JSON, "json", false, "print the fit as JSON")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
@@ -84,6 +87,11 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	if len(o.Update) > 0 && !o.KeepStepTerms {
 		return usageError{fmt.Errorf("--update: a GPU profile file holds no engine terms (they are the engine profile's, engine/profiles/), so a fit that moves them cannot be written there; give --keep-step-terms")}
+	}
+	if o.BackendVersion != "" {
+		if _, err := engine.ResolveRelease(engine.VLLM, o.BackendVersion); err != nil {
+			return usageError{fmt.Errorf("--backend-version: %w", err)}
+		}
 	}
 	// Check every profile to update before the (long) fit.
 	profiles := make([]*hardware.Profile, len(o.Update))
@@ -103,7 +111,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	}
 	bar := newMeter(s.errOut, 0, o.Quiet, "fitting", "row sims")
 	fit, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: o.TrainGPUs, TrainModels: o.TrainModels, KeepStepTerms: o.KeepStepTerms},
-		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File), Progress: func(done, most int) {
+		serving.Options{RequestsPerClient: o.RequestsPerClient, KVDType: o.KVDType, RowRelease: o.BackendVersion, Model: aiconfigurator.Models(o.File), Progress: func(done, most int) {
 			bar.SetTotal(int64(most))
 			bar.Set(int64(done))
 		}})
@@ -187,6 +195,7 @@ func writeCampaign(o *calibrateServingOptions, fit *serving.Fit, st hardware.Sta
 		FrontendLatencyUS:      fit.Overheads.FrontendLatencyUS,
 		GEMMInputFusedFraction: fit.Overheads.GEMMInputFusedFraction,
 		BenchRequestsPerClient: max(1, math.Round(fit.BenchRequestsPerClient)),
+		BackendVersion:         o.BackendVersion,
 		Provenance:             hardware.Provenance{st},
 	}
 	data, err := c.Marshal()

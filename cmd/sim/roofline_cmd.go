@@ -26,9 +26,10 @@ and whether an operator or a model phase is memory- or compute-bound.
   sim roofline op attention --batch 8 --heads 32 --kv-heads 8 --head-dim 128 --q-len 1 --kv-len 4096
   sim roofline ops --file ops.yaml --peak-tflops 62 --bandwidth-gbps 287
   sim roofline phase --model llama-3.1-8b --gpu h100 --prompt 2048 --gen 32
+  sim roofline step --model llama-3.1-8b --gpu h200 --weights fp8 --prefill 1000 --decodes 111 --decode-kv 1050
   sim roofline plot --gpu h100 --model llama-3.1-8b --prompt 2048 --out roofline.svg`,
 	}
-	cmd.AddCommand(newOpCmd(s), newOpsCmd(s), newPhaseCmd(s), newPlotCmd(s))
+	cmd.AddCommand(newOpCmd(s), newOpsCmd(s), newPhaseCmd(s), newStepCmd(s), newPlotCmd(s))
 	return cmd
 }
 
@@ -419,22 +420,11 @@ func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 	if o.MeasuredMS < 0 {
 		return fmt.Errorf("--measured-ms: must be > 0, got %g", o.MeasuredMS)
 	}
-	sp, err := loadSpec(cmd, "")
+	step, sp, err := settingsStepModel(cmd)
 	if err != nil {
 		return err
 	}
-	m, err := model.Resolve(sp.Model)
-	if err != nil {
-		return fmt.Errorf("%s: %w", settingOrigin(cmd, "model"), err)
-	}
-	g, err := hardware.Resolve(sp.GPU)
-	if err != nil {
-		return fmt.Errorf("%s: %w", settingOrigin(cmd, "gpu"), err)
-	}
-	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: sp.TP, WeightDType: string(sp.Weights), KVDType: string(sp.KVCacheDType), ActDType: string(sp.ActDType)})
-	if err != nil {
-		return err
-	}
+	m, g := step.Model(), step.GPU()
 	rows, err := roofline.Phases(step, roofline.PhaseRequest{Prompt: o.Prompt, Depth: o.Depth, Batch: o.Batch, Gen: o.Gen, Ubatch: o.Ubatch})
 	if err != nil {
 		return flagError(err)
@@ -468,6 +458,29 @@ func runPhase(cmd *cobra.Command, s streams, o *phaseOptions) error {
 			fmtF(r.TokensPerS, 1), meas, errPct)
 	}
 	return tw.Flush()
+}
+
+// settingsStepModel is the step model of the deployment settings cmd
+// takes (phaseSettings: flags, SIM_* and defaults), with the spec they
+// came from.
+func settingsStepModel(cmd *cobra.Command) (*roofline.StepModel, *workload.Spec, error) {
+	sp, err := loadSpec(cmd, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.Resolve(sp.Model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", settingOrigin(cmd, "model"), err)
+	}
+	g, err := hardware.Resolve(sp.GPU)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", settingOrigin(cmd, "gpu"), err)
+	}
+	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: sp.TP, WeightDType: string(sp.Weights), KVDType: string(sp.KVCacheDType), ActDType: string(sp.ActDType)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return step, sp, nil
 }
 
 // flagError turns a library field name ("prompt: must be >= 0") into the

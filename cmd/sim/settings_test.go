@@ -39,6 +39,7 @@ var settingTestValues = map[string]any{
 	"serving.max_cudagraph_capture_size":   256,
 	"serving.kv_cache_memory_bytes":        21474836480,
 	"serving.moe_kernel":                   "fused",
+	"serving.async_scheduling":             "off",
 	"serving.speculative.method":           "ngram",
 	"serving.speculative.num_speculative_tokens": 3,
 	"serving.speculative.acceptance_rate":        0.7,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
 	"github.com/roofsim/roofsim/calibrate/serving"
+	"github.com/roofsim/roofsim/engine"
 	"github.com/spf13/cobra"
 )
 
@@ -14,6 +15,7 @@ type validateServingOptions struct {
 	BenchRequests     float64
 	Campaign          string
 	KVDType           string
+	BackendVersion    string
 	Seed              uint64
 	JSON              bool
 	AllowSkips        bool
@@ -77,6 +79,11 @@ named and counted in the summary, and the command then exits non-zero
 					o.BenchRequests = camp.BenchRequestsPerClient
 				}
 			}
+			if o.BackendVersion != "" {
+				if _, err := engine.ResolveRelease(engine.VLLM, o.BackendVersion); err != nil {
+					return usageError{fmt.Errorf("--backend-version: %w", err)}
+				}
+			}
 			rows, err := aiconfigurator.ReadServing(o.File)
 			if err != nil {
 				return err
@@ -85,7 +92,7 @@ named and counted in the summary, and the command then exits non-zero
 				return err
 			}
 			rep, err := serving.ValidateContext(cmd.Context(), rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
-				BenchRequestsPerClient: o.BenchRequests, Campaign: camp, Seed: o.Seed, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File)})
+				BenchRequestsPerClient: o.BenchRequests, Campaign: camp, RowRelease: o.BackendVersion, Seed: o.Seed, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File)})
 			if err != nil {
 				return err
 			}
@@ -107,6 +114,7 @@ named and counted in the summary, and the command then exits non-zero
 	f.StringVar(&o.Campaign, "campaign", "closed_loop_vllm", "benchmark campaign whose terms price the rows: a shipped name, a campaign YAML file, or none")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
+	f.StringVar(&o.BackendVersion, "backend-version", "", "vLLM release of the rows without a backend_version, which decides their async scheduling (default: the campaign's backend_version, else the GPU profile's release)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.AllowSkips, "allow-skips", false, "exit 0 when some rows could not be priced (never when none could)")
 	return cmd
