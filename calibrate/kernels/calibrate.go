@@ -64,6 +64,10 @@ type Options struct {
 	// predict their held-out token band better than the per-format curve
 	// (MoEShapeFit).
 	MoEPerShape bool
+	// MoEShapesOnly, for CalibrateMoE: fit only the shape entries (as
+	// MoEPerShape), against the GPU profile's own per-format curves, which
+	// are kept unchanged; the result has no per-format families.
+	MoEShapesOnly bool
 	// Cache, when set, answers family fits already made in this process
 	// with the same inputs (FitCache); the result is the same as without.
 	Cache *FitCache

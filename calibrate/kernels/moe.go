@@ -335,6 +335,9 @@ rows:
 			only.Files = append(only.Files, f)
 		}
 	}
+	if opts.MoEShapesOnly {
+		return calibrateMoEShapesOnly(only, opts)
+	}
 	res, err := calibrateTables(only, opts)
 	if err != nil {
 		return nil, err

@@ -177,3 +177,26 @@ func fitMoEShape(name string, train, hold []Sample, init hardware.OpEfficiency, 
 	out.eff = full.Efficiency
 	return out, nil
 }
+
+// calibrateMoEShapesOnly fits only the shape entries of k's moe rows,
+// against the per-format curves of opts.GPU's own profile, which it keeps
+// as they are (Options.MoEShapesOnly): the profile's earlier shape entries
+// are replaced. Result.Families is empty; Result.MoEShapes reports the
+// shapes.
+func calibrateMoEShapesOnly(k *Tables, opts Options) (*Result, error) {
+	g := opts.GPU
+	prof := g.EffectiveProfile().Clone()
+	prof.FusedMoE, _ = prof.FusedMoE.SplitShapes()
+	if len(prof.FusedMoE) == 0 || !prof.Calibrated || prof.BorrowedFrom != "" {
+		return nil, fmt.Errorf("%s: no fused_moe fit of its own to fit shape entries against (run sim calibrate moe without shapes only first)", g.Name)
+	}
+	shapes, warns, err := fitMoEShapes(k.MoE, opts, prof)
+	if err != nil {
+		return nil, err
+	}
+	prof.Provenance = hardware.Provenance{kernelsStage(opts, k)}
+	res := &Result{Profile: prof, Ranges: map[string]SizeRange{}, Files: k.Files, Warnings: warns, MoEShapes: shapes}
+	res.GPU = g.Clone()
+	res.GPU.Profile = prof.Clone()
+	return res, nil
+}

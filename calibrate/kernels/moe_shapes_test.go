@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/roofsim/roofsim/hardware"
@@ -86,5 +87,30 @@ func TestFitMoEShapes(t *testing.T) {
 	// A shape the table did not measure reads the per-format curve.
 	if _, key, _ := res.Profile.FusedMoE.LookupShape("bf16", hardware.FusedMoEShape{Hidden: 4096, Inter: 14336, TopK: 2, Experts: 8, EP: 1}); key != "bf16" {
 		t.Errorf("unmeasured shape reads %q, want the bf16 curve", key)
+	}
+}
+
+// TestCalibrateMoEShapesOnly: with MoEShapesOnly the GPU profile's own
+// per-format curves are kept exactly, the earlier shape entries are
+// replaced by this fit's, and no per-format family is fitted.
+func TestCalibrateMoEShapesOnly(t *testing.T) {
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.6, Half: 64, Exp: 1}, Memory: hardware.Curve{Max: 0.88, Half: 2e7, Exp: 1}, LaunchUS: 20}
+	opts := DefaultOptions()
+	opts.GPU, opts.MoEPerShape, opts.MoEShapesOnly, opts.Restarts = g, true, true, 4
+	res, err := CalibrateMoE(TablesSource{T: &Tables{Dir: "synthetic", MoE: synthMoERows(t, g, 4096, 14336, 2, 8, 2, fast)}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := g.EffectiveProfile().FusedMoE.SplitShapes()
+	got, shapes := res.Profile.FusedMoE.SplitShapes()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("per-format curves changed:\n got %+v\nwant %+v", got, want)
+	}
+	if len(res.Families) != 0 || len(res.MoEShapes) != 1 || len(shapes) != 1 || shapes["bf16@4096x7168x2x8/ep1"] == (hardware.OpEfficiency{}) {
+		t.Errorf("families %d, shape fits %d, shape entries %v: want 0, 1 and the one fitted", len(res.Families), len(res.MoEShapes), shapes)
 	}
 }

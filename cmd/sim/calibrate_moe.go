@@ -22,7 +22,10 @@ type calibrateMoEOptions struct {
 	// PerShape also fits each measured expert shape on its own rows
 	// (kernels.Options.MoEPerShape).
 	PerShape bool
-	JSON     bool
+	// ShapesOnly fits only the shape entries, against the GPU's own
+	// per-format curves (kernels.Options.MoEShapesOnly).
+	ShapesOnly bool
+	JSON       bool
 	// fits is the family-fit cache of a plan run (calibrate_plan.go).
 	fits *kernels.FitCache
 }
@@ -53,7 +56,11 @@ better than that curve: vLLM's Triton kernel
 runs a tile configuration per (experts, width, GPU, dtype), tuned or
 default, so shapes differ in ways one curve per format cannot follow. A step
 model whose experts have a kept shape prices them with it; other shapes, and
-GPUs that borrow the fit (fused_moe_from), use the per-format curves.`,
+GPUs that borrow the fit (fused_moe_from), use the per-format curves.
+
+--shapes-only fits only the shape entries, against the per-format curves the
+GPU's profile already has, and keeps those curves as they are (the moe
+stage's note names the command that fitted them).`,
 		Example: `  sim calibrate moe --gpu h100 --kernels ../shared/data/kernels/h100_sxm \
     --update hardware/profiles/h100.yaml`,
 		Args: noArgs,
@@ -72,6 +79,7 @@ GPUs that borrow the fit (fused_moe_from), use the per-format curves.`,
 	f.Float64Var(&o.Holdout, "holdout", 0.2, "fraction of each format's rows held out to measure prediction error, in [0, 0.5]")
 	f.StringSliceVar(&o.Shapes, "holdout-shape", nil, "expert shapes hidden x inter x topk x experts (e.g. 4096x1536x8x128) left out of the fit and reported on their own")
 	f.BoolVar(&o.PerShape, "per-shape", false, "also fit each measured expert shape (no EP) on its own rows and keep the entries that beat the per-format curve on its held-out 16-256-token rows")
+	f.BoolVar(&o.ShapesOnly, "shapes-only", false, "fit only the shape entries (as --per-shape), against the GPU profile's own per-format curves, which are kept")
 	f.BoolVar(&o.JSON, "json", false, "print the error table and warnings as JSON")
 	return cmd
 }
@@ -109,7 +117,8 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, o.Seed, o.Holdout, command, dataDir()
 	co.Cache = o.fits
-	co.MoEPerShape = o.PerShape
+	co.MoEPerShape = o.PerShape || o.ShapesOnly
+	co.MoEShapesOnly = o.ShapesOnly
 	res, err := kernels.CalibrateMoE(src.Source, co, shapes...)
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
@@ -118,10 +127,20 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	// an earlier one.
 	fitted, _ := res.Profile.Provenance.Stage(hardware.StageKernels)
 	write := func(flag, path string, p *hardware.Profile, note string) error {
+		rows := familyRows(res.Families)
+		if o.ShapesOnly {
+			rows = 0
+			for _, f := range res.MoEShapes {
+				rows += f.Train.N + f.Holdout.N
+			}
+			if old, ok := p.Provenance.Stage(hardware.StageMoE); ok {
+				note = fmt.Sprintf("fused_moe shape entries fitted against the per-format curves of the earlier moe stage: %s", old.Command)
+			}
+		}
 		p.FusedMoE = res.Profile.FusedMoE
 		p.FusedMoEFrom = "" // its own fit replaces a borrowed one
 		p.Provenance = p.Provenance.With(hardware.Stage{Stage: hardware.StageMoE, Command: command,
-			Data: fitted.Data, Rows: familyRows(res.Families), Note: note})
+			Data: fitted.Data, Rows: rows, Note: note})
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
 			return err
