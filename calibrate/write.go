@@ -10,9 +10,10 @@ import (
 
 // MarshalProfile writes p as a profile YAML file (the format of
 // hardware/profiles/<gpu>.yaml, read by hardware.ParseProfile). A GPU
-// profile file holds no engine terms (hardware.EngineTermKeys): they are
-// the engine profile's (MarshalEngineProfile), and the catalog takes them
-// from there; p's are left out.
+// profile file holds no engine terms (hardware.EngineTermKeys) nor
+// kernel-path terms (hardware.KernelPathTermKeys): they are the engine
+// profile's (MarshalEngineProfile), and the catalog takes them from there;
+// p's are left out.
 func MarshalProfile(p *hardware.Profile) ([]byte, error) {
 	return marshalGPUProfile(p, "# Efficiency profile written by `sim calibrate --profile-only`.\n")
 }
@@ -37,7 +38,7 @@ func marshalGPUProfile(p *hardware.Profile, header string) ([]byte, error) {
 		return nil, fmt.Errorf("encoding YAML: %w", err)
 	}
 	drop := map[string]bool{}
-	for _, k := range hardware.EngineTermKeys() {
+	for _, k := range append(hardware.EngineTermKeys(), hardware.KernelPathTermKeys()...) {
 		drop[k] = true
 	}
 	kept := n.Content[:0]

@@ -53,7 +53,7 @@ func (n Name) formatVersion(v Version) string {
 }
 
 // Engine is a serving engine and one of its releases: what decides which
-// kernels run (moe_kernel.go). Its text form is name@version, as in
+// kernels run (its engine profile's kernel paths, moe_kernel.go). Its text form is name@version, as in
 // "vllm@0.12.0" or "llama.cpp@b6500"; it is a YAML, JSON and command-line
 // value through MarshalText and UnmarshalText. The zero Engine names no
 // release (the text ""): the release a GPU profile was calibrated with

@@ -8,10 +8,11 @@ import (
 // Releases lists the releases of n that roofsim has rules or measurements
 // for, oldest first. The slice is fresh on each call. For vLLM:
 //
-//   - 0.11.1: DeepGEMM's E8M0 scales on by default on Hopper (moe_kernel.go);
+//   - 0.11.1: DeepGEMM's E8M0 scales on by default on Hopper (the moe
+//     kernel paths of profiles/vllm-0.20.1.yaml);
 //   - 0.12.0: DeepGEMM MoE off at TP >= 8; the dense e2e serving tables;
 //   - 0.14.0: the kernel tables behind the H100, H200, A100 and L40S profiles;
-//   - 0.15.0: the MoE backend oracle (moe_kernel.go);
+//   - 0.15.0: the MoE backend oracle (the same file);
 //   - 0.16.0 and 0.18.0: the MoE e2e serving tables;
 //   - 0.19.0: the kernel tables behind the B300 profile;
 //   - 0.20.1: the per-step tables (fpm);

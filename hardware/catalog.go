@@ -268,7 +268,7 @@ func applyProfileFiles(gpus []GPU, profiles fs.FS, dir string, engines EnginePro
 		if g.Profile != nil {
 			return fmt.Errorf("%s: gpu %q already has an inline profile in the catalog; keep one of the two", file, name)
 		}
-		p, err := readProfileFile(profiles, file, engines, nil)
+		p, err := readProfileFile(profiles, file, engines, nil, g.Arch)
 		if err != nil {
 			return err
 		}
@@ -297,10 +297,12 @@ func lineOfNode(node *yaml.Node) int {
 }
 
 // readProfileFile reads and parses one embedded profile file. With
-// engines, the file may not give engine terms, and it takes those of the
-// engine profile nearest its release: rel's when given (a per-release
-// file's name), else the one its engine label names.
-func readProfileFile(profiles fs.FS, file string, engines EngineProfiles, rel *ReleaseProfile) (*Profile, error) {
+// engines, the file may not give engine terms nor kernel-path terms, and it
+// takes those of the engine profile nearest its release: rel's when given
+// (a per-release file's name), else the one its engine label names; the
+// kernel-path terms are those of the attention path that profile takes on
+// arch, the GPU's architecture.
+func readProfileFile(profiles fs.FS, file string, engines EngineProfiles, rel *ReleaseProfile, arch Arch) (*Profile, error) {
 	data, err := fs.ReadFile(profiles, file)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
@@ -320,6 +322,11 @@ func readProfileFile(profiles fs.FS, file string, engines EngineProfiles, rel *R
 			return nil, locate(file, top, fieldErr(k, "is an engine term: it belongs to the engine profile (engine/profiles/<engine>-<release>.yaml), not to a GPU profile file"))
 		}
 	}
+	for _, k := range KernelPathTermKeys() {
+		if keys[k] {
+			return nil, locate(file, top, fieldErr(k, "is a term of the engine's attention kernel path: it belongs to that path in the engine profile (kernel_paths in engine/profiles/<engine>-<release>.yaml), not to a GPU profile file"))
+		}
+	}
 	name, r, ok := labelRelease(p.Engine)
 	if rel != nil {
 		name, r, ok = rel.Engine, rel.Release, true
@@ -331,5 +338,5 @@ func readProfileFile(profiles fs.FS, file string, engines EngineProfiles, rel *R
 	if !ok {
 		return nil, locate(file, top, fieldErr("engine", fmt.Sprintf("no engine profile for %s (engine/profiles/%s-<release>.yaml)", name, name)))
 	}
-	return p.WithEngine(e), nil
+	return p.WithEngineOn(e, arch), nil
 }

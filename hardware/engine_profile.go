@@ -79,8 +79,16 @@ type KernelPath struct {
 	// DType is the weight format it applies to, as the kernel tables'
 	// dtype column names it ("fp8_block", "fp8", "bfloat16"); "": every one.
 	DType string `yaml:"dtype,omitempty" json:"dtype,omitempty"`
+	// Compute, MinTP, MaxTP, MinRelease and MaxRelease are the path's other
+	// conditions (KernelConditions; kernel_path.go): "" or 0 where it has
+	// none.
+	KernelConditions `yaml:",inline"`
 	// Path names the kernel or backend ("FLASH_ATTN", "triton fused_moe").
 	Path string `yaml:"path" json:"path"`
+	// PricedAs is the step model's kernel path that prices this one, for
+	// the operator families whose price depends on it (moe: "fused" or
+	// "deepgemm", roofline.MoEKernel; required there, empty elsewhere).
+	PricedAs string `yaml:"priced_as,omitempty" json:"priced_as,omitempty"`
 	// KernelSource is the kernel_source column value of the kernel tables
 	// (AIConfigurator's database) that times this path, when they name one:
 	// a calibration keeps that source's rows where a table times several
@@ -90,6 +98,9 @@ type KernelPath struct {
 	Source string `yaml:"source" json:"source"`
 	// Note qualifies the decision (conditions not modelled).
 	Note string `yaml:"note,omitempty" json:"note,omitempty"`
+	// Terms are the engine costs that come with the path (KernelPathTerms:
+	// the per (request, KV head, layer) cost of an attention backend).
+	Terms KernelPathTerms `yaml:"terms,omitempty" json:"terms,omitzero"`
 }
 
 // Name is the engine's name ("vllm").
@@ -100,16 +111,13 @@ func (e *EngineProfile) Name() string { return e.name }
 func (e *EngineProfile) Release() [3]int { return e.release }
 
 // PathFor returns the kernel path e takes for op on arch for weight format
-// dtype: the first entry whose op matches, whose Archs include arch (or
-// are empty) and whose DType is dtype (or ""). ok is false when no entry
+// dtype at its own release (Match): the first entry whose op matches, whose
+// Archs include arch (or are empty), whose DType is dtype (or "") and whose
+// conditions on the release hold; an entry with a compute or
+// tensor-parallel condition does not match. ok is false when no entry
 // matches.
 func (e *EngineProfile) PathFor(op KernelOp, arch Arch, dtype string) (KernelPath, bool) {
-	for _, k := range e.KernelPaths {
-		if k.Op == op && (len(k.Archs) == 0 || slices.Contains(k.Archs, arch)) && (k.DType == "" || k.DType == dtype) {
-			return k, true
-		}
-	}
-	return KernelPath{}, false
+	return e.Match(KernelQuery{Op: op, Arch: arch, DType: dtype, Release: e.release})
 }
 
 // validate checks the profile's terms, provenance, fusions and kernel
@@ -158,6 +166,9 @@ func (e *EngineProfile) validate() *FieldError {
 			return fieldErr(p+".source", "required: cite the engine's source file or PR")
 		}
 		if err := validArchs(p+".archs", k.Archs); err != nil {
+			return err
+		}
+		if err := e.validateKernelPath(p, k); err != nil {
 			return err
 		}
 	}

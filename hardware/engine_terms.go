@@ -5,10 +5,10 @@ import "github.com/roofsim/roofsim/internal/limits"
 // EngineTerms are the costs a serving engine release adds to a step beyond
 // the kernels it runs: fixed and per-request costs, CPU work and its
 // overlap with the GPU, and its CUDA-graph policy. The per (request, KV
-// head, layer) cost (Profile.PerRequestKVHeadUS) is not among them yet: its
+// head, layer) cost (Profile.PerRequestKVHeadUS) is not among them: its
 // identification differs by attention backend (FlashInfer on Blackwell,
-// FlashAttention on Hopper), so GPU profile files hold it until it becomes
-// an engine term per architecture. They are properties of
+// FlashAttention on Hopper), so it is a term of the attention kernel path
+// (KernelPathTerms). They are properties of
 // the engine release, not of the GPU: an engine profile
 // (engine/profiles/<engine>-<release>.yaml, EngineProfile) holds them once
 // per release, and the catalog copies them into every GPU profile priced

@@ -393,7 +393,9 @@ type Profile struct {
 	// GPU-side work that grows with the KV heads a GPU holds, so it carries
 	// across tensor-parallel degrees where a plain per-request cost does
 	// not, and with the layers, as the attention kernel runs once per
-	// layer. 0: none.
+	// layer. 0: none. It depends on the attention backend, so the built-in
+	// catalog takes it from the attention kernel path of the engine profile
+	// (KernelPathTerms), never from a GPU profile file.
 	PerRequestKVHeadUS float64 `yaml:"per_request_kv_head_us,omitempty" json:"per_request_kv_head_us,omitempty"`
 	// ServingComputeEfficiency is the share of the kernel tables' compute
 	// rate that a serving engine sustains (0..1; 0 means 1): isolated

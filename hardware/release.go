@@ -88,7 +88,7 @@ func readReleaseProfiles(g *GPU, profiles fs.FS, dir string, engines EngineProfi
 			return &ReleaseFileError{File: file}
 		}
 		rp := ReleaseProfile{Engine: eng, Release: rel, File: file}
-		if rp.Profile, err = readProfileFile(profiles, file, engines, &rp); err != nil {
+		if rp.Profile, err = readProfileFile(profiles, file, engines, &rp, g.Arch); err != nil {
 			return err
 		}
 		g.Releases = append(g.Releases, rp)

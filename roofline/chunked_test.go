@@ -3,6 +3,8 @@ package roofline
 import (
 	"testing"
 	"testing/quick"
+
+	"github.com/roofsim/roofsim/model"
 )
 
 // Chunked local attention (Llama 4): position p attends to (p mod w) + 1
@@ -46,5 +48,50 @@ func TestChunkedStepUsesChunks(t *testing.T) {
 				t.Errorf("chunked decode attention FLOPs %v, want %v", op.FLOPs, want)
 			}
 		}
+	}
+}
+
+// A prefill chunk that crosses a chunk boundary, by hand: 400 new tokens
+// after 8,000 cached with chunks of 8,192. Positions 8,000..8,191 attend
+// to p+1 keys (8,001..8,192: (8,001 + 8,192) x 192 / 2 = 1,554,528);
+// positions 8,192..8,399 start a new chunk and attend to 1..208 keys
+// (208 x 209 / 2 = 21,736): 1,576,264 query-key pairs, against
+// (8,001 + 8,400) x 400 / 2 = 3,280,200 at full context. The K and V read
+// run from the first chunk's start (0) to position 8,399: 8,400.
+func TestChunkedPrefillAcrossBoundaryByHand(t *testing.T) {
+	if got := chunkedKeySum(400, 8000, 8192); got != 1576264 {
+		t.Errorf("chunkedKeySum = %v, want 1576264", got)
+	}
+	if got := prefillKeySum(400, 8000, 0); got != 3280200 {
+		t.Errorf("full-context key sum = %v, want 3280200", got)
+	}
+	if got := chunkedKVRead(400, 8000, 8192); got != 8400 {
+		t.Errorf("chunkedKVRead = %v, want 8400", got)
+	}
+	// Decode at KV length 32,768 (position 32,767): 32,767 mod 8,192 + 1
+	// = 8,192 keys; at 32,769: 1.
+	if chunkedDecodeKeys(32768, 8192) != 8192 || chunkedDecodeKeys(32769, 8192) != 1 {
+		t.Errorf("decode keys %d, %d; want 8192, 1", chunkedDecodeKeys(32768, 8192), chunkedDecodeKeys(32769, 8192))
+	}
+}
+
+// SlidingKV reports chunked local layers as the hybrid manager's local
+// groups, with Chunked set: Llama-3.1-8B's shape with every fourth layer
+// global and chunks of 64, at TP 2: 24 local and 8 full layers, each
+// 4 KV heads x 128 x (k, v) x 2 B = 2,048 B a token per GPU.
+func TestSlidingKVReportsChunked(t *testing.T) {
+	c := slidingLlama(64)
+	c.ChunkedAttention = true
+	c.LayerTypes = make([]string, c.NumLayers)
+	for i := range c.LayerTypes {
+		c.LayerTypes[i] = model.LayerSliding
+		if (i+1)%4 == 0 {
+			c.LayerTypes[i] = model.LayerFull
+		}
+	}
+	m := mustStep(t, c, h100(), StepOptions{TP: 2})
+	want := SlidingKV{SlidingLayers: 24, FullLayers: 8, WindowTokens: 64, Chunked: true, SlidingBytesPerToken: 2048, FullBytesPerToken: 2048}
+	if got := m.SlidingKV(); got != want {
+		t.Errorf("SlidingKV = %+v, want %+v", got, want)
 	}
 }

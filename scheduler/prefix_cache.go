@@ -51,14 +51,21 @@ func (r *Request) segLen(i int) int {
 // hashNextBlock appends the hash of full block len(r.hashes). The block must lie
 // within the request's PromptTokens+OutputTokens positions.
 func hashNextBlock(r *Request, blockSize int) {
-	idx := len(r.hashes)
+	r.hashes, r.hashSeg, r.hashOff = appendBlockHash(r, r.hashes, r.hashSeg, r.hashOff, blockSize)
+}
+
+// appendBlockHash appends to hashes, r's chain of block hashes at blockSize
+// tokens a block, the hash of its next block; seg and off locate token
+// position len(hashes)*blockSize in the segments, and the updated ones are
+// returned.
+func appendBlockHash(r *Request, hashes []uint64, seg, off, blockSize int) ([]uint64, int, int) {
+	idx := len(hashes)
 	pos := idx * blockSize
 	end := pos + blockSize
 	h := hashRoot
 	if idx > 0 {
-		h = r.hashes[idx-1]
+		h = hashes[idx-1]
 	}
-	seg, off := r.hashSeg, r.hashOff
 	for pos < end {
 		n := end - pos
 		if seg < len(r.Segments) {
@@ -75,8 +82,7 @@ func hashNextBlock(r *Request, blockSize int) {
 		}
 		pos += n
 	}
-	r.hashes = append(r.hashes, h)
-	r.hashSeg, r.hashOff = seg, off
+	return append(hashes, h), seg, off
 }
 
 // ensureHashes makes r.hashes hold at least nBlocks hashes.
@@ -149,6 +155,7 @@ func (s *Scheduler) registerOwn(r *Request) {
 		return
 	}
 	s.registerUpTo(r, r.NumComputed/s.cfg.BlockSize)
+	s.registerWindow(r, r.NumComputed, true)
 }
 
 func (s *Scheduler) registerUpTo(r *Request, full int) {

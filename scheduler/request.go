@@ -79,8 +79,18 @@ type Request struct {
 	// (Scheduler.SetStateBlocksPerRequest's count; none while waiting).
 	stateBlocks []int32
 	// winBlocks are the sliding-window groups' blocks held while running,
-	// oldest first (window_blocks.go).
+	// oldest first (window_blocks.go); with one full group, position-major:
+	// window block winFirst+k of group g is winBlocks[k*Groups+g].
 	winBlocks []int32
+	// winFirst is the window block index of winBlocks[0]; winRegistered
+	// how many leading window blocks were offered to the prefix cache
+	// (window_prefix.go).
+	winFirst, winRegistered int
+	// winHashes is r's hash chain at the window groups' block size when it
+	// differs from the full groups' (hashes otherwise); winHashSeg and
+	// winHashOff locate its end in the segments.
+	winHashes              []uint64
+	winHashSeg, winHashOff int
 	// hashes[i] is the content hash of full block i (computed lazily, kept across
 	// preemptions since content never changes).
 	hashes []uint64

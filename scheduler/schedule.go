@@ -96,6 +96,7 @@ func (s *Scheduler) admit(budget int) {
 		}
 		r := q.Peek()
 		var evictable, cached, have, reload int
+		s.winHits = s.winHits[:0]
 		if r.loaded {
 			// Its KV came from another instance into the blocks it holds
 			// (remote_kv.go): no prefix lookup.
@@ -103,6 +104,9 @@ func (s *Scheduler) admit(budget int) {
 			cached, have = r.NumComputed, len(r.blocks)
 		} else {
 			evictable = s.lookupPrefix(r)
+			if s.winCaching() {
+				evictable = s.lookupWindow(r)
+			}
 			reload = s.cpuHits(r)
 			cached = (len(s.hits) + reload) * s.cfg.BlockSize
 			have = len(s.hits)
@@ -121,7 +125,7 @@ func (s *Scheduler) admit(budget int) {
 		// effective_lookahead_tokens, vllm/v1/core/sched/scheduler.py).
 		slots := cached + n + s.cfg.Speculative.LookaheadTokens
 		need := max(s.blocksFor(slots)-have, 0)
-		if need+evictable+s.stateBlocks+s.window.Held(slots, cached) > s.pool.numFree {
+		if need+evictable+s.stateBlocks+s.window.Held(slots, cached)-len(s.winHits) > s.pool.numFree {
 			break
 		}
 		q.Pop()
@@ -132,6 +136,9 @@ func (s *Scheduler) admit(budget int) {
 		for _, blk := range s.hits {
 			s.pool.touch(blk)
 			r.blocks = append(r.blocks, blk)
+		}
+		if len(s.winHits) > 0 {
+			s.takeWindowHits(r, cached) // before any allocation can evict them
 		}
 		r.NumComputed = cached
 		r.prefillEnd = known
@@ -185,6 +192,7 @@ func (s *Scheduler) emit(r *Request, n int) {
 		b.NumDecodes++
 	}
 	s.registerFull(r, min(r.NumComputed+n, r.knownTokens())) // drafts are not content
+	s.registerWindow(r, min(r.NumComputed+n, r.knownTokens()), false)
 }
 
 // preempt frees all of r's blocks, resets its progress and puts it back at the front

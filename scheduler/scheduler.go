@@ -17,8 +17,9 @@ type Scheduler struct {
 	batch   Batch
 	// pending is true between Schedule returning a batch and its Commit.
 	pending bool
-	// hits is scratch for prefix lookup.
-	hits []int32
+	// hits is scratch for prefix lookup; winHits the window blocks of the
+	// hit (window_prefix.go).
+	hits, winHits []int32
 	// blockSlices and hashSlices recycle the per-request slices of finished requests.
 	blockSlices [][]int32
 	hashSlices  [][]uint64
@@ -143,6 +144,7 @@ func (s *Scheduler) reset(r *Request, covered int) {
 	s.recycle(r)
 	r.NumComputed, r.NumOutput, r.NumCached, r.Preemptions = 0, 0, 0, 0
 	r.prefillEnd, r.hashSeg, r.hashOff, r.numRegistered = 0, 0, 0, 0
+	r.winFirst, r.winRegistered, r.winHashes, r.winHashSeg, r.winHashOff = 0, 0, r.winHashes[:0], 0, 0
 	r.loaded = false
 	r.extend = len(r.Segments) > 0 && covered == r.PromptTokens
 	r.shared = covered

@@ -6,26 +6,18 @@ import "testing"
 // tokens in blocks of 4 (one sliding group per full group, then 5).
 func TestWindowHeldByHand(t *testing.T) {
 	w := Window{Tokens: 8, BlockSize: 4, Groups: 1, FullGroups: 1}
-	for _, c := range []struct{ total, computed, want int }{
+	checkHeld(t, w, []heldCase{
 		{20, 0, 5},  // a 20-token prefill: ceil(20/4) = 5, nothing skipped yet
 		{21, 20, 3}, // first decode: 6 - floor((20-8+1)/4) = 6 - 3
 		{25, 24, 3}, // 7 - floor(17/4) = 7 - 4
 		{28, 27, 2}, // 7 - floor(20/4) = 7 - 5: the window [20, 28) is 2 blocks
 		{7, 0, 2},   // short prompt: ceil(7/4)
 		{0, 0, 0},
-	} {
-		if got := w.Held(c.total, c.computed); got != c.want {
-			t.Errorf("Held(%d, %d) = %d, want %d", c.total, c.computed, got, c.want)
-		}
-	}
-	// min(8-1+64, 29) = 29 tokens: ceil(29/4) + 1 = 9; a chunk of 2:
-	// min(9, 29) = 9: ceil(9/4) + 1 = 4.
-	if got := w.MaxHeld(29, 64); got != 9 {
-		t.Errorf("MaxHeld(29, 64) = %d, want 9", got)
-	}
-	if got := w.MaxHeld(29, 2); got != 4 {
-		t.Errorf("MaxHeld(29, 2) = %d, want 4", got)
-	}
+	}, []heldCase{
+		// min(8-1+64, 29) = 29 tokens: ceil(29/4) + 1 = 9; a chunk of 2:
+		// min(9, 29) = 9: ceil(9/4) + 1 = 4.
+		{29, 64, 9}, {29, 2, 4},
+	})
 	w5 := Window{Tokens: 8, BlockSize: 4, Groups: 5, FullGroups: 1}
 	if got := w5.Held(21, 20); got != 15 {
 		t.Errorf("5 groups: Held(21, 20) = %d, want 15", got)
@@ -85,6 +77,10 @@ func TestWindowRandomConservationAndDeterminism(t *testing.T) {
 			c, reqs, at := randomCase(seed)
 			k := newTracker(t, c)
 			w := Window{Tokens: 1 + int(seed%40), BlockSize: c.BlockSize * (1 + int(seed%2)), Groups: 1 + int(seed%3), FullGroups: 1}
+			if seed%3 == 0 {
+				// Chunked local attention: chunks of 1 to 6 blocks.
+				w.Chunked, w.Tokens = true, w.BlockSize*(1+int(seed%6))
+			}
 			if err := k.s.SetWindow(w); err != nil {
 				t.Fatal(err)
 			}
@@ -118,5 +114,53 @@ func TestWindowRandomConservationAndDeterminism(t *testing.T) {
 	}
 	if preempted == 0 {
 		t.Error("no preemption in any case: the test does not reach memory pressure")
+	}
+}
+
+// Chunked local attention, chunks of 8 tokens in blocks of 4, by hand from
+// ChunkedLocalAttentionManager's rule: the blocks before the current
+// chunk's start floor(computed/8) x 8 are freed.
+func TestChunkedWindowHeldByHand(t *testing.T) {
+	w := Window{Tokens: 8, BlockSize: 4, Groups: 1, FullGroups: 1, Chunked: true}
+	checkHeld(t, w, []heldCase{
+		{20, 0, 5},  // a 20-token prefill: ceil(20/4) = 5, nothing skipped
+		{21, 20, 2}, // chunk [16, 24): 6 - 16/4 = 2
+		{23, 22, 2}, // still chunk [16, 24): ceil(23/4) - 4 = 2
+		{24, 23, 2}, // ceil(24/4) - 4 = 2
+		{25, 24, 1}, // chunk [24, 32) starts: 7 - 24/4 = 1
+		{12, 7, 3},  // inside the first chunk: ceil(12/4) - 0
+		{12, 8, 1},  // chunk [8, 16): ceil(12/4) - 8/4 = 1
+		{0, 0, 0},
+	}, []heldCase{
+		// ceil(min(8 + 64, 29) / 4) = 8 (no extra block); a chunk of 2:
+		// ceil(min(10, 29) / 4) = 3.
+		{29, 64, 8}, {29, 2, 3},
+	})
+	// Three groups per full group (Llama 4: 36 local layers, groups of 12).
+	w3 := Window{Tokens: 8, BlockSize: 4, Groups: 3, FullGroups: 1, Chunked: true}
+	if got := w3.Held(21, 20); got != 6 {
+		t.Errorf("3 groups: Held(21, 20) = %d, want 6", got)
+	}
+	var s Scheduler
+	if err := s.SetWindow(Window{Tokens: 10, BlockSize: 4, Groups: 1, FullGroups: 1, Chunked: true}); err == nil {
+		t.Error("a chunk that is not a whole number of blocks was accepted")
+	}
+}
+
+// heldCase is Held(total, second) = want, or MaxHeld(total, second) = want.
+type heldCase struct{ total, second, want int }
+
+// checkHeld checks w.Held on held and w.MaxHeld on maxHeld.
+func checkHeld(t *testing.T, w Window, held, maxHeld []heldCase) {
+	t.Helper()
+	for _, c := range held {
+		if got := w.Held(c.total, c.second); got != c.want {
+			t.Errorf("Held(%d, %d) = %d, want %d", c.total, c.second, got, c.want)
+		}
+	}
+	for _, c := range maxHeld {
+		if got := w.MaxHeld(c.total, c.second); got != c.want {
+			t.Errorf("MaxHeld(%d, %d) = %d, want %d", c.total, c.second, got, c.want)
+		}
 	}
 }

@@ -184,12 +184,15 @@ func Prepare(d Deployment) (*Prepared, error) {
 	// Sliding-window groups are vLLM's hybrid manager's; llama.cpp's cache
 	// is not modelled by them and keeps full-context counting.
 	fullCache := d.FullKVCache || st.Serving.KVOffload.CPUGiB > 0 || eng.Name == engines.LlamaCPP
-	sliding, slidingKV, slidingNote, slidingOn, err := applySlidingCache(step, &sc, fullCache)
+	sliding, slidingKV, slidingNote, slidingOn, err := applySlidingCache(step, &sc, fullCache, eng, st.Serving.Speculative.Method)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Model.Name, err)
 	}
 	if slidingOn {
-		kvPerToken, hybridNote = slidingKV, slidingNote
+		kvPerToken = slidingKV
+	}
+	if slidingNote != "" {
+		hybridNote = slidingNote
 	}
 	p := &Prepared{Step: step, MoEKernelNote: kernelNote, HybridNote: hybridNote, MixerKernelNote: step.MixerKernelNote(), StateBlocksPerRequest: stateBlocks,
 		GPU: d.GPU, ProfileNote: profileNote, FrontendDelay: FromSeconds(d.GPU.EffectiveProfile().FrontendLatencyUS * 1e-6),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/roofline"
 	"github.com/roofsim/roofsim/scheduler"
 )
@@ -36,8 +37,13 @@ type SlidingCacheLayout struct {
 	// GroupSize is the layers per group; FullGroups and SlidingGroups the
 	// groups of each kind.
 	GroupSize, FullGroups, SlidingGroups int
-	// WindowTokens is the sliding window in tokens.
+	// WindowTokens is the sliding window in tokens (the attention chunk
+	// with Chunked).
 	WindowTokens int
+	// Chunked: the "sliding" groups hold chunked local attention layers
+	// (Llama 4; vLLM's ChunkedLocalAttentionSpec), which keep only the
+	// blocks of the current chunk.
+	Chunked bool
 	// PageBytes is the unified page: one layer's block, in bytes per GPU.
 	PageBytes float64
 }
@@ -54,7 +60,7 @@ func NewSlidingCacheLayout(kv roofline.SlidingKV, blockSize int) (SlidingCacheLa
 	if !(kv.SlidingBytesPerToken > 0) || !(kv.FullBytesPerToken > 0) || blockSize <= 0 {
 		return SlidingCacheLayout{}, fmt.Errorf("sliding cache: sizes must be > 0 (sliding %g B/token, full %g B/token, block %d)", kv.SlidingBytesPerToken, kv.FullBytesPerToken, blockSize)
 	}
-	l := SlidingCacheLayout{FullBlockSize: blockSize, SlidingBlockSize: blockSize, WindowTokens: kv.WindowTokens}
+	l := SlidingCacheLayout{FullBlockSize: blockSize, SlidingBlockSize: blockSize, WindowTokens: kv.WindowTokens, Chunked: kv.Chunked}
 	full, sliding := float64(blockSize)*kv.FullBytesPerToken, float64(blockSize)*kv.SlidingBytesPerToken
 	l.PageBytes = max(full, sliding)
 	ratio := l.PageBytes / min(full, sliding)
@@ -87,7 +93,7 @@ func (l SlidingCacheLayout) KVBytesPerTokenPerGPU() float64 {
 
 // Window is the scheduler's view of the sliding groups.
 func (l SlidingCacheLayout) Window() scheduler.Window {
-	return scheduler.Window{Tokens: l.WindowTokens, BlockSize: l.SlidingBlockSize, Groups: l.SlidingGroups, FullGroups: l.FullGroups}
+	return scheduler.Window{Tokens: l.WindowTokens, BlockSize: l.SlidingBlockSize, Groups: l.SlidingGroups, FullGroups: l.FullGroups, Chunked: l.Chunked}
 }
 
 // MaxRequestBlocks is the group blocks one request of maxModelLen tokens
@@ -96,12 +102,20 @@ func (l SlidingCacheLayout) Window() scheduler.Window {
 // ceil(maxModelLen / FullBlockSize) in each full group, and in each
 // sliding group ceil(min(WindowTokens - 1 + maxBatchedTokens,
 // maxModelLen) / SlidingBlockSize) + 1 (SlidingWindowSpec.
-// max_memory_usage_bytes in vllm/v1/kv_cache_interface.py). Bytes are
-// this times GroupBlockBytes.
+// max_memory_usage_bytes in vllm/v1/kv_cache_interface.py); with Chunked,
+// ceil(min(WindowTokens + maxBatchedTokens, maxModelLen) /
+// SlidingBlockSize) in each chunked group (ChunkedLocalAttentionSpec.
+// max_memory_usage_bytes, same file). Bytes are this times
+// GroupBlockBytes.
 func (l SlidingCacheLayout) MaxRequestBlocks(maxModelLen, maxBatchedTokens int) int {
 	full := (maxModelLen + l.FullBlockSize - 1) / l.FullBlockSize
-	w := min(l.WindowTokens-1+maxBatchedTokens, maxModelLen)
-	sliding := (w+l.SlidingBlockSize-1)/l.SlidingBlockSize + 1
+	var sliding int
+	if l.Chunked {
+		sliding = (min(l.WindowTokens+maxBatchedTokens, maxModelLen) + l.SlidingBlockSize - 1) / l.SlidingBlockSize
+	} else {
+		w := min(l.WindowTokens-1+maxBatchedTokens, maxModelLen)
+		sliding = (w+l.SlidingBlockSize-1)/l.SlidingBlockSize + 1
+	}
 	return l.FullGroups*full + l.SlidingGroups*sliding
 }
 
@@ -122,28 +136,41 @@ func (l SlidingCacheLayout) MaxModelLenFor(groupBlocks, maxBatchedTokens, upTo i
 	return best
 }
 
-// applySlidingCache lays out a sliding-window model's cache
-// (NewSlidingCacheLayout) in sc: the full groups' block size. It returns
-// the layout, the KV bytes per token that sizes the scheduler's blocks and
-// a note; on is false (and nothing changes) for a model without both
-// kinds of layers, for a hybrid model with state layers (hybrid_cache.go
-// lays those out; its sliding layers count as full) and when fullCache is
-// set: the hybrid manager off, as with vLLM's
+// applySlidingCache lays out a sliding-window or chunked-local-attention
+// model's cache (NewSlidingCacheLayout) in sc: the full groups' block
+// size. It returns the layout, the KV bytes per token that sizes the
+// scheduler's blocks and a note; on is false (and nothing changes) for a
+// model without both kinds of layers, for a hybrid model with state
+// layers (hybrid_cache.go lays those out; its sliding layers count as
+// full) and when fullCache is set: the hybrid manager off, as with vLLM's
 // --disable-hybrid-kv-cache-manager (unify_hybrid_kv_cache_specs turns
 // every sliding layer into a full one), which roofsim does whenever KV
 // blocks travel (disaggregation, a CPU tier), since those paths move
-// full-context blocks.
-func applySlidingCache(step *roofline.StepModel, sc *scheduler.Config, fullCache bool) (l SlidingCacheLayout, kvPerToken float64, note string, on bool, err error) {
+// full-context blocks. A chunked local attention model (Llama 4) is laid
+// out in groups only where the engine release does so by default with
+// the proposer in use (engine.Engine.ChunkedLocalHybridKV); otherwise on
+// is false and the note says why its cache counts the whole context.
+func applySlidingCache(step *roofline.StepModel, sc *scheduler.Config, fullCache bool, eng engines.Engine, proposer roofline.SpecMethod) (l SlidingCacheLayout, kvPerToken float64, note string, on bool, err error) {
 	kv := step.SlidingKV()
 	if fullCache || kv.SlidingLayers == 0 || kv.FullLayers == 0 || step.NumStateLayers() > 0 {
 		return SlidingCacheLayout{}, 0, "", false, nil
+	}
+	format := "sliding-window cache: %d sliding (window %d) and %d full layers in groups of %d (%d sliding, %d full), block sizes %d sliding / %d full tokens; sliding groups keep only the blocks in the window"
+	if kv.Chunked {
+		hma, src := eng.ChunkedLocalHybridKV(proposer)
+		if !hma {
+			if src == "" {
+				src = "no hybrid KV cache manager in " + eng.String()
+			}
+			return SlidingCacheLayout{}, 0, fmt.Sprintf("chunked local attention cache: every layer keeps the whole context (%s)", src), false, nil
+		}
+		format = "chunked local attention cache: %d local (chunk %d) and %d full layers in groups of %d (%d local, %d full), block sizes %d local / %d full tokens; local groups keep only the blocks of the current chunk (" + src + ")"
 	}
 	if l, err = NewSlidingCacheLayout(kv, sc.BlockSize); err != nil {
 		return SlidingCacheLayout{}, 0, "", false, err
 	}
 	sc.BlockSize = l.FullBlockSize
-	note = fmt.Sprintf("sliding-window cache: %d sliding (window %d) and %d full layers in groups of %d (%d sliding, %d full), block sizes %d sliding / %d full tokens; sliding groups keep only the blocks in the window",
-		kv.SlidingLayers, l.WindowTokens, kv.FullLayers, l.GroupSize, l.SlidingGroups, l.FullGroups, l.SlidingBlockSize, l.FullBlockSize)
+	note = fmt.Sprintf(format, kv.SlidingLayers, l.WindowTokens, kv.FullLayers, l.GroupSize, l.SlidingGroups, l.FullGroups, l.SlidingBlockSize, l.FullBlockSize)
 	return l, l.KVBytesPerTokenPerGPU(), note, true, nil
 }
 

@@ -169,23 +169,7 @@ func TestSlidingRunConserves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y := `
-seed: 5
-clients:
-  - name: c
-    arrival: {process: poisson, rate: 100, num_requests: 60}
-    prompt_tokens: {dist: uniform, min: 100, max: 2000}
-    output_tokens: {dist: uniform, min: 1, max: 300}
-`
-		cfg := Config{Scheduler: p.Scheduler, Window: p.Window, StepModel: p.Step, Replicas: 1, StepTrace: true, CheckInvariants: true}
-		if p.Speculative != nil {
-			sp := *p.Speculative
-			sp.Seed = 4
-			cfg.Speculative = &sp
-		}
-		if res, _ := runConserved(t, y, cfg, 60); res.Preemptions == 0 {
-			t.Errorf("%s: no preemption: the test does not reach memory pressure", tc.name)
-		}
+		runWindowConserved(t, tc.name, p)
 	}
 }
 

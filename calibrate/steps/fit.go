@@ -72,6 +72,13 @@ func (t Terms) ApplyCarried(p *hardware.Profile) *hardware.Profile {
 	return c
 }
 
+// KernelPathTerms are the terms that belong to the attention kernel path
+// the fitted GPU's architecture takes (hardware.KernelPathTerms): the cost
+// per (request, KV head).
+func (t Terms) KernelPathTerms() hardware.KernelPathTerms {
+	return hardware.KernelPathTerms{PerRequestKVHeadUS: t.PerRequestKVHeadUS}
+}
+
 // String lists the terms with their units.
 func (t Terms) String() string {
 	per := fmt.Sprintf("per (request, KV head, layer) %.4f us", t.PerRequestKVHeadUS)

@@ -77,15 +77,15 @@ func btoi(b bool) int {
 
 // sourcePolicy is the kernel choice of engine release e on g's architecture,
 // from e's engine profile (the nearest release's; engine/profiles): its
-// kernel paths that name the kernel tables' kernel_source. nil when e has
-// no engine profile.
+// kernel paths that name the kernel tables' kernel_source, matched at e's
+// release. nil when e has no engine profile.
 func sourcePolicy(e engine.Engine, g *hardware.GPU) aiconfigurator.SourcePolicy {
 	prof, _, err := e.Profile()
 	if err != nil {
 		return nil
 	}
 	return func(op hardware.KernelOp, dtype string) (string, string, bool) {
-		kp, ok := prof.PathFor(op, g.Arch, dtype)
+		kp, ok := prof.Match(hardware.KernelQuery{Op: op, Arch: g.Arch, DType: dtype, Release: e.Version})
 		if !ok || kp.KernelSource == "" {
 			return "", "", false
 		}

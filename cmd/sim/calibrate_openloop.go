@@ -119,7 +119,7 @@ func runCalibrateOpenLoop(ctx context.Context, s streams, o *calibrateOpenLoopOp
 		// A GPU profile file holds no engine terms (calibrate.MarshalProfile
 		// leaves them out): a fit that moves one must not be written as if
 		// it had been kept.
-		engineKeys := hardware.EngineTermKeys()
+		engineKeys := append(hardware.EngineTermKeys(), hardware.KernelPathTermKeys()...)
 		for _, t := range openloop.Terms() {
 			if slices.Contains(engineKeys, t.Key) && res.Values[t.Key] != t.Get(g.EffectiveProfile()) {
 				return fmt.Errorf("--update: %s is an engine term (engine/profiles/); the fit moved it from %g to %g, which a GPU profile file cannot hold: write it into the engine profile", t.Key, t.Get(g.EffectiveProfile()), res.Values[t.Key])

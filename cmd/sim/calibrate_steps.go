@@ -40,10 +40,10 @@ that were not fitted.
 --holdout-tp. --engine-profile writes the engine's terms (step cost, graph
 launch share, graph policy, per-request cost) into the engine release's
 profile, engine/profiles/<engine>-<release>.yaml, which every GPU calibrated
-for that release takes; --update writes the GPU's own terms (the cost per
-(request, KV head), whose presence depends on the attention backend, and
-the compute and all-reduce rates sustained in serving) into its profile
-files.
+for that release takes, and the cost per (request, KV head), whose presence
+depends on the attention backend, into the attention kernel path that the
+GPU's architecture takes there; --update writes the GPU's own terms (the
+compute and all-reduce rates sustained in serving) into its profile files.
 Each records this command in its provenance.`,
 		Example: `  D=../shared/data/fpm/qwen3-32b_b300_vllm-0.20.1
   sim calibrate steps --gpu b300 --model qwen3-32b --file $D/tp1/fpm_metrics_detail.csv --tp 1 \
@@ -162,21 +162,27 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 	}
 	engineNote := ""
 	if eng != nil {
-		engineNote = " (the fit's engine terms are in " + o.Engine + ")"
+		engineNote = " (the fit's engine terms and per_request_kv_head_us, a term of the attention path, are in " + o.Engine + ")"
 	}
 	for i, path := range o.Update {
 		// The engine terms Apply sets are left out of a GPU file
 		// (calibrate.MarshalProfile); they go to --engine-profile.
 		if err := write("--update", path, fit.Terms.Apply(profiles[i]),
-			"per_request_kv_head_us, serving_compute_efficiency, serving_allreduce_efficiency fitted"+engineNote); err != nil {
+			"serving_compute_efficiency, serving_allreduce_efficiency fitted"+engineNote); err != nil {
 			return err
 		}
 	}
 	if eng != nil {
 		st := stage
-		st.Note = stepsEngineNote(o, fit.Terms)
+		st.Note = stepsEngineNote(o, fit.Terms, train[0].Setup.GPU.Arch)
 		terms := fit.Terms.ApplyCarried(eng.Base(hardware.DefaultProfile())).EngineTerms()
-		if err := writeEngineProfile("--engine-profile", o.Engine, eng.Refitted(terms, st)); err != nil {
+		// The per (request, KV head) cost is the attention backend's: it goes
+		// to the attention path the calibrating GPU's architecture takes.
+		refit, err := eng.Refitted(terms, st).WithAttentionTerms(train[0].Setup.GPU.Arch, fit.Terms.KernelPathTerms())
+		if err != nil {
+			return fmt.Errorf("--engine-profile: %w", err)
+		}
+		if err := writeEngineProfile("--engine-profile", o.Engine, refit); err != nil {
 			return err
 		}
 	}
@@ -226,8 +232,9 @@ func runCalibrateSteps(s streams, o *calibrateStepsOptions, command string) erro
 }
 
 // stepsEngineNote is the engine profile's stage note for a step fit: the
-// GPU, model and degrees it was fitted on, and the terms it set.
-func stepsEngineNote(o *calibrateStepsOptions, t steps.Terms) string {
+// GPU, model and degrees it was fitted on, and the terms it set (the per
+// (request, KV head) cost on the attention path of arch, the GPU's).
+func stepsEngineNote(o *calibrateStepsOptions, t steps.Terms, arch hardware.Arch) string {
 	tps := make([]string, len(o.TPs))
 	for i, tp := range o.TPs {
 		tps[i] = fmt.Sprint(tp)
@@ -236,8 +243,8 @@ func stepsEngineNote(o *calibrateStepsOptions, t steps.Terms) string {
 	if t.PerRequestUS != 0 || o.PerRequest {
 		per = "per_request_overhead_us fitted"
 	}
-	return fmt.Sprintf("fitted on %s (%s, TP %s): step_overhead_us, graph_launch_factor; %s; graph_max_tokens: every step replays a graph",
-		o.GPU, o.Model, strings.Join(tps, ","), per)
+	return fmt.Sprintf("fitted on %s (%s, TP %s): step_overhead_us, graph_launch_factor; %s; graph_max_tokens: every step replays a graph; per_request_kv_head_us on the attention path of %s",
+		o.GPU, o.Model, strings.Join(tps, ","), per, arch)
 }
 
 // writeEngineProfile writes e to path (the file of an engine profile flag).

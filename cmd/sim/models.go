@@ -17,7 +17,7 @@ type modelsOptions struct {
 }
 
 // modelSettings are the deployment settings `sim models --model` takes.
-var modelSettings = []string{"model", "tp", "weights", "kv-cache-dtype"}
+var modelSettings = []string{"model", "tp", "weights", "kv-cache-dtype", "engine"}
 
 func newModelsCmd(s streams, runF func(*modelsOptions) error) *cobra.Command {
 	opts := &modelsOptions{}

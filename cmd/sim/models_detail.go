@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	engines "github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
@@ -43,6 +44,10 @@ type modelDetail struct {
 	MaxModelLen                      int     `json:"max_model_len,omitempty"`
 	KVBytesPerMaxLenRequestPerGPU    float64 `json:"kv_bytes_per_max_len_request_per_gpu,omitempty"`
 	KVBytesPerMaxLenRequestFullCache float64 `json:"kv_bytes_per_max_len_request_full_cache_per_gpu,omitempty"`
+	// KVLayoutNote says, for a model with chunked local attention (Llama
+	// 4), which engine releases lay its cache out in groups
+	// (engine.Engine.ChunkedLocalHybridKV); "" for any other model.
+	KVLayoutNote string `json:"kv_layout_note,omitempty"`
 	// Quantization says where a quantised checkpoint's precisions came from.
 	Quantization string `json:"quantization,omitempty"`
 	// Notes name what is not priced, or priced in part.
@@ -80,7 +85,7 @@ func runModelDetail(s streams, opts *modelsOptions) error {
 		return err
 	}
 	d := describeModel(m, step)
-	d.slidingRequest(m, step, sp.Serving.Config)
+	d.slidingRequest(m, step, sp.Serving.Config, sp.Engine)
 	if opts.JSON {
 		return writeJSON(s.out, d)
 	}
@@ -98,6 +103,9 @@ func runModelDetail(s streams, opts *modelsOptions) error {
 	if d.KVBytesPerMaxLenRequestPerGPU > 0 {
 		fmt.Fprintf(s.out, "KV of one request of max_model_len %d, vLLM's hybrid layout: %.2f GiB per GPU (%.2f GiB if every layer kept the whole context)\n",
 			d.MaxModelLen, d.KVBytesPerMaxLenRequestPerGPU/(1<<30), d.KVBytesPerMaxLenRequestFullCache/(1<<30))
+	}
+	if d.KVLayoutNote != "" {
+		fmt.Fprintf(s.out, "KV layout: %s\n", d.KVLayoutNote)
 	}
 	tw := newTable(s.out)
 	fmt.Fprintln(tw, "LAYER KIND\tCOUNT\tKV ELEMS/TOKEN/LAYER\tWINDOW\tKV BYTES/TOKEN/GPU\tSTATE BYTES/REQUEST/GPU")
@@ -158,15 +166,28 @@ func describeModel(m *model.Config, step *roofline.StepModel) modelDetail {
 }
 
 // slidingRequest fills the max_model_len request's KV bytes of a model
-// with sliding-window and full attention layers and no state layers, as
-// sim.Prepare lays its cache out, with sc's block size, max_model_len (0:
-// the model's context) and max_num_batched_tokens; it leaves d alone for
-// any other model.
-func (d *modelDetail) slidingRequest(m *model.Config, step *roofline.StepModel, sc scheduler.Config) {
+// with sliding-window (or chunked local) and full attention layers and no
+// state layers, as sim.Prepare lays its cache out, with sc's block size,
+// max_model_len (0: the model's context) and max_num_batched_tokens; it
+// leaves d alone for any other model. For chunked local attention it also
+// sets KVLayoutNote, and with an engine release eng that keeps such a
+// model's cache at full context it gives only the note.
+func (d *modelDetail) slidingRequest(m *model.Config, step *roofline.StepModel, sc scheduler.Config, eng engines.Engine) {
 	if step.StateBytesPerRequestPerGPU() > 0 {
 		return
 	}
-	l, err := sim.NewSlidingCacheLayout(step.SlidingKV(), sc.BlockSize)
+	kv := step.SlidingKV()
+	if kv.Chunked && kv.FullLayers > 0 {
+		if on, src := eng.ChunkedLocalHybridKV(""); !eng.IsZero() && !on {
+			d.KVLayoutNote = fmt.Sprintf("%s keeps the whole context in every layer (%s)", eng, src)
+			return
+		} else if on {
+			d.KVLayoutNote = fmt.Sprintf("chunked local attention groups as %s lays them out (%s)", eng, src)
+		} else {
+			d.KVLayoutNote = "chunked local attention groups as vLLM lays them out by default from 0.14.0 (vLLM PR #29627); earlier releases, and eagle, eagle3 or mtp speculation, keep the whole context in every layer (vllm/config/vllm.py)"
+		}
+	}
+	l, err := sim.NewSlidingCacheLayout(kv, sc.BlockSize)
 	if err != nil {
 		return // not a sliding-window model
 	}

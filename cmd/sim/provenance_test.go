@@ -91,7 +91,7 @@ func TestStepsFitReplacesItsStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range hardware.EngineTermKeys() {
+	for _, k := range append(hardware.EngineTermKeys(), hardware.KernelPathTermKeys()...) {
 		if strings.Contains(string(data), "\n"+k+":") {
 			t.Errorf("the GPU file got engine term %s", k)
 		}
@@ -99,6 +99,13 @@ func TestStepsFitReplacesItsStage(t *testing.T) {
 	eng, err := hardware.LoadEngineProfile(engPath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The per (request, KV head) cost goes to the attention path of B300's
+	// architecture (FlashInfer on sm103), which sm100 shares, and to no
+	// other.
+	if kv := eng.AttentionTerms(hardware.ArchSM103).PerRequestKVHeadUS; kv <= 0 || eng.AttentionTerms(hardware.ArchSM100).PerRequestKVHeadUS != kv || eng.AttentionTerms(hardware.ArchSM90).PerRequestKVHeadUS != 0 {
+		t.Errorf("attention terms sm103 %+v sm100 %+v sm90 %+v, want the fitted cost on the FlashInfer path only",
+			eng.AttentionTerms(hardware.ArchSM103), eng.AttentionTerms(hardware.ArchSM100), eng.AttentionTerms(hardware.ArchSM90))
 	}
 	if got := kinds(eng.Provenance); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageSteps}) {
 		t.Fatalf("engine profile stages after two step fits: %v", got)
