@@ -58,9 +58,14 @@ func (f FusedMoE) Lookup(format string) (e OpEfficiency, key string, ok bool) {
 			return e, k, true
 		}
 	}
-	// No related entry: the first in name order, so the choice is stable.
-	k := slices.Sorted(maps.Keys(f))[0]
-	return f[k], k, true
+	// No related entry: the first per-format entry in name order, so the
+	// choice is stable (shape entries stand only for their own shape).
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		if !isShapeKey(k) {
+			return f[k], k, true
+		}
+	}
+	return e, "", false
 }
 
 // validate checks every entry like the profile's other efficiencies.
@@ -68,6 +73,9 @@ func (f FusedMoE) validate(path string) *FieldError {
 	for _, k := range slices.Sorted(maps.Keys(f)) {
 		if k == "" {
 			return fieldErr(path, "empty format name")
+		}
+		if _, _, ok := parseShapeKey(k); isShapeKey(k) && !ok {
+			return fieldErr(fmt.Sprintf("%s.%s", path, k), "a shape entry's key must be <format>@<hidden>x<inter>x<topk>x<experts>/ep<n>, each a positive integer")
 		}
 		if err := f[k].validate(fmt.Sprintf("%s.%s", path, k)); err != nil {
 			return err

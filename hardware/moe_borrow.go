@@ -2,7 +2,6 @@ package hardware
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 )
@@ -34,7 +33,9 @@ func resolveFusedMoEFrom(gpus []GPU, dir string) error {
 				return fmt.Errorf("%s: %w", path.Join(dir, g.Name), &FieldError{GPU: g.Name, Path: "fused_moe_from",
 					Reason: fmt.Sprintf("%q is not another catalog GPU with a calibrated fused_moe fit of its own", p.FusedMoEFrom)})
 			}
-			p.FusedMoE = maps.Clone(d.Profile.FusedMoE)
+			// Only the per-format curves: a shape entry carries the tile
+			// configuration the engine runs on the donor's device.
+			p.FusedMoE, _ = d.Profile.FusedMoE.SplitShapes()
 			if st, ok := d.Profile.Provenance.Stage(StageMoE); ok {
 				st.Data = slices.Clone(st.Data)
 				st.Note = fmt.Sprintf("%s's fit (fused_moe_from: %s; no moe table for this GPU)", d.Name, d.Name)

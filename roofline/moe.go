@@ -102,10 +102,11 @@ func (m *StepModel) initMoE() error {
 }
 
 // initFused picks the fused-kernel entry for the experts' weight format
-// and checks the kernel path (StepOptions.MoEKernel); it runs after the
-// precisions are resolved.
+// (the entry measured at this GPU's expert shape when the profile has one,
+// hardware.FusedMoE.LookupShape) and checks the kernel path
+// (StepOptions.MoEKernel); it runs after the precisions are resolved.
 func (m *StepModel) initFused(opts StepOptions) error {
-	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.Lookup(m.expW.Name)
+	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.LookupShape(m.expW.Name, m.fusedMoEShape())
 	kernel := opts.MoEKernel
 	if kernel == MoEKernelAuto {
 		kernel = MoEKernelFused
@@ -138,6 +139,13 @@ func (m *StepModel) initFused(opts StepOptions) error {
 		return &MoEKernelError{Reason: fmt.Sprintf("unknown kernel path %q (want %q, %q or %q)", opts.MoEKernel, MoEKernelAuto, MoEKernelFused, MoEKernelDeepGEMM)}
 	}
 	return nil
+}
+
+// fusedMoEShape is the expert shape one GPU's fused kernel runs
+// (hardware.FusedMoEShape): hidden size, expert width on the GPU, top-k,
+// expert count and EP degree.
+func (m *StepModel) fusedMoEShape() hardware.FusedMoEShape {
+	return hardware.FusedMoEShape{Hidden: m.hidden, Inter: m.expInterPG, TopK: m.topK, Experts: m.experts, EP: max(m.ep, 1)}
 }
 
 // moeTokens is the tokens entering one GPU's MoE layer when its DP rank

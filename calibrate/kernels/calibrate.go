@@ -59,6 +59,15 @@ type Options struct {
 	// Families are independent and their results are collected in a
 	// fixed order, so the outcome does not depend on it.
 	Workers int
+	// MoEPerShape, for CalibrateMoE: also fit every expert shape the moe
+	// table measured without EP on its own rows and keep the entries that
+	// predict their held-out token band better than the per-format curve
+	// (MoEShapeFit).
+	MoEPerShape bool
+	// MoEShapesOnly, for CalibrateMoE: fit only the shape entries (as
+	// MoEPerShape), against the GPU profile's own per-format curves, which
+	// are kept unchanged; the result has no per-format families.
+	MoEShapesOnly bool
 	// Cache, when set, answers family fits already made in this process
 	// with the same inputs (FitCache); the result is the same as without.
 	Cache *FitCache
@@ -124,6 +133,9 @@ type Result struct {
 	// Warnings flag doubtful results (too few rows, a curve maximum at its
 	// bound, extrapolation, skipped rows, unfitted families).
 	Warnings []string `json:"warnings"`
+	// MoEShapes are the per-shape fused-MoE fits (Options.MoEPerShape), in
+	// key order.
+	MoEShapes []MoEShapeFit `json:"moe_shapes,omitempty"`
 }
 
 // minRows is the row count below which a family fit is flagged.

@@ -335,6 +335,9 @@ rows:
 			only.Files = append(only.Files, f)
 		}
 	}
+	if opts.MoEShapesOnly {
+		return calibrateMoEShapesOnly(only, opts)
+	}
 	res, err := calibrateTables(only, opts)
 	if err != nil {
 		return nil, err
@@ -346,6 +349,19 @@ rows:
 		}
 	}
 	res.Warnings = kept
+	// Shape entries the starting profile held belong to an earlier fit:
+	// only this fit's own (MoEPerShape) stand beside its format curves.
+	res.Profile.FusedMoE, _ = res.Profile.FusedMoE.SplitShapes()
+	res.GPU.Profile = res.Profile.Clone()
+	if opts.MoEPerShape {
+		shapes, warns, err := fitMoEShapes(only.MoE, opts, res.Profile)
+		if err != nil {
+			return nil, err
+		}
+		res.MoEShapes = shapes
+		res.Warnings = append(res.Warnings, warns...)
+		res.GPU.Profile = res.Profile.Clone()
+	}
 	for i, s := range heldOut {
 		fams, _ := moeFamilies(&Tables{MoE: held[i]}, opts.GPU)
 		for _, f := range fams {

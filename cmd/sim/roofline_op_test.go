@@ -43,7 +43,8 @@ func TestPhaseProvenanceOnlyVerbose(t *testing.T) {
 		t.Errorf("header carries the provenance (%d chars): %q", len(first), first)
 	}
 	_, out, _ = cli(t, "roofline", "phase", "--model", "llama-3.1-8b", "--gpu", "h100", "--prompt", "128", "--gen", "8", "--verbose")
-	if !strings.Contains(out, "profile source: kernels kernels/h100_sxm (6 files) + moe") || !strings.Contains(out, "\n  kernels: sim calibrate --gpu h100 --kernels") {
+	if !strings.Contains(out, "profile source: kernels kernels/h100_sxm (6 files) + ") || !strings.Contains(out, " + moe kernels/h100_sxm/moe.csv") ||
+		!strings.Contains(out, "\n  kernels: sim calibrate --gpu h100 --kernels") || !strings.Contains(out, "\n  moe: sim calibrate moe --gpu h100") {
 		t.Errorf("--verbose lacks the provenance:\n%s", out)
 	}
 }
