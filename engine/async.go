@@ -19,6 +19,15 @@ const (
 	AsyncOff  AsyncMode = "off"
 )
 
+// AsyncModeOf is the mode that forces on: AsyncOn or AsyncOff (a resolved
+// setting as a run record writes it).
+func AsyncModeOf(on bool) AsyncMode {
+	if on {
+		return AsyncOn
+	}
+	return AsyncOff
+}
+
 // AsyncModes lists the modes, in the order a form offers them.
 func AsyncModes() []string { return []string{string(AsyncAuto), string(AsyncOn), string(AsyncOff)} }
 

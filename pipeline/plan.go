@@ -148,10 +148,7 @@ func Resolve(spec *workload.Spec, opts Options) (*Plan, error) {
 	st.Model, st.GPU = m.Name, g.Name
 	st.Weights, st.KVCacheDType, st.ActDType = roofline.DType(so.WeightDType), roofline.DType(so.KVDType), roofline.DType(so.ActDType)
 	st.Serving.Config = prep.Scheduler
-	st.Serving.AsyncScheduling = engines.AsyncOff
-	if prep.AsyncScheduling {
-		st.Serving.AsyncScheduling = engines.AsyncOn
-	}
+	st.Serving.AsyncScheduling = engines.AsyncModeOf(prep.AsyncScheduling)
 	p := &Plan{Spec: spec, Model: m, GPU: g, Prepared: prep, Config: cfg, Settings: st, Pools: pools, opts: opts}
 	p.Notes = append(p.Notes, spec.Notes...)
 	if p.WeightsNote = p.weightsNote(); p.WeightsNote != "" {

@@ -76,14 +76,5 @@ func (e *engine) admitDue(in *instance) error {
 	for k < len(in.inbox) && e.table[in.inbox[k]].arrival+e.cfg.FrontendDelay < in.dueBefore {
 		k++
 	}
-	if k == 0 {
-		return nil
-	}
-	rest := in.inbox[k:]
-	in.inbox = in.inbox[:k]
-	if err := e.admitInbox(in); err != nil {
-		return err
-	}
-	in.inbox = append(in.inbox, rest...)
-	return nil
+	return e.admitInbox(in, k)
 }

@@ -497,15 +497,16 @@ func (e *engine) reject(i int32, err error) error {
 	return e.finish(i, "rejected:"+rej.Reason, e.now)
 }
 
-// admitInbox adds the requests that reached busy instance in while it
-// stepped to its scheduler's queue, in arrival order (Config.AsyncScheduling).
-func (e *engine) admitInbox(in *instance) error {
-	for _, i := range in.inbox {
+// admitInbox adds the first n requests of in's inbox (those that reached
+// busy instance in while it stepped) to its scheduler's queue, in arrival
+// order, and keeps the rest (Config.AsyncScheduling).
+func (e *engine) admitInbox(in *instance, n int) error {
+	for _, i := range in.inbox[:n] {
 		if err := in.sched.Add(&e.table[i].s); err != nil {
 			return fmt.Errorf("request %d: %w", e.table[i].w.ID, err) // Check passed at arrival
 		}
 	}
-	in.inbox = in.inbox[:0]
+	in.inbox = append(in.inbox[:0], in.inbox[n:]...)
 	return nil
 }
 

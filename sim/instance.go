@@ -109,7 +109,7 @@ func (e *engine) startStep(in *instance) error {
 		// Async scheduling formed this batch while the last step ran, before
 		// these requests arrived; they can be in the next one. When nothing
 		// was formed, the engine's loop schedules them at once.
-		if err := e.admitInbox(in); err != nil {
+		if err := e.admitInbox(in, len(in.inbox)); err != nil {
 			return err
 		}
 		if b == nil {

@@ -93,10 +93,7 @@ func rowScheduling(d *sim.Deployment, row Row, campaign string) error {
 	if err != nil {
 		return fmt.Errorf("backend_version: %w", err)
 	}
-	d.Settings.Serving.AsyncScheduling = engine.AsyncOff
-	if eng.AsyncDefault() {
-		d.Settings.Serving.AsyncScheduling = engine.AsyncOn
-	}
+	d.Settings.Serving.AsyncScheduling = engine.AsyncModeOf(eng.AsyncDefault())
 	return nil
 }
 

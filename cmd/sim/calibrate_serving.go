@@ -10,7 +10,6 @@ import (
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
 	"github.com/roofsim/roofsim/calibrate/serving"
-	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/spf13/cobra"
 )
@@ -88,10 +87,8 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if len(o.Update) > 0 && !o.KeepStepTerms {
 		return usageError{fmt.Errorf("--update: a GPU profile file holds no engine terms (they are the engine profile's, engine/profiles/), so a fit that moves them cannot be written there; give --keep-step-terms")}
 	}
-	if o.BackendVersion != "" {
-		if _, err := engine.ResolveRelease(engine.VLLM, o.BackendVersion); err != nil {
-			return usageError{fmt.Errorf("--backend-version: %w", err)}
-		}
+	if err := checkBackendVersion(o.BackendVersion); err != nil {
+		return err
 	}
 	// Check every profile to update before the (long) fit.
 	profiles := make([]*hardware.Profile, len(o.Update))

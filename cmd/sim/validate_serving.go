@@ -79,10 +79,8 @@ named and counted in the summary, and the command then exits non-zero
 					o.BenchRequests = camp.BenchRequestsPerClient
 				}
 			}
-			if o.BackendVersion != "" {
-				if _, err := engine.ResolveRelease(engine.VLLM, o.BackendVersion); err != nil {
-					return usageError{fmt.Errorf("--backend-version: %w", err)}
-				}
+			if err := checkBackendVersion(o.BackendVersion); err != nil {
+				return err
 			}
 			rows, err := aiconfigurator.ReadServing(o.File)
 			if err != nil {
@@ -118,4 +116,16 @@ named and counted in the summary, and the command then exits non-zero
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.AllowSkips, "allow-skips", false, "exit 0 when some rows could not be priced (never when none could)")
 	return cmd
+}
+
+// checkBackendVersion checks --backend-version of validate and calibrate
+// serving: empty, or a vLLM release (engine.ResolveRelease).
+func checkBackendVersion(v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := engine.ResolveRelease(engine.VLLM, v); err != nil {
+		return usageError{fmt.Errorf("--backend-version: %w", err)}
+	}
+	return nil
 }
