@@ -86,9 +86,9 @@ func (m AsyncMode) Resolve(e Engine, fallback bool) bool {
 // (hardware.EngineProfile.AsyncAt): vLLM from 0.14.0 on. An engine without
 // a profile (the zero Engine) schedules synchronously.
 func (e Engine) AsyncDefault() bool {
-	p, _, err := e.Profile()
-	if err != nil {
+	if e.IsZero() {
 		return false
 	}
-	return p.AsyncAt(e.Version)
+	p, ok := e.builtinProfile()
+	return ok && p.AsyncAt(e.Version)
 }

@@ -10,10 +10,25 @@ import (
 
 var _ roofline.MoEKernelPolicy = Engine{}
 
-// builtinProfiles parses the embedded engine profiles once for the kernel
-// choices of MoEKernel, which a sweep asks for once per deployment. The
-// parsed profiles are never handed out or modified.
+// builtinProfiles parses the embedded engine profiles once for the policy
+// reads of MoEKernel and AsyncDefault, which a sweep or a serving fit makes
+// once per deployment. The parsed profiles are never handed out or
+// modified.
 var builtinProfiles = sync.OnceValues(hardware.BuiltinEngineProfiles)
+
+// builtinProfile is the engine profile that prices e's release (the
+// nearest release's, as Profile finds it) from the profiles parsed once;
+// read only. false for an engine without a profile.
+func (e Engine) builtinProfile() (*hardware.EngineProfile, bool) {
+	all, err := builtinProfiles()
+	if err != nil {
+		// The embedded profiles are a build artefact that the package
+		// tests parse: failing here is a broken invariant.
+		panic(fmt.Sprintf("built-in engine profiles: %v", err))
+	}
+	p, _, ok := all.For(string(e.Name), e.Version)
+	return p, ok
+}
 
 // MoEKernel is the routed-expert kernel path e takes by default for the
 // experts q describes (roofline.MoEKernelAuto), with the place in the
@@ -29,13 +44,7 @@ func (e Engine) MoEKernel(q roofline.MoEKernelQuery) roofline.MoEKernelChoice {
 	if e.IsZero() {
 		return none
 	}
-	all, err := builtinProfiles()
-	if err != nil {
-		// The embedded profiles are a build artefact that the package
-		// tests parse: failing here is a broken invariant.
-		panic(fmt.Sprintf("built-in engine profiles: %v", err))
-	}
-	p, _, ok := all.For(string(e.Name), e.Version)
+	p, ok := e.builtinProfile()
 	if !ok {
 		return none
 	}
