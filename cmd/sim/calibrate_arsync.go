@@ -79,13 +79,9 @@ func runCalibrateARSync(ctx context.Context, s streams, o *calibrateARSyncOption
 	if o.System == "" {
 		return usageError{fmt.Errorf("--system: required")}
 	}
-	var camp *serving.Campaign
-	if o.Campaign != "none" {
-		c, err := serving.LoadCampaign(o.Campaign)
-		if err != nil {
-			return fmt.Errorf("--campaign: %w", err)
-		}
-		camp = c
+	camp, err := campaignFlag(o.Campaign)
+	if err != nil {
+		return err
 	}
 	profiles, err := loadProfiles("--update", o.Update)
 	if err != nil {
@@ -127,16 +123,11 @@ func runCalibrateARSync(ctx context.Context, s streams, o *calibrateARSyncOption
 		}
 		st := hardware.Stage{Stage: hardware.StageAllReduceSync, Command: command, Data: data, Rows: res.Rows,
 			Note: fmt.Sprintf("fitted on the %s rows with TP > 1; leave one TP out: median TPOT error %.1f %% vs %.1f %% with no term; allreduce_sync_us %g", o.System, res.CVMedianAPE, res.NoneMedianAPE, res.SyncUS)}
-		for i, path := range o.Update {
-			p := profiles[i]
+		for i, p := range profiles {
 			p.AllReduceSyncUS = res.SyncUS
 			p.Provenance = p.Provenance.Without(hardware.StageAllReduceSync).With(st)
-			out, err := calibrate.MarshalProfile(p)
-			if err != nil {
+			if err := writeProfileUpdate(o.Update[i], p); err != nil {
 				return err
-			}
-			if err := atomicWriteBytes(path, out); err != nil {
-				return fmt.Errorf("--update: writing %s: %w", path, err)
 			}
 		}
 	}
@@ -144,6 +135,30 @@ func runCalibrateARSync(ctx context.Context, s streams, o *calibrateARSyncOption
 		return writeJSON(s.out, out)
 	}
 	return writeARSyncText(s.out, out)
+}
+
+// campaignFlag loads the --campaign named, nil for "none".
+func campaignFlag(name string) (*serving.Campaign, error) {
+	if name == "none" {
+		return nil, nil
+	}
+	c, err := serving.LoadCampaign(name)
+	if err != nil {
+		return nil, fmt.Errorf("--campaign: %w", err)
+	}
+	return c, nil
+}
+
+// writeProfileUpdate writes p to the --update file path.
+func writeProfileUpdate(path string, p *hardware.Profile) error {
+	out, err := calibrate.MarshalProfile(p)
+	if err == nil {
+		err = atomicWriteBytes(path, out)
+	}
+	if err != nil {
+		return fmt.Errorf("--update: writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // arsyncOutput is calibrate allreduce-sync's result: the fit and the
