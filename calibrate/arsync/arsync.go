@@ -4,14 +4,21 @@
 //
 // The term is a wait per collective of AllReduceSyncUS x E[max of n
 // standard normals] for n GPUs (roofline prices it), so it moves only rows
-// with TP > 1, more at larger TP. Its value is fitted by simulating every
-// row at a few values (Options.Grid) and interpolating each row's
-// predicted TPOT linearly between them; the fit minimises the rows' summed
-// squared log TPOT error. Whether the term exists is decided by leave one
-// TP degree out: each degree's rows are predicted with the value fitted on
-// the other degrees, and the term is kept only when the pooled median
-// absolute TPOT error of those held-out predictions is below that of no
-// term. Reading order: Fit, then Result.
+// with TP > 1, more at larger TP. Every row is simulated at a few values
+// (Options.Grid) and its predicted TPOT interpolated linearly between them.
+//
+// The fit uses only what varies with TP: rows of one configuration (model,
+// ISL, OSL, concurrency) measured at several TP degrees form a cell, and a
+// cell's own factor (its mean log error) absorbs whatever the model misses
+// for that configuration at every TP (the prefill interference of a high
+// concurrency, a front end). The spread minimises the summed squared log
+// error left within the cells. TP 1 rows anchor their cells without moving.
+// Whether the term exists is decided by leave one TP degree out: each
+// degree's rows are predicted with the spread fitted on the others and
+// their cells' factors from the other degrees' rows, and the term is kept
+// only when the pooled median absolute TPOT error of those predictions is
+// below that of the same prediction with no spread. Reading order: Fit,
+// then Result.
 package arsync
 
 import (
@@ -53,12 +60,16 @@ type Options struct {
 type GroupErrors struct {
 	TP   int `json:"tp"`
 	Rows int `json:"rows"`
-	// None, Fitted and HeldOut are the errors with no spread, with the
-	// value fitted on every degree, and with the value fitted without this
-	// degree (HeldOutSyncUS).
-	None          serving.Errors `json:"none"`
-	Fitted        serving.Errors `json:"fitted"`
+	// None and Fitted are the plain errors with no spread and with the
+	// value fitted on every degree.
+	None   serving.Errors `json:"none"`
+	Fitted serving.Errors `json:"fitted"`
+	// HeldOut are the errors of this degree's rows predicted with the
+	// spread fitted without it (HeldOutSyncUS) times their cells' factors
+	// from the other degrees; HeldOutNone the same with no spread. Rows
+	// whose cell has no other degree are left out of both.
 	HeldOut       serving.Errors `json:"held_out"`
+	HeldOutNone   serving.Errors `json:"held_out_none"`
 	HeldOutSyncUS float64        `json:"held_out_sync_us"`
 }
 
@@ -72,7 +83,8 @@ type Result struct {
 	SyncUS       float64 `json:"sync_us"`
 	Kept         bool    `json:"kept"`
 	// CVMedianAPE and NoneMedianAPE are the pooled median absolute TPOT
-	// errors, percent, of the held-out predictions and of no term.
+	// errors, percent, of the held-out predictions (GroupErrors.HeldOut)
+	// and of the same predictions with no spread (HeldOutNone).
 	CVMedianAPE   float64       `json:"cv_median_ape_pct"`
 	NoneMedianAPE float64       `json:"none_median_ape_pct"`
 	Groups        []GroupErrors `json:"groups"`
@@ -84,13 +96,14 @@ type Result struct {
 // value.
 type row struct {
 	tp       int
+	cell     string
 	measured float64
 	pred     []float64
 }
 
 // Fit identifies the spread from the rows of gpu (the table's system name,
-// e.g. "h100_sxm") with TP > 1 among rows. It needs rows at two or more TP
-// degrees. Deterministic.
+// e.g. "h100_sxm") among rows. It needs rows at two or more TP degrees
+// above 1. Deterministic.
 func Fit(ctx context.Context, rows []serving.Row, gpu string, opts Options) (*Result, error) {
 	grid := opts.Grid
 	if grid == nil {
@@ -104,12 +117,12 @@ func Fit(ctx context.Context, rows []serving.Row, gpu string, opts Options) (*Re
 	}
 	var sel []serving.Row
 	for _, r := range rows {
-		if r.GPU == gpu && r.TP > 1 {
+		if r.GPU == gpu && r.TP >= 1 {
 			sel = append(sel, r)
 		}
 	}
 	tps := distinct(sel, func(r serving.Row) int { return r.TP })
-	if len(tps) < 2 {
+	if len(tps) < 2 || tps[len(tps)-2] < 2 {
 		return nil, &InputError{Field: "rows", Reason: fmt.Sprintf("gpu %q: need rows at two or more TP degrees > 1, got %v", gpu, tps)}
 	}
 	preds := make([][]float64, len(sel))
@@ -137,18 +150,26 @@ func Fit(ctx context.Context, rows []serving.Row, gpu string, opts Options) (*Re
 			res.Skipped++
 			continue
 		}
-		use = append(use, row{tp: r.TP, measured: r.TPOTms, pred: preds[i]})
+		cell := fmt.Sprintf("%s|%d|%d|%d", r.Model, r.ISL, r.OSL, r.Concurrency)
+		use = append(use, row{tp: r.TP, cell: cell, measured: r.TPOTms, pred: preds[i]})
 	}
 	res.Rows = len(use)
-	if len(distinct(use, func(r row) int { return r.tp })) < 2 {
-		return nil, &InputError{Field: "rows", Reason: fmt.Sprintf("gpu %q: fewer than two TP degrees left after %d rows could not be simulated", gpu, res.Skipped)}
+	tps = distinct(use, func(r row) int { return r.tp })
+	if len(tps) < 2 || tps[len(tps)-2] < 2 {
+		return nil, &InputError{Field: "rows", Reason: fmt.Sprintf("gpu %q: fewer than two TP degrees > 1 left after %d rows could not be simulated", gpu, res.Skipped)}
 	}
-	res.FittedSyncUS = fitSync(use, grid, func(int) bool { return true })
+	all := func(int) bool { return true }
+	res.FittedSyncUS = fitSync(use, grid, all)
 	var cvAbs, noneAbs []float64
-	for _, tp := range distinct(use, func(r row) int { return r.tp }) {
-		held := fitSync(use, grid, func(t int) bool { return t != tp })
+	for _, tp := range tps {
+		if tp < 2 {
+			continue
+		}
+		train := func(t int) bool { return t != tp }
+		held := fitSync(use, grid, train)
+		fHeld, fNone := cellFactors(use, grid, held, train), cellFactors(use, grid, 0, train)
 		g := GroupErrors{TP: tp, HeldOutSyncUS: held}
-		var none, fitted, out errAcc
+		var none, fitted, out, outNone errAcc
 		for _, r := range use {
 			if r.tp != tp {
 				continue
@@ -156,11 +177,14 @@ func Fit(ctx context.Context, rows []serving.Row, gpu string, opts Options) (*Re
 			g.Rows++
 			none.add(r, interp(grid, r.pred, 0))
 			fitted.add(r, interp(grid, r.pred, res.FittedSyncUS))
-			out.add(r, interp(grid, r.pred, held))
+			if a, ok := fHeld[r.cell]; ok {
+				out.add(r, interp(grid, r.pred, held)*math.Exp(a))
+				outNone.add(r, interp(grid, r.pred, 0)*math.Exp(fNone[r.cell]))
+			}
 		}
-		g.None, g.Fitted, g.HeldOut = none.errors(), fitted.errors(), out.errors()
+		g.None, g.Fitted, g.HeldOut, g.HeldOutNone = none.errors(), fitted.errors(), out.errors(), outNone.errors()
 		cvAbs = append(cvAbs, out.abs...)
-		noneAbs = append(noneAbs, none.abs...)
+		noneAbs = append(noneAbs, outNone.abs...)
 		res.Groups = append(res.Groups, g)
 	}
 	res.CVMedianAPE = calibrate.SummarizeAPE(cvAbs).MedianAPE
@@ -190,26 +214,52 @@ func withSync(opts serving.Options, v float64) serving.Options {
 	return opts
 }
 
-// fitSync returns the spread in [0, max grid] minimising the summed squared
-// log TPOT error of the rows whose TP keep accepts, scanning in steps of
-// fineStep (the first minimum wins).
+// fitSync returns the spread in [0, max grid] minimising the squared log
+// TPOT error left within the cells (cellSSE) of the rows whose TP keep
+// accepts, scanning in steps of fineStep (the first minimum wins).
 func fitSync(rows []row, grid []float64, keep func(tp int) bool) float64 {
 	best, bestV := math.Inf(1), 0.0
 	hi := grid[len(grid)-1]
 	for k := 0; float64(k)*fineStep <= hi+1e-9; k++ {
 		v := float64(k) * fineStep
-		var s float64
-		for _, r := range rows {
-			if keep(r.tp) {
-				d := math.Log(interp(grid, r.pred, v) / r.measured)
-				s += d * d
-			}
-		}
-		if s < best {
+		if s := cellSSE(rows, grid, v, keep); s < best {
 			best, bestV = s, v
 		}
 	}
 	return bestV
+}
+
+// cellFactors returns, per cell with a row whose TP keep accepts, the mean
+// log error log(measured / predicted at spread v) of those rows: the
+// cell's own factor on every TP.
+func cellFactors(rows []row, grid []float64, v float64, keep func(tp int) bool) map[string]float64 {
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, r := range rows {
+		if keep(r.tp) {
+			sum[r.cell] += math.Log(r.measured / interp(grid, r.pred, v))
+			n[r.cell]++
+		}
+	}
+	for c := range sum {
+		sum[c] /= float64(n[c])
+	}
+	return sum
+}
+
+// cellSSE is the summed squared log error at spread v of the rows whose
+// TP keep accepts, each taken from its cell's factor (cellFactors): what
+// the spread, and nothing fixed per configuration, must explain. A cell
+// of one row adds 0.
+func cellSSE(rows []row, grid []float64, v float64, keep func(tp int) bool) float64 {
+	f := cellFactors(rows, grid, v, keep)
+	var s float64
+	for _, r := range rows {
+		if keep(r.tp) {
+			d := math.Log(r.measured/interp(grid, r.pred, v)) - f[r.cell]
+			s += d * d
+		}
+	}
+	return s
 }
 
 // interp is ys (values at grid) linearly interpolated at v in the grid's

@@ -19,33 +19,45 @@ func TestInterp(t *testing.T) {
 	}
 }
 
-// Rows whose TPOT is linear in the spread, 10 ms + v x 0.1 ms, measured at
-// 10.3 ms: the fit finds v = 3 µs (the squared log error is 0 there).
-// Held out by TP, a degree measured elsewhere pulls its own fold only.
+// Rows whose TPOT is linear in the spread, 10 ms + v x slope(TP) (slope 0
+// at TP 1), measured as a cell factor x the TPOT at v = 3 µs: the fit finds
+// v = 3 whatever the cells' factors (0.9 and 1.2 here: a configuration
+// the model misses at every TP), as only the TP contrast within a cell
+// can move it. Held out by TP, the other degrees give the same.
 func TestFitSyncRecoversLinearResponse(t *testing.T) {
 	grid := []float64{0, 2, 4, 8}
-	lin := func(tp int, measured, slope float64) row {
-		r := row{tp: tp, measured: measured}
-		for _, v := range grid {
-			r.pred = append(r.pred, 10+slope*v)
+	slope := map[int]float64{1: 0, 2: 0.1, 4: 0.2, 8: 0.3}
+	mk := func(cell string, factor, v float64) []row {
+		var out []row
+		for _, tp := range []int{1, 2, 4, 8} {
+			r := row{tp: tp, cell: cell, measured: factor * (10 + slope[tp]*v)}
+			for _, g := range grid {
+				r.pred = append(r.pred, 10+slope[tp]*g)
+			}
+			out = append(out, r)
 		}
-		return r
+		return out
 	}
-	rows := []row{lin(2, 10.3, 0.1), lin(4, 10.6, 0.2), lin(8, 10.9, 0.3)}
+	rows := append(mk("a", 0.9, 3), mk("b", 1.2, 3)...)
 	if got := fitSync(rows, grid, func(int) bool { return true }); math.Abs(got-3) > fineStep/2 {
 		t.Errorf("fitted spread %g, want 3", got)
 	}
-	if got := fitSync(rows, grid, func(tp int) bool { return tp != 8 }); math.Abs(got-3) > fineStep/2 {
-		t.Errorf("fitted spread without tp 8: %g, want 3", got)
+	for _, out := range []int{2, 4, 8} {
+		if got := fitSync(rows, grid, func(tp int) bool { return tp != out }); math.Abs(got-3) > fineStep/2 {
+			t.Errorf("fitted spread without tp %d: %g, want 3", out, got)
+		}
 	}
-	// Measured below every prediction: the fit stops at 0, never below.
-	low := []row{lin(2, 9, 0.1), lin(4, 9, 0.2)}
-	if got := fitSync(low, grid, func(int) bool { return true }); got != 0 {
+	// A cell's factor by hand: at v = 3 every row of cell b is 1.2 x its
+	// prediction, log 1.2.
+	if f := cellFactors(rows, grid, 3, func(int) bool { return true }); math.Abs(f["b"]-math.Log(1.2)) > 1e-12 {
+		t.Errorf("cell b factor %g, want log 1.2", f["b"])
+	}
+	// Measured below every prediction's TP growth: the fit stops at 0.
+	if got := fitSync(append(mk("c", 1, -2), mk("d", 1.1, -2)...), grid, func(int) bool { return true }); got != 0 {
 		t.Errorf("spread %g, want 0", got)
 	}
 	// Beyond the grid: the fit stays within it (8).
-	high := []row{lin(2, 20, 0.1), lin(4, 20, 0.2)}
-	if got := fitSync(high, grid, func(int) bool { return true }); math.Abs(got-8) > fineStep/2 {
+	if got := fitSync(mk("e", 1, 20), grid, func(int) bool { return true }); math.Abs(got-8) > fineStep/2 {
 		t.Errorf("spread %g, want the grid's end 8", got)
 	}
 }
@@ -59,6 +71,7 @@ func TestFitInputErrors(t *testing.T) {
 		field string
 	}{
 		{"one tp", rows, nil, "rows"},
+		{"tp 1 and one other", append(rows, serving.Row{GPU: "h100_sxm", TP: 1}), nil, "rows"},
 		{"no rows of the gpu", []serving.Row{{GPU: "h200_sxm", TP: 2}, {GPU: "h200_sxm", TP: 4}}, nil, "rows"},
 		{"grid without 0", rows, []float64{1, 2}, "grid"},
 		{"grid of one value", rows, []float64{0, 0}, "grid"},

@@ -39,13 +39,18 @@ normals] for n GPUs (0.56 x at TP 2, 1.03 x at 4, 1.42 x at 8), where
 allreduce_sync_us is the spread (standard deviation) of the ranks' arrival.
 
 This command simulates the closed-loop rows of --system (the table's system
-name, e.g. h100_sxm) with TP > 1 at a few spreads (--grid), interpolates each
-row's TPOT between them, and fits the spread minimising the squared log TPOT
-error. Leave one TP degree out decides whether the term exists: each degree's
-rows are predicted with the spread fitted on the others, and the term is kept
-only when the pooled median TPOT error of those predictions beats no term.
-It prints, per TP degree, the TPOT bias and median error with no term, with
-the fitted term and held out.
+name, e.g. h100_sxm) at a few spreads (--grid) and interpolates each row's
+TPOT between them. Only what varies with TP is fitted: the rows of one
+configuration (model, ISL, OSL, concurrency) at several TP degrees form a
+cell whose own factor absorbs what the model misses for it at every TP, and
+the spread minimises the squared log TPOT error left within the cells (TP 1
+rows anchor their cells). Leave one TP degree out decides whether the term
+exists: each degree's rows are predicted with the spread fitted on the
+others (and their cells' factors from the other degrees), and the term is
+kept only when the pooled median TPOT error of those predictions beats the
+same prediction with no spread. It prints, per TP degree, the plain TPOT bias
+and median error with no term and with the fitted term, and the held-out
+median error with and without the spread.
 
 --runs (with --gpu, the catalog GPU they ran on) checks the chosen spread on
 open-loop inference-perf runs the fit never saw: each run's sustained stages
@@ -122,7 +127,7 @@ func runCalibrateARSync(ctx context.Context, s streams, o *calibrateARSyncOption
 			return err
 		}
 		st := hardware.Stage{Stage: hardware.StageAllReduceSync, Command: command, Data: data, Rows: res.Rows,
-			Note: fmt.Sprintf("fitted on the %s rows with TP > 1; leave one TP out: median TPOT error %.1f %% vs %.1f %% with no term; allreduce_sync_us %g", o.System, res.CVMedianAPE, res.NoneMedianAPE, res.SyncUS)}
+			Note: fmt.Sprintf("fitted on the TP contrast of the %s rows; leave one TP out: median TPOT error %.1f %% vs %.1f %% with no spread; allreduce_sync_us %g", o.System, res.CVMedianAPE, res.NoneMedianAPE, res.SyncUS)}
 		for i, p := range profiles {
 			p.AllReduceSyncUS = res.SyncUS
 			p.Provenance = p.Provenance.Without(hardware.StageAllReduceSync).With(st)
@@ -170,13 +175,13 @@ type arsyncOutput struct {
 
 func writeARSyncText(w io.Writer, out arsyncOutput) error {
 	res := out.Result
-	fmt.Fprintf(w, "all-reduce rank spread on %s: %d rows with TP > 1 (%d could not be simulated)\n", res.GPU, res.Rows, res.Skipped)
-	fmt.Fprintf(w, "fitted on every TP: allreduce_sync_us %.2f; leave one TP out: median |TPOT error| %.1f %% (no term %.1f %%): %s\n\n",
+	fmt.Fprintf(w, "all-reduce rank spread on %s: %d rows (%d could not be simulated)\n", res.GPU, res.Rows, res.Skipped)
+	fmt.Fprintf(w, "fitted on every TP: allreduce_sync_us %.2f; leave one TP out: median |TPOT error| %.1f %% (no spread %.1f %%): %s\n\n",
 		res.FittedSyncUS, res.CVMedianAPE, res.NoneMedianAPE, map[bool]string{true: "kept", false: "not kept (0)"}[res.Kept])
-	fmt.Fprintf(w, "%4s %5s %11s %11s %11s %11s %11s %11s %14s\n", "tp", "rows", "none bias%", "none med%", "fit bias%", "fit med%", "CV bias%", "CV med%", "CV sync us")
+	fmt.Fprintf(w, "%4s %5s %11s %11s %11s %11s %13s %13s %14s\n", "tp", "rows", "none bias%", "none med%", "fit bias%", "fit med%", "CV none med%", "CV sync med%", "CV sync us")
 	for _, g := range res.Groups {
-		fmt.Fprintf(w, "%4d %5d %+11.1f %11.1f %+11.1f %11.1f %+11.1f %11.1f %14.2f\n", g.TP, g.Rows,
-			g.None.MeanSignedPct, g.None.MedianAPE, g.Fitted.MeanSignedPct, g.Fitted.MedianAPE, g.HeldOut.MeanSignedPct, g.HeldOut.MedianAPE, g.HeldOutSyncUS)
+		fmt.Fprintf(w, "%4d %5d %+11.1f %11.1f %+11.1f %11.1f %13.1f %13.1f %14.2f\n", g.TP, g.Rows,
+			g.None.MeanSignedPct, g.None.MedianAPE, g.Fitted.MeanSignedPct, g.Fitted.MedianAPE, g.HeldOutNone.MedianAPE, g.HeldOut.MedianAPE, g.HeldOutSyncUS)
 	}
 	if len(out.OpenLoop) > 0 {
 		fmt.Fprintf(w, "\nopen-loop runs (never fitted), sustained stages' TPOT bias with no spread and with %.2f us:\n", res.FittedSyncUS)
