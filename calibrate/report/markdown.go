@@ -163,5 +163,23 @@ func (r *Report) writeTermSelections(b *strings.Builder, source string) {
 			fmt.Fprintf(b, " %s |\n", pct(f.Score))
 		}
 		fmt.Fprintf(b, "\nChosen: `%s`.\n", ts.Chosen)
+		writeFolds(b, ts)
+	}
+}
+
+// writeFolds writes the chosen form's refits and their fitted terms, when
+// the selection recorded them.
+func writeFolds(b *strings.Builder, ts TermSelection) {
+	for _, f := range ts.Forms {
+		if f.Form != ts.Chosen || len(f.Folds) == 0 {
+			continue
+		}
+		b.WriteString("\nIts refits (terms a form leaves out are 0):\n\n")
+		b.WriteString("| held out | harness | trained on | rows | front end µs | fused share | k | train TTFT median % | train TPOT median % |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		for _, fd := range f.Folds {
+			fmt.Fprintf(b, "| %s | %s | %s | %d | %.0f | %.3f | %.2f | %s | %s |\n", fd.HeldOut, fd.Harness, strings.Join(fd.TrainModels, ", "),
+				fd.TrainRows, fd.FrontendLatencyUS, fd.GEMMInputFusedFraction, fd.BenchRequestsPerClient, pct(fd.TrainTTFTMedianPct), pct(fd.TrainTPOTMedianPct))
+		}
 	}
 }

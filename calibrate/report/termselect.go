@@ -31,6 +31,9 @@ type TermForm struct {
 	// their mean.
 	ByMetric map[string]float64 `json:"median_ape_pct_by_metric"`
 	Score    float64            `json:"score"`
+	// Folds, where the source records them, are the refits behind the
+	// form's held-out errors and their fitted terms.
+	Folds []CampaignFold `json:"folds,omitempty"`
 }
 
 // selectPerRequestForm decides, on one per-step campaign with several TP
