@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/serving"
 )
 
@@ -52,16 +53,21 @@ func campaignFormName(drop serving.CampaignTerms) string {
 }
 
 // selectCampaignTerms cross-validates each campaign term set
-// (campaignForms) leave-one-model-out within each benchmark harness
-// (campaignCV) and chooses the one with the lowest score, the mean over
-// TTFT and TPOT of the held-out rows' median absolute error. It returns
-// the selection, the chosen form's held-out predictions, and the models
-// without one (why, by model).
+// (campaignForms, simplest first) leave-one-model-out within each
+// benchmark harness (campaignCV). A form's score is the mean over TTFT and
+// TPOT of its held-out rows' median absolute error; taken in order, a form
+// replaces the choice only when its score is lower and it wins at least
+// calibrate.SelectionLevel of the paired bootstrap resamples of the
+// held-out rows (formBeatShare), so a term that does not beat the simpler
+// set beyond the resampling spread stays out. It returns the selection,
+// the chosen form's held-out predictions, and the models without one (why,
+// by model).
 func selectCampaignTerms(ctx context.Context, o *Options, rows []serving.Row, opts serving.Options) (TermSelection, []serving.Result, map[string]string, error) {
 	ts := TermSelection{Source: SourceClosedLoop,
 		Term:   "benchmark campaign terms fitted besides requests per client: front end latency, fused GEMM input share, both or neither",
 		Groups: "one model, within its benchmark harness (fit on the harness's other models)",
-		Score:  "mean over TTFT and TPOT of the held-out rows' median absolute % error"}
+		Score: fmt.Sprintf("mean over TTFT and TPOT of the held-out rows' median absolute %% error; a form with more terms is adopted "+
+			"only when it also wins %.0f %% of %d paired bootstrap resamples of the held-out rows", calibrate.SelectionLevel*100, calibrate.SelectionResamples)}
 	var best []serving.Result
 	var bestAbsent map[string]string
 	bestScore := math.Inf(1)
@@ -70,21 +76,20 @@ func selectCampaignTerms(ctx context.Context, o *Options, rows []serving.Row, op
 		if err != nil {
 			return ts, nil, nil, err
 		}
-		tf := TermForm{Form: campaignFormName(drop), ByMetric: map[string]float64{}, Folds: folds}
-		var ttft, tpot []Pair
-		for _, r := range cv {
-			ttft = append(ttft, Pair{r.PredTTFTms, r.TTFTms})
-			tpot = append(tpot, Pair{r.PredTPOTms, r.TPOTms})
-		}
 		if len(cv) == 0 {
 			bestAbsent = absent // every model's reason
 			continue            // no held-out prediction: nothing to score
 		}
-		tf.ByMetric["ttft"] = summarize(ttft, BootstrapSpec{}, 0).Median
-		tf.ByMetric["tpot"] = summarize(tpot, BootstrapSpec{}, 0).Median
+		tf := TermForm{Form: campaignFormName(drop), ByMetric: map[string]float64{}, Folds: folds}
+		tf.ByMetric["ttft"], tf.ByMetric["tpot"] = heldOutMedians(cv)
 		tf.Score = (tf.ByMetric["ttft"] + tf.ByMetric["tpot"]) / 2
+		share := 1.0
+		if best != nil {
+			share = formBeatShare(cv, best)
+			tf.BeatShare = &share
+		}
 		ts.Forms = append(ts.Forms, tf)
-		if tf.Score < bestScore {
+		if tf.Score < bestScore && share >= calibrate.SelectionLevel {
 			bestScore, best, bestAbsent, ts.Chosen = tf.Score, cv, absent, tf.Form
 		}
 	}
@@ -92,6 +97,42 @@ func selectCampaignTerms(ctx context.Context, o *Options, rows []serving.Row, op
 		ts.Chosen = "none: no model has a held-out prediction"
 	}
 	return ts, best, bestAbsent, nil
+}
+
+// heldOutMedians are the median absolute TTFT and TPOT errors (%) of rs.
+func heldOutMedians(rs []serving.Result) (ttft, tpot float64) {
+	a, b := make([]float64, len(rs)), make([]float64, len(rs))
+	for i, r := range rs {
+		a[i], b[i] = math.Abs(r.TTFTErrPct), math.Abs(r.TPOTErrPct)
+	}
+	return calibrate.Median(a), calibrate.Median(b)
+}
+
+// formSeed seeds the closed-loop selection's resampling.
+const formSeed = 0x636c6f7365646c70
+
+// formBeatShare is the share of paired bootstrap resamples of the held-out
+// rows in which cand's score (heldOutMedians' mean) is below cur's on the
+// same drawn rows; 0 unless the two predicted the same rows in the same
+// order.
+func formBeatShare(cand, cur []serving.Result) float64 {
+	if len(cand) != len(cur) {
+		return 0
+	}
+	for i := range cand {
+		if cand[i].Row.ID != cur[i].Row.ID || cand[i].Row.Line != cur[i].Row.Line || cand[i].Model != cur[i].Model {
+			return 0
+		}
+	}
+	a, b := make([]serving.Result, len(cand)), make([]serving.Result, len(cand))
+	return calibrate.PairedBootstrapShare(len(cand), calibrate.SelectionResamples, formSeed, func(idx []int) bool {
+		for i, k := range idx {
+			a[i], b[i] = cand[k], cur[k]
+		}
+		at, ap := heldOutMedians(a)
+		bt, bp := heldOutMedians(b)
+		return at+ap < bt+bp
+	})
 }
 
 // campaignCV predicts each model's rows by campaign terms (drop leaves

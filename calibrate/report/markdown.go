@@ -154,13 +154,26 @@ func (r *Report) writeTermSelections(b *strings.Builder, source string) {
 			metrics = append(metrics, m)
 		}
 		slices.Sort(metrics)
-		fmt.Fprintf(b, "| form | %s | score |\n|---|%s---|\n", strings.Join(metrics, " | "), strings.Repeat("---|", len(metrics)))
+		shares := slices.ContainsFunc(ts.Forms, func(f TermForm) bool { return f.BeatShare != nil })
+		head, rule := "", ""
+		if shares {
+			head, rule = " beats the choice before it |", "---|"
+		}
+		fmt.Fprintf(b, "| form | %s | score |%s\n|---|%s---|%s\n", strings.Join(metrics, " | "), head, strings.Repeat("---|", len(metrics)), rule)
 		for _, f := range ts.Forms {
 			fmt.Fprintf(b, "| `%s` |", f.Form)
 			for _, m := range metrics {
 				fmt.Fprintf(b, " %s |", pct(f.ByMetric[m]))
 			}
-			fmt.Fprintf(b, " %s |\n", pct(f.Score))
+			fmt.Fprintf(b, " %s |", pct(f.Score))
+			switch {
+			case !shares:
+			case f.BeatShare == nil:
+				b.WriteString(" — |")
+			default:
+				fmt.Fprintf(b, " %.0f %% of resamples |", *f.BeatShare*100)
+			}
+			b.WriteString("\n")
 		}
 		fmt.Fprintf(b, "\nChosen: `%s`.\n", ts.Chosen)
 		writeFolds(b, ts)
