@@ -124,16 +124,23 @@ func (e *engine) startStep(in *instance) error {
 	in.in.Prefills = in.in.Prefills[:0]
 	in.in.Decodes = in.in.Decodes[:0]
 	in.in.Verifies = in.in.Verifies[:0]
+	// Only admitted requests can be scheduled for the first time: the
+	// running ones before them were admitted by an earlier step.
+	first := len(b.Items) - b.Admitted
 	for k := range b.Items {
 		it := &b.Items[k]
-		r := e.table[it.Req.Index]
-		if !r.hasSched {
-			r.hasSched = true
-			r.firstSched = e.now
-			e.waiting--
-		}
-		if in.pool != nil {
-			e.poolScheduled(in, r)
+		if k >= first || in.pool != nil {
+			r := e.table[it.Req.Index]
+			if !r.hasSched {
+				r.hasSched = true
+				r.firstSched = e.now
+				e.waiting--
+			}
+			if in.pool != nil {
+				e.poolScheduled(in, r)
+			}
+		} else if e.cfg.CheckInvariants && !e.table[it.Req.Index].hasSched {
+			return fmt.Errorf("replica %d at %v s: running request %d was never scheduled", in.id, e.now.Seconds(), it.Req.ID)
 		}
 		switch {
 		case it.Prefill:
