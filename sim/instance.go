@@ -62,6 +62,7 @@ type instance struct {
 	rem          []int
 	byRem        []uint64 // rem<<32 | item index, sorted (the first to finish)
 	clientCounts []int
+	runLens      []int // a mixed run's pass-1 KV lengths (mixed_run.go)
 
 	// price prices the instance's passes (shared by the instances of one
 	// step model).
@@ -479,6 +480,9 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	// (O(1) a pass) when the step model allows it, else from their lengths
 	// (roofline.DecodeRunPricer).
 	dec := in.in.Decodes
+	if b.NumPrefillTokens > 0 {
+		dec = in.mixedRunLengths(b)
+	}
 	run := roofline.DecodeRun{Lengths: dec, Passes: in.rem}
 	var base int64 // sum of pass-1 KV lengths of the live decodes
 	for _, l := range dec {
@@ -530,6 +534,9 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	steps, peak, fin := in.sched.AdvanceDecodes(planned, in.finished[:0])
 	in.finished, in.committed = fin, true
 	in.durs = in.durs[:steps]
+	if b.NumPrefillTokens > 0 && steps > 1 {
+		e.res.mixedRuns++
+	}
 	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
 	// doneBy[j]: items finishing by the end of pass j+1.
 	cover(steps)
