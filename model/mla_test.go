@@ -1,7 +1,6 @@
 package model
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,7 +153,7 @@ func TestMLAValidate(t *testing.T) {
 }
 
 // TestSharedMLAConfigs: the shared DeepSeek configs carry their MLA and MTP
-// keys, and GLM-5's sparse attention is refused by name.
+// keys (GLM-5's sparse attention: dsa_test.go).
 func TestSharedMLAConfigs(t *testing.T) {
 	dir := filepath.Join(dataDir(t), "models")
 	c, err := LoadHFConfig(filepath.Join(dir, "deepseek-v3", "config.json"))
@@ -167,10 +166,6 @@ func TestSharedMLAConfigs(t *testing.T) {
 	}
 	if !c.SameArchitecture(ref) || c.MTPLayers != 1 {
 		t.Errorf("shared deepseek-v3 differs from the pinned config:\n %+v\n %+v", c, ref)
-	}
-	_, err = LoadHFConfig(filepath.Join(dir, "glm-5.2-fp8", "config.json"))
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "DeepSeek sparse attention (DSA") {
-		t.Errorf("glm-5.2-fp8: want an unsupported DSA error, got %v", err)
 	}
 }
 
