@@ -454,10 +454,8 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 		return nil, err
 	}
 	cfg.Notes = append(cfg.Notes, hfUnmodelledNotes(d)...)
-	if n, err := hfMTPHiddenNote(d); err != nil {
+	if err := hfMTPHidden(d, cfg); err != nil {
 		return nil, err
-	} else if n != "" {
-		cfg.Notes = append(cfg.Notes, n)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)

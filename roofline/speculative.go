@@ -250,11 +250,12 @@ func (d *Drafter) WeightBytesPerGPU() float64 {
 }
 
 // NoMTPLayersError is method mtp on a model whose configuration declares no
-// multi-token-prediction modules (num_nextn_predict_layers).
+// multi-token-prediction modules (num_nextn_predict_layers or
+// mtp_num_hidden_layers).
 type NoMTPLayersError struct{ Model string }
 
 func (e *NoMTPLayersError) Error() string {
-	return fmt.Sprintf("mtp: model %s has no MTP layers (num_nextn_predict_layers); use eagle or eagle3 for a draft layer, or draft_model", e.Model)
+	return fmt.Sprintf("mtp: model %s has no MTP layers (num_nextn_predict_layers or mtp_num_hidden_layers); use eagle or eagle3 for a draft layer, or draft_model", e.Model)
 }
 
 // KVBytesPerTokenPerGPU is the draft network's KV-cache bytes per token on
