@@ -196,6 +196,23 @@ func TestVisionTowerNote(t *testing.T) {
 	if n := c.PricingNotes(); len(n) != 1 || !strings.Contains(n[0], "vision tower not modelled") {
 		t.Errorf("PricingNotes = %q", n)
 	}
+	// A multimodal class whose config.json keeps only text_config (the
+	// shared gemma-3-4b-it and Llama 4 Maverick configs) gets one note
+	// naming the class; a text-only class nested the same way gets none.
+	for _, tt := range []struct{ arch, want string }{
+		{"Gemma3ForConditionalGeneration", "multimodal checkpoint (Gemma3ForConditionalGeneration): its vision encoder"},
+		{"LlamaForCausalLM", ""},
+	} {
+		c, err := ParseHFConfig([]byte(`{"architectures":["`+tt.arch+`"],"model_type":"llama","text_config":{"model_type":"llama","hidden_size":64,
+"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100}}`), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := c.PricingNotes()
+		if tt.want == "" && len(n) != 0 || tt.want != "" && (len(n) != 1 || !strings.HasPrefix(n[0], tt.want)) {
+			t.Errorf("%s: PricingNotes = %q, want %q", tt.arch, n, tt.want)
+		}
+	}
 }
 
 // TestPricingNotesWithMTPRun: the note that the MTP modules are not run is
