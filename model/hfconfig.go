@@ -457,6 +457,9 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 	if err := hfMTPHidden(d, cfg); err != nil {
 		return nil, err
 	}
+	if err := hfDraftVocab(d, cfg); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
