@@ -58,15 +58,9 @@ func TestDSAStepOperators(t *testing.T) {
 	}
 	in := &StepInput{Prefills: []Chunk{{Tokens: 3000, Sampled: true}}, Decodes: []int{100, 5000}}
 	ops := m.Breakdown(in)
-	const L, h, hp = 78.0, 8.0, 64.0
+	const h, hp = 8.0, 64.0
 	T := 3002.0
-	check := func(name string, flops, bytes float64) {
-		t.Helper()
-		o := opRow(t, ops, name)
-		if o.Count != 78 || !near(o.FLOPs, L*flops, 1e-12) || (bytes > 0 && !near(o.Bytes, L*bytes, 1e-12)) {
-			t.Errorf("%s: count %d FLOPs %.6g bytes %.6g, want 78 x (%.6g, %.6g)", name, o.Count, o.FLOPs, o.Bytes, flops, bytes)
-		}
-	}
+	check := layerOpChecker(t, ops, 78)
 	// Indexer projections over every token, all 32 heads on each GPU.
 	check("dsa_wq_b", 2*T*32*128*2048, 0)
 	check("dsa_wk_weights_proj", 2*T*(128+32)*6144, 0)
@@ -132,5 +126,19 @@ func TestDSAAttentionCappedByTopK(t *testing.T) {
 	}
 	if o := opRow(t, m8.Breakdown(&StepInput{Decodes: []int{100}}), "attention_decode_dsa"); !near(o.Bytes, 78*(100*656+64*(576+512)*2), 1e-12) {
 		t.Errorf("fp8 sparse decode bytes %.6g", o.Bytes)
+	}
+}
+
+// layerOpChecker returns a check that the operator name of ops runs in
+// every one of layers layers with flops FLOPs and (when bytes > 0) bytes
+// bytes per layer.
+func layerOpChecker(t *testing.T, ops []OpTime, layers int) func(name string, flops, bytes float64) {
+	return func(name string, flops, bytes float64) {
+		t.Helper()
+		L := float64(layers)
+		o := opRow(t, ops, name)
+		if o.Count != layers || !near(o.FLOPs, L*flops, 1e-12) || (bytes > 0 && !near(o.Bytes, L*bytes, 1e-12)) {
+			t.Errorf("%s: count %d FLOPs %.6g bytes %.6g, want %d x (%.6g, %.6g)", name, o.Count, o.FLOPs, o.Bytes, layers, flops, bytes)
+		}
 	}
 }
