@@ -41,12 +41,27 @@ type Batch struct {
 	// ReloadBlocks is the number of KV blocks newly admitted requests load back
 	// from the CPU tier in this step (offload.go); the engine prices the copy.
 	ReloadBlocks int
+	// Admitted is the number of items, at the end of Items, whose requests
+	// this step admitted from the waiting queue (new, or back after a
+	// preemption); the items before them were running already.
+	Admitted int
 }
 
+// reset empties b for the next Schedule, which fills Items afresh; the
+// caller clears the entries the new batch does not reach (clearFrom), so
+// finished requests are not pinned, without clearing the rest twice.
 func (b *Batch) reset() {
-	clear(b.Items) // drop request pointers so finished requests are not pinned
 	b.Items = b.Items[:0]
 	clear(b.Preempted)
 	b.Preempted = b.Preempted[:0]
-	b.NumTokens, b.NumPrefillTokens, b.NumDecodes, b.ReloadBlocks = 0, 0, 0, 0
+	b.NumTokens, b.NumPrefillTokens, b.NumDecodes, b.ReloadBlocks, b.Admitted = 0, 0, 0, 0, 0
+}
+
+// clearFrom zeroes the entries of Items's array from len(Items) up to stale
+// (the previous batch's length), dropping their request pointers. O(stale -
+// len(Items)).
+func (b *Batch) clearFrom(stale int) {
+	if n := len(b.Items); stale > n {
+		clear(b.Items[n:stale])
+	}
 }

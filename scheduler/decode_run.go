@@ -16,13 +16,15 @@ import (
 
 // DecodeRunLimit reports whether the pending batch can start a decode run and how
 // many steps, counting the pending one, run before the first request finishes (that
-// step included). The pending batch must be a pure decode step over every running
-// request, with nothing waiting and nothing preempted; otherwise it returns 0.
-// O(running).
+// step included). The pending batch must be a step over every running request, with
+// nothing waiting and nothing preempted, in which every item samples a token: a pure
+// decode step, or a mixed one whose prefill chunks all complete their prompts
+// (mixed_run.go), so that every later step of the run is a pure decode step;
+// otherwise it returns 0. O(running).
 func (s *Scheduler) DecodeRunLimit() int {
 	b := &s.batch
-	if !s.pending || s.cfg.Speculative.NumTokens > 0 || s.window.On() || b.NumPrefillTokens > 0 || len(b.Preempted) > 0 || s.numWaiting() > 0 ||
-		len(b.Items) != len(s.running) || len(b.Items) == 0 {
+	if !s.pending || s.cfg.Speculative.NumTokens > 0 || s.window.On() || len(b.Preempted) > 0 || s.numWaiting() > 0 ||
+		len(b.Items) != len(s.running) || len(b.Items) == 0 || b.NumPrefillTokens > 0 && !s.mixedRunnable() {
 		return 0
 	}
 	m := int(^uint(0) >> 1)
@@ -50,6 +52,9 @@ func (s *Scheduler) DecodeRunLimit() int {
 func (s *Scheduler) AdvanceDecodes(k int, finished []*Request) (steps, peakUsed int, _ []*Request) {
 	if k < 1 || s.DecodeRunLimit() == 0 {
 		panic("scheduler: AdvanceDecodes without an eligible pending batch")
+	}
+	if s.batch.NumPrefillTokens > 0 {
+		return s.advanceMixed(k, finished)
 	}
 	s.pending = false
 	for _, r := range s.running {

@@ -67,8 +67,8 @@ func snapshot(s *Scheduler, reqs []*Request) string {
 // largest block use after those commits; a run may stop early only when the running
 // set emptied or the next step needs a preemption. It returns the decode runs made,
 // how many took the per-step path (shared content being filled) and how many stopped
-// early for want of blocks.
-func checkDecodeRuns(t testing.TB, seed uint64, rng *rand.Rand) (runs, perStep, early int) {
+// early for want of blocks, and how many started with a mixed step.
+func checkDecodeRuns(t testing.TB, seed uint64, rng *rand.Rand) (runs, perStep, early, mixed int) {
 	t.Helper()
 	c, reqsA, at := randomCase(seed)
 	_, reqsB, _ := randomCase(seed)
@@ -127,6 +127,9 @@ func checkDecodeRuns(t testing.TB, seed uint64, rng *rand.Rand) (runs, perStep, 
 		for _, r := range runner.running {
 			shared = shared || runner.fillsShared(r)
 		}
+		if bB.NumPrefillTokens > 0 {
+			mixed++
+		}
 		steps, peak, fin := runner.AdvanceDecodes(k, finB)
 		finB = fin
 		runs++
@@ -173,24 +176,24 @@ func checkDecodeRuns(t testing.TB, seed uint64, rng *rand.Rand) (runs, perStep, 
 			t.Fatalf("seed %d pass %d: %v", seed, pass, err)
 		}
 	}
-	return runs, perStep, early
+	return runs, perStep, early, mixed
 }
 
 // AdvanceDecodes leaves exactly the state that stepping one forward pass at a time
 // leaves, over seeded random workloads (tight KV pools, preemptions, every policy,
 // prefix caching, sessions whose outputs fill shared blocks).
 func TestAdvanceDecodesMatchesStepping(t *testing.T) {
-	runs, perStep, early := 0, 0, 0
+	runs, perStep, early, mixed := 0, 0, 0, 0
 	for seed := uint64(1); seed <= 200; seed++ {
-		r, p, e := checkDecodeRuns(t, seed, rand.New(rand.NewPCG(seed, 99)))
-		runs, perStep, early = runs+r, perStep+p, early+e
+		r, p, e, m := checkDecodeRuns(t, seed, rand.New(rand.NewPCG(seed, 99)))
+		runs, perStep, early, mixed = runs+r, perStep+p, early+e, mixed+m
 	}
-	// Both paths of AdvanceDecodes, and runs cut short by the KV pool, must have
-	// been exercised.
-	if runs == 0 || perStep == 0 || perStep == runs || early == 0 {
-		t.Fatalf("%d decode runs, %d on the per-step path, %d cut short: want all kinds", runs, perStep, early)
+	// Both paths of AdvanceDecodes, runs cut short by the KV pool and runs
+	// that start with a mixed step must have been exercised.
+	if runs == 0 || perStep == 0 || perStep == runs || early == 0 || mixed == 0 || mixed == runs {
+		t.Fatalf("%d decode runs, %d on the per-step path, %d cut short, %d mixed: want all kinds", runs, perStep, early, mixed)
 	}
-	t.Logf("%d decode runs, %d on the per-step path, %d cut short by the KV pool", runs, perStep, early)
+	t.Logf("%d decode runs, %d on the per-step path, %d cut short by the KV pool, %d starting with a mixed step", runs, perStep, early, mixed)
 }
 
 // FuzzAdvanceDecodes is TestAdvanceDecodesMatchesStepping over fuzzer-chosen
@@ -206,8 +209,9 @@ func FuzzAdvanceDecodes(f *testing.F) {
 	})
 }
 
-// DecodeRunLimit is the number of steps to the first completion for a pure decode
-// step over the whole running set, and 0 whenever something else is pending.
+// DecodeRunLimit is the number of steps to the first completion for a step over
+// the whole running set in which every item samples (pure decodes, or prefills that
+// complete their prompts beside them), and 0 whenever something else is pending.
 func TestDecodeRunLimit(t *testing.T) {
 	c := testConfig()
 	s, err := New(c)
@@ -224,9 +228,9 @@ func TestDecodeRunLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	batch := s.Schedule() // both prompts
-	if got := s.DecodeRunLimit(); got != 0 {
-		t.Fatalf("prefill pending: limit %d, want 0", got)
+	batch := s.Schedule() // both prompts, complete: a mixed run's first step
+	if got := s.DecodeRunLimit(); got != 4 {
+		t.Fatalf("complete prefills pending: limit %d, want 4 (b's outputs)", got)
 	}
 	s.Commit(batch, nil)
 	batch = s.Schedule() // decodes: a has 9 outputs to go, b 3
@@ -234,11 +238,21 @@ func TestDecodeRunLimit(t *testing.T) {
 		t.Fatalf("decodes pending: limit %d, want 3", got)
 	}
 	// A waiting request could be admitted after any step: no run.
-	if err := s.Add(&Request{ID: 3, PromptTokens: 8, OutputTokens: 2}); err != nil {
+	if err := s.Add(&Request{ID: 3, PromptTokens: 100, OutputTokens: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.DecodeRunLimit(); got != 0 {
 		t.Fatalf("request waiting: limit %d, want 0", got)
+	}
+	s.Commit(batch, nil)
+	// Request 3's 100-token prompt takes 62 of the 64-token budget beside
+	// the two decodes: a chunk that samples nothing, so no run.
+	batch = s.Schedule()
+	if batch.NumPrefillTokens != 62 {
+		t.Fatalf("prefill chunk of %d tokens, want 62", batch.NumPrefillTokens)
+	}
+	if got := s.DecodeRunLimit(); got != 0 {
+		t.Fatalf("incomplete prefill pending: limit %d, want 0", got)
 	}
 	s.Commit(batch, nil)
 }

@@ -34,9 +34,16 @@ func (s *Scheduler) Schedule() *Batch {
 		panic("scheduler: Schedule called before Commit of the previous batch")
 	}
 	b := &s.batch
+	stale := len(b.Items)
 	b.reset()
+	// Items beyond the new batch's length still point at requests of the
+	// last one: clear them once it is formed (emit overwrites the rest).
+	defer b.clearFrom(stale)
 	budget := s.cfg.MaxNumBatchedTokens
 	thr := s.cfg.LongPrefillTokenThreshold
+	// Without sliding-window groups the window calls below are no-ops:
+	// skip them (one test a request instead of three calls).
+	win := s.window.On()
 
 	for i := 0; i < len(s.running) && budget > 0; i++ {
 		r := s.running[i]
@@ -51,7 +58,7 @@ func (s *Scheduler) Schedule() *Batch {
 		}
 		slots := r.NumComputed + n + s.cfg.Speculative.LookaheadTokens
 		self := false
-		for need+s.windowNeed(r, slots) > s.pool.numFree {
+		for need+s.windowNeedIf(win, r, slots) > s.pool.numFree {
 			last := len(s.running) - 1
 			victim := s.running[last]
 			s.running[last] = nil
@@ -65,7 +72,9 @@ func (s *Scheduler) Schedule() *Batch {
 		if self {
 			break
 		}
-		s.fitWindow(r, slots) // frees the blocks that left the window first
+		if win {
+			s.fitWindow(r, slots) // frees the blocks that left the window first
+		}
 		s.allocate(r, need)
 		s.emit(r, n)
 		budget -= n
@@ -161,6 +170,7 @@ func (s *Scheduler) admit(budget int) {
 			s.reload(r, reload)
 		}
 		s.emit(r, n)
+		s.batch.Admitted++
 		budget -= n
 	}
 }
@@ -192,7 +202,18 @@ func (s *Scheduler) emit(r *Request, n int) {
 		b.NumDecodes++
 	}
 	s.registerFull(r, min(r.NumComputed+n, r.knownTokens())) // drafts are not content
-	s.registerWindow(r, min(r.NumComputed+n, r.knownTokens()), false)
+	if s.winCaching() {
+		s.registerWindow(r, min(r.NumComputed+n, r.knownTokens()), false)
+	}
+}
+
+// windowNeedIf is windowNeed when win (the window is on), else 0 without a
+// call. Inlined.
+func (s *Scheduler) windowNeedIf(win bool, r *Request, total int) int {
+	if !win {
+		return 0
+	}
+	return s.windowNeed(r, total)
 }
 
 // preempt frees all of r's blocks, resets its progress and puts it back at the front

@@ -205,6 +205,9 @@ type Result struct {
 	// asyncExtended counts the decode runs that went a pass beyond an
 	// arrival (async_run.go); tests check that they engage.
 	asyncExtended int64
+	// mixedRuns counts the decode runs that started with a mixed pass
+	// (mixed_run.go); tests check that they engage.
+	mixedRuns int64
 }
 
 // reqState is the engine's bookkeeping for one in-flight request. States

@@ -62,6 +62,7 @@ type instance struct {
 	rem          []int
 	byRem        []uint64 // rem<<32 | item index, sorted (the first to finish)
 	clientCounts []int
+	runLens      []int // a mixed run's pass-1 KV lengths (mixed_run.go)
 
 	// price prices the instance's passes (shared by the instances of one
 	// step model).
@@ -124,16 +125,23 @@ func (e *engine) startStep(in *instance) error {
 	in.in.Prefills = in.in.Prefills[:0]
 	in.in.Decodes = in.in.Decodes[:0]
 	in.in.Verifies = in.in.Verifies[:0]
+	// Only admitted requests can be scheduled for the first time: the
+	// running ones before them were admitted by an earlier step.
+	first := len(b.Items) - b.Admitted
 	for k := range b.Items {
 		it := &b.Items[k]
-		r := e.table[it.Req.Index]
-		if !r.hasSched {
-			r.hasSched = true
-			r.firstSched = e.now
-			e.waiting--
-		}
-		if in.pool != nil {
-			e.poolScheduled(in, r)
+		if k >= first || in.pool != nil {
+			r := e.table[it.Req.Index]
+			if !r.hasSched {
+				r.hasSched = true
+				r.firstSched = e.now
+				e.waiting--
+			}
+			if in.pool != nil {
+				e.poolScheduled(in, r)
+			}
+		} else if e.cfg.CheckInvariants && !e.table[it.Req.Index].hasSched {
+			return fmt.Errorf("replica %d at %v s: running request %d was never scheduled", in.id, e.now.Seconds(), it.Req.ID)
 		}
 		switch {
 		case it.Prefill:
@@ -472,6 +480,9 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	// (O(1) a pass) when the step model allows it, else from their lengths
 	// (roofline.DecodeRunPricer).
 	dec := in.in.Decodes
+	if b.NumPrefillTokens > 0 {
+		dec = in.mixedRunLengths(b)
+	}
 	run := roofline.DecodeRun{Lengths: dec, Passes: in.rem}
 	var base int64 // sum of pass-1 KV lengths of the live decodes
 	for _, l := range dec {
@@ -523,6 +534,9 @@ func (e *engine) planDecodeRun(in *instance, b *scheduler.Batch, m int) error {
 	steps, peak, fin := in.sched.AdvanceDecodes(planned, in.finished[:0])
 	in.finished, in.committed = fin, true
 	in.durs = in.durs[:steps]
+	if b.NumPrefillTokens > 0 && steps > 1 {
+		e.res.mixedRuns++
+	}
 	e.res.KVBlocksPeak = max(e.res.KVBlocksPeak, peak)
 	// doneBy[j]: items finishing by the end of pass j+1.
 	cover(steps)
