@@ -420,6 +420,16 @@ type Profile struct {
 	// following RMSNorm at TP > 1 on Blackwell) that contends with
 	// compute. The step model divides all-reduce time by it.
 	ServingAllReduceEfficiency float64 `yaml:"serving_allreduce_efficiency,omitempty" json:"serving_allreduce_efficiency,omitempty"`
+	// AllReduceSyncUS is the spread (standard deviation), µs, of the times
+	// at which the GPUs of a tensor-parallel group reach a collective in a
+	// serving step. Every all-reduce starts with a barrier (vLLM's custom
+	// all-reduce waits on a flag from each peer) and so ends when the last
+	// rank arrives; a collective benchmark runs back-to-back collectives on
+	// ranks already in step and does not see it. A step pays, per
+	// collective, AllReduceSyncUS x the expected maximum of n independent
+	// standard normals for n GPUs (ExpectedMaxStdNormal): nothing at n = 1,
+	// 0.56 x at 2, 1.03 x at 4, 1.42 x at 8. 0: none.
+	AllReduceSyncUS float64 `yaml:"allreduce_sync_us,omitempty" json:"allreduce_sync_us,omitempty"`
 	// HostStepUS and HostPerRequestUS are the engine's CPU work per step and
 	// per request in it (scheduling, building the batch's metadata,
 	// detokenising and returning outputs), in microseconds. With

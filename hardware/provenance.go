@@ -45,6 +45,10 @@ const (
 	// StageOpenLoop: decode engine terms identified from open-loop
 	// inference-perf runs (`sim calibrate openloop`).
 	StageOpenLoop StageKind = "openloop"
+	// StageAllReduceSync: the spread of the ranks' arrival at a collective
+	// (allreduce_sync_us) fitted to closed-loop serving rows at several
+	// TP degrees (`sim calibrate allreduce-sync`).
+	StageAllReduceSync StageKind = "allreduce_sync"
 	// StageUnstructured: a one-sentence provenance written before profiles
 	// recorded stages (the old `source:` key), kept as its note.
 	StageUnstructured StageKind = "unstructured"
@@ -52,7 +56,7 @@ const (
 
 // StageKinds returns every stage kind, in application order.
 func StageKinds() []StageKind {
-	return []StageKind{StageKernels, StageThroughput, StageMoE, StageMixers, StageSteps, StageServing, StageObserved, StageOpenLoop, StageUnstructured}
+	return []StageKind{StageKernels, StageThroughput, StageMoE, StageMixers, StageSteps, StageServing, StageObserved, StageOpenLoop, StageAllReduceSync, StageUnstructured}
 }
 
 // UnknownStageError is the error of a stage name that is not a StageKind.

@@ -209,6 +209,9 @@ func (p *Profile) validate() *FieldError {
 	if !(p.ServingAllReduceEfficiency >= 0 && p.ServingAllReduceEfficiency <= 1) {
 		return fieldErr("serving_allreduce_efficiency", "must be in [0, 1] (0 means 1)")
 	}
+	if err := overhead("allreduce_sync_us", p.AllReduceSyncUS); err != nil {
+		return err
+	}
 	if !(p.GEMMInputFusedFraction >= 0 && p.GEMMInputFusedFraction <= 1) {
 		return fieldErr("gemm_input_fused_fraction", "must be in [0, 1]")
 	}

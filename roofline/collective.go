@@ -1,5 +1,7 @@
 package roofline
 
+import "github.com/roofsim/roofsim/hardware"
+
 // allReduceElementBytes is the element size assumed when counting the
 // reduction FLOPs of an all-reduce: tensor-parallel all-reduces carry
 // 16-bit activations.
@@ -28,14 +30,19 @@ func AllReduce(bytes float64, n int) Cost {
 
 // allReduces adds n all-reduces of msg bytes each across gpus GPUs to acc,
 // as one Breakdown row called name: their time is n x
-// Profile.AllReduceSeconds (the profile's latency + bandwidth model, or its
-// measured table) x the serving all-reduce factor, added to CommS; their
+// (Profile.AllReduceSeconds (the profile's latency + bandwidth model, or its
+// measured table) x the serving all-reduce factor + the wait for the last
+// rank, EngineTerms.allReduceSyncSeconds), added to CommS; their
 // roofline time is the bus bytes of AllReduce over the interconnect
 // bandwidth (none when the GPU has no interconnect figure). Every
 // collective of a step (tensor-parallel all-reduces, the all-heads QK
 // norm's, the DP MoE dispatch) is priced here. O(1).
 func (m *StepModel) allReduces(acc *stepAcc, name string, n int, msg float64, gpus int) {
-	t := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale
+	sync := m.arSyncS
+	if gpus != m.tp {
+		sync = m.eng.allReduceSyncSeconds(gpus)
+	}
+	t := float64(n) * (m.prof.AllReduceSeconds(m.gpu, msg, gpus)*m.commScale + sync)
 	acc.c.CommS += t
 	ar := AllReduce(msg, gpus)
 	if m.linkBW > 0 {
@@ -46,4 +53,18 @@ func (m *StepModel) allReduces(acc *stepAcc, name string, n int, msg float64, gp
 			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
 			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
 	}
+}
+
+// allReduceSyncSeconds is the time one collective across gpus GPUs waits
+// for the last rank to reach it, in seconds: AllReduceSyncUS x the expected
+// maximum of gpus independent standard normals (the ranks' arrival times
+// spread with standard deviation AllReduceSyncUS; the barrier at the start
+// of vLLM's custom all-reduce, csrc/custom_all_reduce.cuh barrier_at_start,
+// and NCCL's ring both proceed only when every rank has arrived). 0 for
+// one GPU. O(1).
+func (e *EngineTerms) allReduceSyncSeconds(gpus int) float64 {
+	if e.AllReduceSyncUS <= 0 || gpus <= 1 {
+		return 0
+	}
+	return e.AllReduceSyncUS * hardware.ExpectedMaxStdNormal(gpus) * 1e-6
 }

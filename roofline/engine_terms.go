@@ -35,6 +35,10 @@ type EngineTerms struct {
 	// shares of the kernel tables' compute and all-reduce rates a serving
 	// step sustains, in (0, 1]; 0 means 1.
 	ServingComputeEfficiency, ServingAllReduceEfficiency float64
+	// AllReduceSyncUS is the spread of the ranks' arrival at a collective,
+	// µs (hardware.Profile.AllReduceSyncUS): each collective across n GPUs
+	// waits AllReduceSyncUS x hardware.ExpectedMaxStdNormal(n) for the last.
+	AllReduceSyncUS float64
 	// GEMMInputFusedFraction is the share of the GEMMs' input-side cost
 	// (activation quantisation) that the engine fuses into the previous
 	// kernel, in [0, 1].
@@ -55,6 +59,7 @@ func ProfileEngineTerms(p *hardware.Profile) EngineTerms {
 		GraphCaptureMaxTokens:      p.GraphCaptureMaxTokens,
 		ServingComputeEfficiency:   p.ServingComputeEfficiency,
 		ServingAllReduceEfficiency: p.ServingAllReduceEfficiency,
+		AllReduceSyncUS:            p.AllReduceSyncUS,
 		GEMMInputFusedFraction:     p.GEMMInputFusedFraction,
 	}
 }

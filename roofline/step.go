@@ -185,6 +185,9 @@ type StepModel struct {
 	// bw and linkBW are the GPU's memory and interconnect bandwidths,
 	// bytes/s (linkBW 0 when unknown).
 	bw, linkBW float64
+	// arSyncS is the rank-synchronisation wait of one collective across
+	// the TP group, seconds (EngineTerms.allReduceSyncSeconds).
+	arSyncS float64
 	// weightBytes is WeightBytesPerGPU.
 	weightBytes float64
 	// ssm is the recurrent state's precision and pScan the peak Mamba-2's
@@ -234,6 +237,7 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 		return err
 	}
 	m.engineScales = m.eng.scales()
+	m.arSyncS = m.eng.allReduceSyncSeconds(m.tp)
 	return m.initMoE()
 }
 

@@ -112,6 +112,17 @@ func (s Setup) NewModel(t Terms) (*roofline.StepModel, error) {
 	return roofline.NewStepModel(s.Model, &g, s.Step)
 }
 
+// withoutSync returns s with its GPU's profile carrying no wait for the
+// last rank at a collective (AllReduceSyncUS 0).
+func (s Setup) withoutSync() Setup {
+	g := *s.GPU
+	p := s.GPU.EffectiveProfile().Clone()
+	p.AllReduceSyncUS = 0
+	g.Profile = p
+	s.GPU = &g
+	return s
+}
+
 // Dataset is one per-step table and what it was measured on.
 type Dataset struct {
 	Table *Table
@@ -173,12 +184,20 @@ func FitWith(o FitOptions, ds ...Dataset) (*FitResult, error) {
 	for _, d := range ds {
 		t := d.Table
 		// The kernel-only model: no engine terms and every launch at full
-		// cost, so OverheadS is the launch sum L and the rest the kernels'.
-		base, err := d.Setup.NewModel(Terms{GraphLaunchFactor: 1})
+		// cost, so OverheadS is the launch sum L and the rest the kernels';
+		// without the ranks' wait at each collective, so CommS is the
+		// all-reduce time A the efficiency scales. The wait
+		// (hardware.Profile.AllReduceSyncUS, fitted elsewhere) is a fixed
+		// part of each step: the model with it minus the model without.
+		base, err := d.Setup.withoutSync().NewModel(Terms{GraphLaunchFactor: 1})
 		if err != nil {
 			return nil, err
 		}
-		cs := roofline.NewCachedStep(base)
+		synced, err := d.Setup.NewModel(Terms{GraphLaunchFactor: 1})
+		if err != nil {
+			return nil, err
+		}
+		cs, csSync := roofline.NewCachedStep(base), roofline.NewCachedStep(synced)
 		kvHeads, layers := base.KVHeadsPerGPU(), base.Model().NumLayers
 		kindN := map[Kind]int{}
 		for _, r := range t.Rows {
@@ -192,8 +211,9 @@ func FitWith(o FitOptions, ds ...Dataset) (*FitResult, error) {
 				return nil, fmt.Errorf("%s:%d: cannot price the step", t.Name, r.Line)
 			}
 			anyComm = anyComm || c.CommS > 0
+			wait := (csSync.Cost(&in).CommS - c.CommS) * 1e3
 			meas = append(meas, r.LatencyMS)
-			y = append(y, r.LatencyMS-k)
+			y = append(y, r.LatencyMS-k-wait)
 			pairs := float64((r.PrefillRequests + r.DecodeRequests) * kvHeads * layers)
 			if o.PerRequest {
 				pairs = float64(r.PrefillRequests + r.DecodeRequests)

@@ -79,7 +79,7 @@ silences it).`,
 	f.StringVar(&opts.EngineProfile, "engine-profile", "", "with --throughput: engine profile YAML file (engine/profiles/<engine>-<release>.yaml) to write the fitted engine terms into")
 	f.BoolVar(&opts.JSON, "json", false, "print the error table and warnings as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
-	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibrateMixersCmd(s), newCalibrateOpenLoopCmd(s), newCalibratePlanCmd(s))
+	cmd.AddCommand(newCalibrateServingCmd(s), newCalibrateStepsCmd(s), newCalibrateMoECmd(s), newCalibrateMixersCmd(s), newCalibrateOpenLoopCmd(s), newCalibratePlanCmd(s), newCalibrateARSyncCmd(s))
 	return cmd
 }
 

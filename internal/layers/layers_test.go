@@ -56,6 +56,8 @@ func layers() map[string]int {
 		"calibrate/kernels":      11, "calibrate/throughput": 11, "calibrate/steps": 11,
 		"calibrate/llamacpp": 12, "calibrate/vidur": 12, "calibrate/serving": 12, "calibrate/observed": 12, "calibrate/openloop": 12,
 		"calibrate/aiconfigurator": 13,
+		// The all-reduce rank spread, fitted by simulating serving rows.
+		"calibrate/arsync": 13,
 		// The accuracy report runs every validator above.
 		"calibrate/report": 14,
 		// Adapters.
