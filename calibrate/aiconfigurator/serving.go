@@ -3,7 +3,9 @@ package aiconfigurator
 import (
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/serving"
 	"github.com/roofsim/roofsim/engine"
@@ -41,6 +43,7 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 			row.Precision = t.Str("precision")
 		}
 		row.Engine, row.Version = t.Str("backend"), t.Str("backend_version")
+		row.Harness = Harness(t.Str("silicon_data_source"), row.GPU, row.Engine, row.Version)
 		if row.Version != "" {
 			if _, err := engine.ResolveRelease(engine.VLLM, row.Version); err != nil {
 				t.Failf("backend_version", "%v", err)
@@ -54,6 +57,51 @@ func ParseServing(r io.Reader, name string) ([]serving.Row, error) {
 		}
 		return row
 	})
+}
+
+// SiliconDB is the harness of the rows AIConfigurator's silicon database
+// holds (Harness).
+const SiliconDB = "aiconfigurator-silicon-db"
+
+// Harness names the benchmark harness behind a row from its
+// silicon_data_source column, a list of "key=value" fields separated by
+// "; " whose first names where the row came from:
+//   - "db-dump/<date>": a dump of AIConfigurator's silicon database;
+//   - "source_file=<name>.csv", a bare file name: a dated export of that
+//     database (its rows carry the database's measured= dates);
+//   - "source_file=<dir>/<name>.csv": a file of another harness, which
+//     writes one file per model under one directory, laid out by system,
+//     backend and release (".../h200_sxm/vllm/0.12.0/<model>.csv"): the
+//     harness is the directory above the row's own system, backend and
+//     backend_version components ("files:<dir>").
+//
+// Anything else is its own harness, named by the first field as written;
+// an empty column is "" (no harness named).
+func Harness(source, system, backend, version string) string {
+	first, _, _ := strings.Cut(source, ";")
+	first = strings.TrimSpace(first)
+	switch {
+	case first == "":
+		return ""
+	case strings.HasPrefix(first, "db-dump/"):
+		return SiliconDB
+	}
+	file, ok := strings.CutPrefix(first, "source_file=")
+	if !ok {
+		return first
+	}
+	dir := path.Dir(file)
+	if dir == "." {
+		return SiliconDB
+	}
+	for dir != "." && dir != "/" {
+		base := path.Base(dir)
+		if !strings.EqualFold(base, system) && !strings.EqualFold(base, backend) && !strings.EqualFold(base, version) {
+			break
+		}
+		dir = path.Dir(dir)
+	}
+	return "files:" + dir
 }
 
 // optInt is an optional integer column >= 0: 0 when absent or empty.

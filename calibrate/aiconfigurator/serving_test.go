@@ -53,3 +53,33 @@ vllm,0.12.0,Qwen/Qwen3-235B-A22B-FP8,h200_sxm,fp8,1000,100,4,2,300,50
 		t.Errorf("rows %+v, want engine vllm, version 0.12.0", rows)
 	}
 }
+
+// TestHarness: the harness is read from silicon_data_source's first field:
+// AIConfigurator's silicon database (a dump, or an export named by a bare
+// file name) or the directory above another harness's per-system,
+// per-backend, per-release files.
+func TestHarness(t *testing.T) {
+	for _, tc := range []struct{ source, system, backend, version, want string }{
+		{"db-dump/2026-04-27; config_id=606; silicon_concurrency=8", "h200_sxm", "vllm", "0.16.0", SiliconDB},
+		{"source_file=2026-04-06.csv; model=Llama-3.1-70B; measured=2025-10-29", "h100_sxm", "", "", SiliconDB},
+		{"source_file=/x/gap/data/h200_sxm/vllm/0.12.0/Qwen.csv; silicon_concurrency=16", "h200_sxm", "vllm", "0.12.0", "files:/x/gap/data"},
+		{"source_file=/x/gap/data/H200_SXM/Qwen.csv", "h200_sxm", "vllm", "0.12.0", "files:/x/gap/data"},
+		{"source_file=runs/b/q.csv", "h100_sxm", "vllm", "0.12.0", "files:runs/b"},
+		{"lab notebook 3; page 4", "h100_sxm", "", "", "lab notebook 3"},
+		{"", "h100_sxm", "vllm", "0.12.0", ""},
+	} {
+		if got := Harness(tc.source, tc.system, tc.backend, tc.version); got != tc.want {
+			t.Errorf("Harness(%q) = %q, want %q", tc.source, got, tc.want)
+		}
+	}
+	const in = `backend,backend_version,model_path,system,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms,silicon_data_source
+vllm,0.12.0,m,h200_sxm,10,10,1,1,3,5,source_file=/d/h200_sxm/vllm/0.12.0/m.csv; silicon_concurrency=1
+`
+	rows, err := ParseServing(strings.NewReader(in), "e2e.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Harness != "files:/d" {
+		t.Errorf("rows %+v, want harness files:/d", rows)
+	}
+}

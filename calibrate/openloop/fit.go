@@ -100,6 +100,10 @@ type CandidateResult struct {
 	CrossValidated Errors `json:"cross_validated"`
 	// FoldValues are the terms each fold fitted, by held-out family.
 	FoldValues map[string]map[string]float64 `json:"fold_values"`
+	// BeatShare is the share of paired bootstrap resamples of the held-out
+	// stages in which the candidate beat the choice made before it
+	// (beatShare); the first candidate has none.
+	BeatShare float64 `json:"beat_share,omitempty"`
 }
 
 // StageResult is one stage of one run under the chosen candidate's fit.
@@ -119,7 +123,10 @@ type Result struct {
 	Families   []string          `json:"families"`
 	Candidates []CandidateResult `json:"candidates"`
 	// Chosen is the candidate with the lowest cross-validated TPOT error
-	// (the one with fewer fitted terms on a tie within 0.1 points).
+	// among those that beat every earlier choice significantly: taken in
+	// order, a candidate replaces the choice only when its error is lower
+	// by more than 0.1 points and it wins at least calibrate.SelectionLevel of the
+	// paired bootstrap resamples of the held-out stages (BeatShare).
 	Chosen string `json:"chosen"`
 	// Values are the chosen candidate's terms fitted on every family.
 	Values map[string]float64 `json:"values"`
@@ -162,23 +169,29 @@ func Fit(ctx context.Context, g *hardware.GPU, runs []*Run, opts Options) (*Resu
 	for _, r := range runs {
 		res.Runs = append(res.Runs, r.Name)
 	}
-	var best *CandidateResult
+	best := -1
 	var bestStages []StageResult
 	cands := opts.Candidates
 	if cands == nil {
 		cands = Candidates()
+	}
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("openloop: no candidate term set to choose among")
 	}
 	for _, c := range cands {
 		cr, stages, err := f.candidate(c, fams)
 		if err != nil {
 			return nil, err
 		}
+		if best >= 0 {
+			cr.BeatShare = beatShare(heldOutAPE(stages), heldOutAPE(bestStages))
+		}
 		res.Candidates = append(res.Candidates, *cr)
-		if best == nil || cr.CrossValidated.TPOT < best.CrossValidated.TPOT-0.1 {
-			best, bestStages = &res.Candidates[len(res.Candidates)-1], stages
+		if best < 0 || replaces(*cr, res.Candidates[best]) {
+			best, bestStages = len(res.Candidates)-1, stages
 		}
 	}
-	res.Chosen, res.Values, res.Stages = best.Name, best.Values, bestStages
+	res.Chosen, res.Values, res.Stages = res.Candidates[best].Name, res.Candidates[best].Values, bestStages
 	return res, nil
 }
 

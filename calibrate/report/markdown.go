@@ -154,14 +154,45 @@ func (r *Report) writeTermSelections(b *strings.Builder, source string) {
 			metrics = append(metrics, m)
 		}
 		slices.Sort(metrics)
-		fmt.Fprintf(b, "| form | %s | score |\n|---|%s---|\n", strings.Join(metrics, " | "), strings.Repeat("---|", len(metrics)))
+		shares := slices.ContainsFunc(ts.Forms, func(f TermForm) bool { return f.BeatShare != nil })
+		head, rule := "", ""
+		if shares {
+			head, rule = " beats the choice before it |", "---|"
+		}
+		fmt.Fprintf(b, "| form | %s | score |%s\n|---|%s---|%s\n", strings.Join(metrics, " | "), head, strings.Repeat("---|", len(metrics)), rule)
 		for _, f := range ts.Forms {
 			fmt.Fprintf(b, "| `%s` |", f.Form)
 			for _, m := range metrics {
 				fmt.Fprintf(b, " %s |", pct(f.ByMetric[m]))
 			}
-			fmt.Fprintf(b, " %s |\n", pct(f.Score))
+			fmt.Fprintf(b, " %s |", pct(f.Score))
+			switch {
+			case !shares:
+			case f.BeatShare == nil:
+				b.WriteString(" — |")
+			default:
+				fmt.Fprintf(b, " %.0f %% of resamples |", *f.BeatShare*100)
+			}
+			b.WriteString("\n")
 		}
 		fmt.Fprintf(b, "\nChosen: `%s`.\n", ts.Chosen)
+		writeFolds(b, ts)
+	}
+}
+
+// writeFolds writes the chosen form's refits and their fitted terms, when
+// the selection recorded them.
+func writeFolds(b *strings.Builder, ts TermSelection) {
+	for _, f := range ts.Forms {
+		if f.Form != ts.Chosen || len(f.Folds) == 0 {
+			continue
+		}
+		b.WriteString("\nIts refits (terms a form leaves out are 0):\n\n")
+		b.WriteString("| held out | harness | trained on | rows | front end µs | fused share | k | train TTFT median % | train TPOT median % |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		for _, fd := range f.Folds {
+			fmt.Fprintf(b, "| %s | %s | %s | %d | %.0f | %.3f | %.2f | %s | %s |\n", fd.HeldOut, fd.Harness, strings.Join(fd.TrainModels, ", "),
+				fd.TrainRows, fd.FrontendLatencyUS, fd.GEMMInputFusedFraction, fd.BenchRequestsPerClient, pct(fd.TrainTTFTMedianPct), pct(fd.TrainTPOTMedianPct))
+		}
 	}
 }

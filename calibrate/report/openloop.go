@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/openloop"
 	"github.com/roofsim/roofsim/hardware"
 )
@@ -89,11 +90,18 @@ func openLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []Ter
 	}
 	ts := TermSelection{Source: SourceOpenLoop, Term: "decode engine terms: none, per (request, KV head, layer), per request, all-reduce share, or a pair",
 		Groups: "one model family of " + rel,
-		Score:  "the cross-validated median absolute TPOT error of the held-out families' sustained stages",
+		Score: fmt.Sprintf("the cross-validated median absolute TPOT error of the held-out families' sustained stages; a candidate "+
+			"replaces the choice before it only when lower by more than 0.1 points and winning %.0f %% of %d paired bootstrap resamples of the stages",
+			calibrate.SelectionLevel*100, calibrate.SelectionResamples),
 		Chosen: res.Chosen}
-	for _, c := range res.Candidates {
-		ts.Forms = append(ts.Forms, TermForm{Form: c.Name, Score: c.CrossValidated.TPOT,
-			ByMetric: map[string]float64{"tpot": c.CrossValidated.TPOT, "ttft": c.CrossValidated.TTFT, "e2e": c.CrossValidated.E2E}})
+	for i, c := range res.Candidates {
+		tf := TermForm{Form: c.Name, Score: c.CrossValidated.TPOT,
+			ByMetric: map[string]float64{"tpot": c.CrossValidated.TPOT, "ttft": c.CrossValidated.TTFT, "e2e": c.CrossValidated.E2E}}
+		if i > 0 {
+			share := c.BeatShare
+			tf.BeatShare = &share
+		}
+		ts.Forms = append(ts.Forms, tf)
 	}
 	return note, out, []TermSelection{ts}, nil
 }

@@ -14,17 +14,18 @@ import (
 
 // closedLoopGroups simulates every closed-loop benchmark table
 // e2e/closed_loop_vllm*.csv (serving.Validate, the `sim validate serving`
-// defaults) and cross-validates leave-one-model-out: the terms end-to-end
-// rows identify (front end, fused GEMM input share, benchmark requests per
-// client; serving.FitOverheadsSpec with KeepStepTerms) refitted on the
-// file's other models, then the held-out model's rows simulated.
+// defaults) and cross-validates leave-one-model-out within each benchmark
+// harness (campaignCV): the campaign terms are refitted on the other
+// models' rows measured by the held-out model's harness, then the held-out
+// model's rows simulated.
 func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []TermSelection, error) {
 	note := SourceNote{
 		Fitted: "the shipped profiles (their front end and fused GEMM input share were fitted by `sim calibrate serving` on " +
 			"the h100_sxm rows of e2e/closed_loop_vllm.csv; every other row had no part in that fit but judged model changes " +
 			"since: validation, not test) with the default benchmark requests per client",
-		CrossValidated: "leave one model out within each file: front end, fused GEMM input share and requests per client " +
-			"refitted on the other models' rows (per-step engine terms kept), then the held-out model's rows simulated",
+		CrossValidated: "leave one model out within each benchmark harness (the row's silicon_data_source; the tables pooled): " +
+			"requests per client and the campaign terms the term selection chose refitted on the other models' rows of the " +
+			"held-out model's harness (per-step engine terms kept), then the held-out model's rows simulated",
 	}
 	// The tables are the closed_loop_vllm campaign's: its release stands
 	// for the rows that name none (their async scheduling).
@@ -38,7 +39,41 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 		return note, nil, nil, err
 	}
 	slices.Sort(files)
-	var out []group
+	groups := map[string]*group{}
+	var keys []string
+	add := func(r serving.Result, cv bool) error {
+		if r.Skipped != "" {
+			return nil
+		}
+		gpu := r.GPU
+		if g, err := hardware.Lookup(r.GPU); err == nil {
+			gpu = g.Name
+		}
+		engine := servingEngine(r.Row)
+		for _, m := range []struct {
+			name       string
+			pred, meas float64
+		}{{"ttft", r.PredTTFTms, r.TTFTms}, {"tpot", r.PredTPOTms, r.TPOTms}} {
+			k := strings.Join([]string{gpu, engine, r.Model, m.name}, "\x00")
+			g, ok := groups[k]
+			if !ok {
+				g = &group{source: SourceClosedLoop, gpu: gpu, engine: engine, model: r.Model, metric: m.name, unit: "ms",
+					cvGroup: "the model (fit on the other models of its benchmark harness)"}
+				groups[k] = g
+				keys = append(keys, k)
+			}
+			if !(m.meas > 0) {
+				return fmt.Errorf("line %d: measured %s %g ms", r.Row.Line, m.name, m.meas)
+			}
+			if cv {
+				g.cv = append(g.cv, Pair{m.pred, m.meas})
+			} else {
+				g.fitted = append(g.fitted, Pair{m.pred, m.meas})
+			}
+		}
+		return nil
+	}
+	var all []serving.Row
 	for _, file := range files {
 		rel, _ := filepath.Rel(o.DataDir, file)
 		rel = filepath.ToSlash(rel)
@@ -47,87 +82,36 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 		if err != nil {
 			return note, nil, nil, err
 		}
+		all = append(all, rows...)
 		o.progress("closed loop " + rel + ": shipped profiles")
 		fit, err := serving.ValidateContext(ctx, rows, opts)
 		if err != nil {
 			return note, nil, nil, err
 		}
-		groups := map[string]*group{}
-		var keys []string
-		add := func(r serving.Result, cv bool) error {
-			if r.Skipped != "" {
-				return nil
-			}
-			gpu := r.GPU
-			if g, err := hardware.Lookup(r.GPU); err == nil {
-				gpu = g.Name
-			}
-			engine := servingEngine(r.Row)
-			for _, m := range []struct {
-				name       string
-				pred, meas float64
-			}{{"ttft", r.PredTTFTms, r.TTFTms}, {"tpot", r.PredTPOTms, r.TPOTms}} {
-				k := strings.Join([]string{gpu, engine, r.Model, m.name}, "\x00")
-				g, ok := groups[k]
-				if !ok {
-					g = &group{source: SourceClosedLoop, gpu: gpu, engine: engine, model: r.Model, metric: m.name, unit: "ms",
-						cvGroup: "the model (fit on the file's other models)"}
-					groups[k] = g
-					keys = append(keys, k)
-				}
-				if !(m.meas > 0) {
-					return fmt.Errorf("%s:%d: measured %s %g ms", rel, r.Row.Line, m.name, m.meas)
-				}
-				if cv {
-					g.cv = append(g.cv, Pair{m.pred, m.meas})
-				} else {
-					g.fitted = append(g.fitted, Pair{m.pred, m.meas})
-				}
-			}
-			return nil
-		}
 		for _, r := range fit.Rows {
 			if err := add(r, false); err != nil {
-				return note, nil, nil, err
+				return note, nil, nil, fmt.Errorf("%s: %w", rel, err)
 			}
-		}
-		models := distinctModels(rows)
-		for _, held := range models {
-			if len(models) < 2 {
-				break
-			}
-			if err := ctx.Err(); err != nil {
-				return note, nil, nil, err
-			}
-			o.progress(fmt.Sprintf("closed loop %s: %s held out", rel, held))
-			var train []string
-			for _, m := range models {
-				if m != held {
-					train = append(train, m)
-				}
-			}
-			f, err := serving.FitOverheadsSpec(rows, serving.Spec{TrainGPUs: distinctGPUs(rows), TrainModels: train, KeepStepTerms: true}, opts)
-			if err != nil {
-				return note, nil, nil, fmt.Errorf("%s: %s held out: %w", rel, held, err)
-			}
-			if f.Holdout == nil {
-				continue
-			}
-			for _, r := range f.Holdout.Rows {
-				if err := add(r, true); err != nil {
-					return note, nil, nil, err
-				}
-			}
-		}
-		for _, k := range keys {
-			g := groups[k]
-			if len(models) < 2 {
-				g.cvAbsent = "the file has one model: nothing to leave out"
-			}
-			out = append(out, *g)
 		}
 	}
-	return note, out, nil, nil
+	sel, cv, absent, err := selectCampaignTerms(ctx, o, all, opts)
+	if err != nil {
+		return note, nil, nil, err
+	}
+	for _, r := range cv {
+		if err := add(r, true); err != nil {
+			return note, nil, nil, err
+		}
+	}
+	var out []group
+	for _, k := range keys {
+		g := groups[k]
+		if why, ok := absent[g.model]; ok {
+			g.cv, g.cvAbsent = nil, why
+		}
+		out = append(out, *g)
+	}
+	return note, out, []TermSelection{sel}, nil
 }
 
 // distinctModels and distinctGPUs are the models and systems of rows as

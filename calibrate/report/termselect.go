@@ -31,6 +31,13 @@ type TermForm struct {
 	// their mean.
 	ByMetric map[string]float64 `json:"median_ape_pct_by_metric"`
 	Score    float64            `json:"score"`
+	// BeatShare, where the selection tests significance, is the share of
+	// paired bootstrap resamples of the held-out groups in which the form
+	// beat the choice made before it (nil for the first form).
+	BeatShare *float64 `json:"beat_share,omitempty"`
+	// Folds, where the source records them, are the refits behind the
+	// form's held-out errors and their fitted terms.
+	Folds []CampaignFold `json:"folds,omitempty"`
 }
 
 // selectPerRequestForm decides, on one per-step campaign with several TP

@@ -84,6 +84,32 @@ type Spec struct {
 	// (front end latency, fused GEMM input share, k) and keeps every
 	// profile's per-step engine terms, identified from per-step timings.
 	KeepStepTerms bool
+	// Drop leaves campaign terms out of the fit (held at 0), so that
+	// grouped cross-validation can compare the term sets (the zero value
+	// fits every term).
+	Drop CampaignTerms
+}
+
+// CampaignTerms names the campaign terms that end-to-end rows alone fit
+// besides k: the front end's latency per request and the fused share of
+// the GEMMs' input-side cost.
+type CampaignTerms struct {
+	Frontend, Fused bool
+}
+
+// String names the set of terms marked, "none" for none.
+func (t CampaignTerms) String() string {
+	var s []string
+	if t.Frontend {
+		s = append(s, "frontend_latency_us")
+	}
+	if t.Fused {
+		s = append(s, "gemm_input_fused_fraction")
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, "+")
 }
 
 // FitOverheadsSpec fits Overheads and the benchmark's requests per
@@ -135,7 +161,7 @@ func FitOverheadsSpec(rows []Row, spec Spec, opts Options) (*Fit, error) {
 	if len(train) == 0 {
 		return nil, fmt.Errorf("train gpus %v, models %v: no rows", trainGPUs, spec.TrainModels)
 	}
-	f := newFitter(train, spec.KeepStepTerms, opts)
+	f := newFitter(train, spec.KeepStepTerms, spec.Drop, opts)
 	x, err := f.search()
 	if err != nil {
 		return nil, fmt.Errorf("fitting overheads: %w", err)

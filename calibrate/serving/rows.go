@@ -25,6 +25,11 @@ type Row struct {
 	MoETP, EP, DP int
 	TTFTms        float64
 	TPOTms        float64
+	// Harness names the benchmark harness that measured the row, as the
+	// table's provenance says ("" when it does not). A harness is a way of
+	// measuring (its client, its requests per client), so rows of one
+	// harness share its campaign terms whatever their model or GPU.
+	Harness string
 }
 
 // ResolveLayout derives the engine's expert- and data-parallel degrees from

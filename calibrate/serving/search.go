@@ -51,6 +51,8 @@ type fitter struct {
 	opts  Options // defaults applied, models resolved once
 	base  func(string) (*hardware.GPU, error)
 	keep  bool
+	// drop are the campaign terms the fit leaves out (held at 0).
+	drop CampaignTerms
 	// free are the simulation coordinates the refinement moves.
 	free []int
 
@@ -59,19 +61,24 @@ type fitter struct {
 	evals         int
 }
 
-func newFitter(train []Row, keep bool, opts Options) *fitter {
+func newFitter(train []Row, keep bool, drop CampaignTerms, opts Options) *fitter {
 	opts.defaults()
 	opts.Model = memoModels(train, opts.Model)
-	f := &fitter{train: train, opts: opts, base: opts.GPU, keep: keep, free: []int{0, 1, 2, 3, 4}}
-	if keep {
-		f.free = []int{3, 4} // front end and fused share; the profiles keep the step terms
+	f := &fitter{train: train, opts: opts, base: opts.GPU, keep: keep, drop: drop}
+	for j := range nSim {
+		switch {
+		case keep && j < 3: // the profiles keep the step terms
+		case j == 3 && drop.Frontend, j == 4 && drop.Fused:
+		default:
+			f.free = append(f.free, j)
+		}
 	}
 	return f
 }
 
 // decode maps search coordinates to overheads.
 func (f *fitter) decode(x []float64) Overheads {
-	return Overheads{
+	o := Overheads{
 		StepOverheadUS:       math.Exp(x[0]),
 		PerRequestOverheadUS: math.Exp(x[1]),
 		GraphLaunchFactor:    fit.Sigmoid(x[2]),
@@ -82,6 +89,13 @@ func (f *fitter) decode(x []float64) Overheads {
 		GEMMInputFusedFraction: fit.SnapUnit(fit.Sigmoid(x[4])),
 		StepTermsFromProfile:   f.keep,
 	}
+	if f.drop.Frontend {
+		o.FrontendLatencyUS = 0
+	}
+	if f.drop.Fused {
+		o.GEMMInputFusedFraction = 0
+	}
+	return o
 }
 
 // raw is the overheads as the vector the predictions are linearised in.
@@ -196,11 +210,18 @@ func (f *fitter) search() ([]float64, error) {
 	if f.keep {
 		steps, graphs = steps[:1], graphs[:1] // unused: the profiles' own terms apply
 	}
+	fronts, fuseds := []float64{3000, 20000}, []float64{0.1, 0.9}
+	if f.drop.Frontend {
+		fronts = fronts[:1] // unused: decode holds it at 0
+	}
+	if f.drop.Fused {
+		fuseds = fuseds[:1]
+	}
 	var xs [][]float64
 	for _, step := range steps {
 		for _, graph := range graphs {
-			for _, front := range []float64{3000, 20000} {
-				for _, fused := range []float64{0.1, 0.9} {
+			for _, front := range fronts {
+				for _, fused := range fuseds {
 					xs = append(xs, []float64{math.Log(step), math.Log(10), fit.Logit(graph), math.Log(front), fit.Logit(fused), 0})
 				}
 			}

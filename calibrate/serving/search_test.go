@@ -50,7 +50,7 @@ func closeParts(a, b Prediction) bool {
 // slopes are known in closed form (1 us adds 1e-3 ms).
 func TestLineariseOneClient(t *testing.T) {
 	rows := []Row{{Model: "llama-3.1-8b", GPU: "h100", Precision: "bf16", ISL: 512, OSL: 32, Concurrency: 1, TP: 1, TTFTms: 1, TPOTms: 1}}
-	f := newFitter(rows, false, Options{RequestsPerClient: 2})
+	f := newFitter(rows, false, CampaignTerms{}, Options{RequestsPerClient: 2})
 	centre := Overheads{StepOverheadUS: 200, PerRequestOverheadUS: 20, GraphLaunchFactor: 0.5, GraphMaxTokens: VLLMGraphMaxTokens,
 		FrontendLatencyUS: 5000, GEMMInputFusedFraction: 0.5}
 	lin := f.linearise(centre, f.simulate(rows, []Overheads{centre})[0])
@@ -156,5 +156,37 @@ func TestMinimiseLinearStaysInFlatDirections(t *testing.T) {
 	}
 	if pred > 1e-4 {
 		t.Errorf("linearised loss %g at the minimiser, want about 0", pred)
+	}
+}
+
+// A dropped campaign term is held at 0 whatever the coordinates and is not
+// among the coordinates the refinement moves; k stays free.
+func TestDropCampaignTerms(t *testing.T) {
+	x := []float64{math.Log(200), math.Log(20), 0, math.Log(5000), 0.5, 0}
+	for _, tc := range []struct {
+		keep     bool
+		drop     CampaignTerms
+		free     []int
+		front0   bool
+		fused0   bool
+		wantName string
+	}{
+		{true, CampaignTerms{}, []int{3, 4}, false, false, "none"},
+		{true, CampaignTerms{Fused: true}, []int{3}, false, true, "gemm_input_fused_fraction"},
+		{true, CampaignTerms{Frontend: true}, []int{4}, true, false, "frontend_latency_us"},
+		{true, CampaignTerms{Frontend: true, Fused: true}, nil, true, true, "frontend_latency_us+gemm_input_fused_fraction"},
+		{false, CampaignTerms{Frontend: true}, []int{0, 1, 2, 4}, true, false, "frontend_latency_us"},
+	} {
+		f := newFitter(nil, tc.keep, tc.drop, Options{})
+		if !reflect.DeepEqual(f.free, tc.free) {
+			t.Errorf("keep %v drop %v: free %v, want %v", tc.keep, tc.drop, f.free, tc.free)
+		}
+		o := f.decode(x)
+		if (o.FrontendLatencyUS == 0) != tc.front0 || (o.GEMMInputFusedFraction == 0) != tc.fused0 {
+			t.Errorf("keep %v drop %v: front end %g, fused %g", tc.keep, tc.drop, o.FrontendLatencyUS, o.GEMMInputFusedFraction)
+		}
+		if tc.drop.String() != tc.wantName {
+			t.Errorf("drop %+v names %q, want %q", tc.drop, tc.drop.String(), tc.wantName)
+		}
 	}
 }

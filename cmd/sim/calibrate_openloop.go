@@ -32,8 +32,11 @@ results/) as it was sent, on --gpu's profile, and choose which decode engine
 terms exist (a cost per (request, KV head, layer), a plain cost per request,
 the share of the all-reduce rate a serving step sustains) by leave-one-model-out
 cross-validation: for every candidate set of terms, each model family's
-sustained stages are predicted by the terms fitted on the other families. The
-candidate with the lowest cross-validated TPOT error is chosen and fitted on
+sustained stages are predicted by the terms fitted on the other families.
+Candidates are taken in order; one replaces the choice before it only when its
+cross-validated TPOT error is lower by more than 0.1 points and it wins at
+least 90 % of 2,000 paired bootstrap resamples of the held-out stages (a lower
+error inside the resampling spread is noise). The chosen terms are fitted on
 all families.
 
 Only stages the real server sustained are used (no failure, at least 90 % of
@@ -158,14 +161,19 @@ func writeOpenLoopText(s streams, res *openloop.Result) error {
 	w := s.out
 	fmt.Fprintf(w, "open-loop identification on %s: %d runs, families %s\n", res.GPU, len(res.Runs), strings.Join(res.Families, ", "))
 	fmt.Fprintf(w, "sustained stages only; errors are median |sim - real| / real of stage medians, %%\n\n")
-	fmt.Fprintf(w, "%-52s %7s %7s %7s %7s   %s\n", "candidate", "fit TPOT", "CV TPOT", "CV E2E", "CV TTFT", "values (all families)")
-	for _, c := range res.Candidates {
+	fmt.Fprintf(w, "%-52s %7s %7s %7s %7s %6s   %s\n", "candidate", "fit TPOT", "CV TPOT", "CV E2E", "CV TTFT", "beats", "values (all families)")
+	for i, c := range res.Candidates {
 		var vals []string
 		for _, t := range openloop.Terms() {
 			vals = append(vals, fmt.Sprintf("%s=%.4g", t.Key, c.Values[t.Key]))
 		}
-		fmt.Fprintf(w, "%-52s %7.1f %7.1f %7.1f %7.1f   %s\n", c.Name, c.Fitted.TPOT, c.CrossValidated.TPOT, c.CrossValidated.E2E, c.CrossValidated.TTFT, strings.Join(vals, " "))
+		beats := "-"
+		if i > 0 {
+			beats = fmt.Sprintf("%.0f%%", c.BeatShare*100)
+		}
+		fmt.Fprintf(w, "%-52s %7.1f %7.1f %7.1f %7.1f %6s   %s\n", c.Name, c.Fitted.TPOT, c.CrossValidated.TPOT, c.CrossValidated.E2E, c.CrossValidated.TTFT, beats, strings.Join(vals, " "))
 	}
+	fmt.Fprintf(w, "beats: share of paired bootstrap resamples of the held-out stages in which the candidate beat the choice before it\n")
 	fmt.Fprintf(w, "\nterms fitted without each family (leave one model out):\n")
 	for _, c := range res.Candidates {
 		var folds []string

@@ -31,15 +31,17 @@ refit that never saw the group ("cross_validated", or the reason it is absent).
 
 Sources: kernels (every table under kernels/, shape-slice hold-outs),
 fpm_steps (per-step tables under fpm/, leave one TP out), closed_loop
-(e2e/closed_loop_vllm*.csv, leave one model out), gb10_llamacpp
+(e2e/closed_loop_vllm*.csv, leave one model out within its benchmark
+harness, the campaign terms chosen by that cross-validation), gb10_llamacpp
 (gb10/measurements.csv, leave one model out), open_loop (not yet: the entry
 says why). docs/accuracy.md's tables and the README's headline numbers are
 generated from docs/accuracy.json (go test ./cmd/sim -run TestAccuracyDoc
 -update-accuracy-doc).
 
 Time: on a 2-core machine the kernels' shape-slice refits dominate (about 3
-minutes per GPU); --sources fpm_steps,gb10_llamacpp,closed_loop takes about
-2 minutes.`,
+minutes per GPU); closed_loop takes about 6 minutes (four campaign term
+sets, each refitted once per held-out model), fpm_steps and gb10_llamacpp
+about 2 together.`,
 		Example: `  sim validate report --data ../shared/data --out docs/accuracy.json
   sim validate report --sources fpm_steps --out steps.json`,
 		Args: noArgs,
