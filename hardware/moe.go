@@ -137,3 +137,15 @@ func (o *OpEfficiency) TokenPadding(tokens int, tpe float64) float64 {
 	fw := float64(w)
 	return tpe / (math.Ceil(tpe/fw) * fw)
 }
+
+// ExpertDepthFactor is D/(D+ExpertKHalf), the share of a fused-MoE
+// kernel's compute time spent in the k loops of its tiles, for experts of
+// FLOP-weighted harmonic mean reduction depth D elements
+// (roofline.MoEReductionDepth); 1 when ExpertKHalf or D is 0. It is in
+// (0, 1]; the compute time is divided by it.
+func (o *OpEfficiency) ExpertDepthFactor(depth float64) float64 {
+	if o.ExpertKHalf <= 0 || !(depth > 0) {
+		return 1
+	}
+	return depth / (depth + o.ExpertKHalf)
+}

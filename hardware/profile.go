@@ -140,6 +140,16 @@ type OpEfficiency struct {
 	// tokens run an unpadded per-token kernel (llama.cpp: MMQ picks mmq_x
 	// to cover the step's tokens; MMVQ serves steps of up to 8).
 	TileFollowsTokens bool `yaml:"tile_follows_tokens,omitempty" json:"tile_follows_tokens,omitempty"`
+	// ExpertKHalf, for a fused-MoE entry (FusedMoE), is the grouped
+	// kernel's per-tile fixed cost (prologue and epilogue of each output
+	// tile) in units of reduction depth (elements of k), like KHalf of a
+	// tiled GEMM but applied to the experts' two GEMMs at once: gate/up
+	// reduce over the hidden size, down over the expert width on the GPU,
+	// which TP splits. A tile of depth K costs as much as K+ExpertKHalf
+	// steps of its k loop, so the compute time is scaled by
+	// 1 + ExpertKHalf/D with D the FLOP-weighted harmonic mean depth
+	// (roofline.MoEReductionDepth; ExpertDepthFactor). 0: no depth term.
+	ExpertKHalf float64 `yaml:"expert_k_half,omitempty" json:"expert_k_half,omitempty"`
 }
 
 // BenchBandwidth is the effective bandwidth (bytes/s) a kernel benchmark

@@ -287,6 +287,7 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	}{
 		{"k_half", o.KHalf}, {"input_element_ns", o.InputElementNS}, {"input_spill_ns", o.InputSpillNS},
 		{"input_spill_elements", o.InputSpillElements}, {"output_element_ns", o.OutputElementNS}, {"l2_speedup", o.L2Speedup},
+		{"expert_k_half", o.ExpertKHalf},
 	} {
 		if err := nonNegative(prefix+"."+f.key, f.v); err != nil {
 			return err

@@ -15,6 +15,9 @@ const (
 	KindAttentionChunked LayerKind = "attention_chunked"
 	// KindAttentionMLA is multi-head latent attention (mla.go).
 	KindAttentionMLA LayerKind = "attention_mla"
+	// KindAttentionMLASparse is multi-head latent attention with DeepSeek
+	// sparse attention's top-k indexer (dsa.go).
+	KindAttentionMLASparse LayerKind = "attention_mla_sparse"
 	// KindLinearGDN is a Gated DeltaNet linear-attention mixer with a
 	// fixed-size state per request (hybrid.go).
 	KindLinearGDN LayerKind = "linear_attention_gdn"
@@ -55,7 +58,11 @@ func (c *Config) LayerGroups() []LayerGroup {
 	var out []LayerGroup
 	kv := int(c.kvElemsPerTokenLayer())
 	if c.MLA != nil {
-		out = append(out, LayerGroup{Kind: KindAttentionMLA, Count: c.NumLayers, KVElementsPerToken: kv})
+		k := KindAttentionMLA
+		if c.IsSparse() {
+			k = KindAttentionMLASparse
+		}
+		out = append(out, LayerGroup{Kind: k, Count: c.NumLayers, KVElementsPerToken: kv})
 	} else {
 		if n := c.NumFullLayers(); n > 0 {
 			out = append(out, LayerGroup{Kind: KindAttentionFull, Count: n, KVElementsPerToken: kv})

@@ -171,6 +171,10 @@ func (c Config) Clone() Config {
 	}
 	if c.MLA != nil {
 		a := *c.MLA
+		if a.Indexer != nil {
+			ix := *a.Indexer
+			a.Indexer = &ix
+		}
 		out.MLA = &a
 	}
 	out.Notes = slices.Clone(c.Notes)

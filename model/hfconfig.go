@@ -55,6 +55,9 @@ type hfFamily struct {
 	// mla: multi-head latent attention, MoE with grouped routing and MTP
 	// modules (DeepSeek-V2/V3, Kimi-K2; hfmla.go).
 	mla bool
+	// sparseIndexer: MLA with DeepSeek sparse attention's top-k indexer
+	// (DeepSeek-V3.2, GLM-5; dsa.go).
+	sparseIndexer bool
 	// sliding says which layers use sliding_window when layer_types is absent;
 	// nil means every layer. use false means the window is off.
 	sliding func(d hfDoc) (slides func(layer int) bool, use bool, err error)
@@ -72,8 +75,6 @@ func hfUnsupportedFeature(modelType string) string {
 		return "linear attention (lightning attention) in hybrid layers"
 	case "jamba", "falcon_h1", "granitemoehybrid", "bamba":
 		return "hybrid layers (Mamba state-space layers mixed with attention)"
-	case "glm_moe_dsa", "deepseek_v32":
-		return "DeepSeek sparse attention (DSA: an indexer that picks the top-k keys of each query)"
 	}
 	return ""
 }
@@ -87,11 +88,14 @@ func hfFamilies() registry.Table[hfFamily] {
 	return registry.Table[hfFamily]{Entries: []registry.Entry[hfFamily]{
 		{Name: "deepseek_v2", Value: hfFamily{name: "deepseek_v2", mla: true}},
 		{Name: "deepseek_v3", Value: hfFamily{name: "deepseek_v3", mla: true}},
+		// DeepSeek-V3.2 and GLM-5: MLA with DeepSeek sparse attention (dsa.go).
+		{Name: "deepseek_v32", Value: hfFamily{name: "deepseek_v32", mla: true, sparseIndexer: true}},
 		{Name: "gemma", Value: hfFamily{name: "gemma", tiedEmbeddings: true}},
 		{Name: "gemma2", Value: hfFamily{name: "gemma2", tiedEmbeddings: true, normsPerLayer: 4, sliding: everyOtherSliding}},
 		{Name: "gemma3", Value: gemma3},
 		{Name: "gemma3_text", Value: gemma3},
 		{Name: "gemma4_text", Value: hfFamily{name: "gemma4", tiedEmbeddings: true, qkNorm: true, normsPerLayer: 4, sliding: gemma3Sliding, hybrid: gemma4Text}},
+		{Name: "glm_moe_dsa", Value: hfFamily{name: "glm_moe_dsa", mla: true, sparseIndexer: true}},
 		{Name: "gpt_oss", Value: hfFamily{name: "gpt_oss", attentionBias: true, attentionSinks: true, moeBiases: true, sliding: everyOtherSliding}},
 		{Name: "kimi_k2", Value: hfFamily{name: "kimi_k2", mla: true}},
 		{Name: "llama", Value: hfFamily{name: "llama"}},
@@ -324,8 +328,8 @@ func (d hfDoc) listKey(key string) ([]any, string, bool, error) {
 // including MoE (Mixtral, Qwen MoE, gpt-oss, Llama 4 text part), sliding
 // and chunked attention layouts, tied embeddings and quantization_config
 // (fp8, mxfp4, compressed-tensors, gptq/awq, modelopt), and multi-head
-// latent attention (DeepSeek-V2/V3, Kimi-K2; hfmla.go). DeepSeek sparse
-// attention (GLM MoE DSA, DeepSeek-V3.2) is rejected with ErrUnsupported.
+// latent attention (DeepSeek-V2/V3, Kimi-K2; hfmla.go), also with DeepSeek
+// sparse attention (GLM MoE DSA, DeepSeek-V3.2; dsa.go).
 // Errors read "config.json: <key>: <reason>".
 func ParseHFConfig(data []byte, name string) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -430,6 +434,11 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 			return nil, err
 		}
 	}
+	if fam.sparseIndexer {
+		if err := hfSparseIndexer(d, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if (cfg.MoE == nil || cfg.NumDenseMLPLayers() > 0) && cfg.IntermediateSize == 0 {
 		return nil, hfErr("intermediate_size", "missing (must be > 0)")
 	}
@@ -445,10 +454,11 @@ func ParseHFConfig(data []byte, name string) (*Config, error) {
 		return nil, err
 	}
 	cfg.Notes = append(cfg.Notes, hfUnmodelledNotes(d)...)
-	if n, err := hfMTPHiddenNote(d); err != nil {
+	if err := hfMTPHidden(d, cfg); err != nil {
 		return nil, err
-	} else if n != "" {
-		cfg.Notes = append(cfg.Notes, n)
+	}
+	if err := hfDraftVocab(d, cfg); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)

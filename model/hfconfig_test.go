@@ -43,8 +43,11 @@ func TestLoadSharedModelConfigs(t *testing.T) {
 		// appendix B), MLA without query compression.
 		"deepseek-v2-lite": {published: 15.7e9, tol: 0.01, active: 2.4e9, activeNoInputEmbedding: true, catalog: "deepseek-v2-lite", dtype: "bf16"},
 		"gemma-3-4b-it":    {published: 3.88e9, tol: 0.01, catalog: "gemma-3-4b", sliding: 29, dtype: "bf16"},
-		// GLM-5: MLA with DeepSeek sparse attention, which is not priced.
-		"glm-5.2-fp8":                {unsupported: "DeepSeek sparse attention (DSA"},
+		// GLM-5: MLA with DeepSeek sparse attention (78 layers, 3 dense,
+		// 256 routed experts + 1 shared, top-8). Z.ai gives 744B total,
+		// 40B active; the active figure is read here as leaving out the
+		// input embedding (0.95B), as DeepSeek's does.
+		"glm-5.2-fp8":                {published: 744e9, tol: 0.01, active: 40e9, activeNoInputEmbedding: true, dtype: "fp8_block"},
 		"gpt-oss-20b":                {published: 20.9e9, tol: 0.01, catalog: "gpt-oss-20b", sliding: 12, dtype: "bf16"},
 		"llama-2-70b-hf":             {published: 68.98e9, tol: 0.01, catalog: "llama-2-70b", dtype: "fp16"},
 		"llama-2-7b-hf":              {published: 6.74e9, tol: 0.01, catalog: "llama-2-7b", dtype: "fp16"},
@@ -361,7 +364,8 @@ func TestParseHFConfigRejects(t *testing.T) {
 		{"mla outside an MLA family", `{` + base + `,"num_attention_heads":8,"kv_lora_rank":512}`, "config.json: kv_lora_rank: unsupported: multi-head latent attention (kv_lora_rank = 512) in model_type \"llama\"", true},
 		{"mla without v_head_dim", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512,"qk_nope_head_dim":16,"qk_rope_head_dim":8}`, "config.json: v_head_dim: missing", false},
 		{"mla bad q_lora_rank", `{` + base + `,"model_type":"deepseek_v3","num_attention_heads":8,"kv_lora_rank":512,"q_lora_rank":-1,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16}`, "config.json: q_lora_rank: must be in [1, 16777216] or null, got -1", false},
-		{"dsa", `{` + base + `,"model_type":"glm_moe_dsa","num_attention_heads":8,"kv_lora_rank":512}`, "DeepSeek sparse attention (DSA", true},
+		{"dsa without index_topk", `{` + base + `,"model_type":"glm_moe_dsa","num_attention_heads":8,"kv_lora_rank":512,"q_lora_rank":64,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"index_n_heads":4,"index_head_dim":32}`, "config.json: index_topk: missing (must be > 0)", false},
+		{"dsa without q_lora_rank", `{` + base + `,"model_type":"deepseek_v32","num_attention_heads":8,"kv_lora_rank":512,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"index_n_heads":4,"index_head_dim":32,"index_topk":64}`, "config.json: q_lora_rank: must be set with DeepSeek sparse attention", false},
 		{"unknown model type", `{` + base + `,"model_type":"gpt2","num_attention_heads":8}`, `config.json: model_type: unsupported: "gpt2"`, true},
 		{"mlp_only_layers index", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[7]}`, "config.json: mlp_only_layers[0]: must be a layer index in [0, 2), got 7", false},
 		{"all layers dense", `{` + base + `,"num_attention_heads":8,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"mlp_only_layers":[0,1]}`, "no layer is an MoE layer", false},
@@ -468,6 +472,9 @@ func TestHFFamilyTable(t *testing.T) {
 		}
 		if e.Value.mla {
 			extra += `,"kv_lora_rank":32,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8`
+		}
+		if e.Value.sparseIndexer {
+			extra += `,"q_lora_rank":16,"index_n_heads":2,"index_head_dim":16,"index_topk":8`
 		}
 		if e.Value.hybrid != nil {
 			extra += `,"hybrid_override_pattern":"M*","mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":16,` +

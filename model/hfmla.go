@@ -94,7 +94,8 @@ func hfMLA(d hfDoc, cfg *Config) error {
 }
 
 // hfUnmodelledNotes lists parts of a config.json the step model leaves out
-// (a vision or audio tower: only the text decoder is priced).
+// (a vision or audio tower: only the text decoder is priced; a multimodal
+// class whose config.json keeps only the text part: hfMultimodalNote).
 func hfUnmodelledNotes(d hfDoc) []string {
 	var towers []string
 	for _, k := range []string{"vision_config", "audio_config"} {
@@ -103,6 +104,9 @@ func hfUnmodelledNotes(d hfDoc) []string {
 		}
 	}
 	if len(towers) == 0 {
+		if n := hfMultimodalNote(d); n != "" {
+			return []string{n}
+		}
 		return nil
 	}
 	return []string{fmt.Sprintf("%s tower not modelled: only the text decoder's weights and compute are priced", strings.Join(towers, " and "))}

@@ -14,8 +14,6 @@ func TestHFUnsupportedMoEFeatures(t *testing.T) {
 		{"falcon_h1", "Mamba state-space layers"},
 		{"minimax_m1", "linear attention"},
 		{"jamba", "Mamba state-space layers"},
-		{"glm_moe_dsa", "DeepSeek sparse attention (DSA"},
-		{"deepseek_v32", "DeepSeek sparse attention (DSA"},
 	} {
 		_, err := ParseHFConfig([]byte(`{"model_type":"`+tt.modelType+`",`+base+`}`), "")
 		if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), tt.feature) {

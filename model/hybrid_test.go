@@ -178,13 +178,40 @@ func TestGemma4GlobalAttention(t *testing.T) {
 }
 
 // The parts of a checkpoint the step model leaves out are named: Qwen3.5's
-// vision tower and MTP layer; Nemotron-3-Nano has neither.
+// MTP module (not run without speculation) and vision tower;
+// Nemotron-3-Nano has neither.
 func TestUnmodelledNotes(t *testing.T) {
 	q := loadShared(t, "qwen3.5-27b")
-	if n := q.PricingNotes(); len(n) != 2 || !strings.HasPrefix(n[0], "vision tower not modelled") || !strings.HasPrefix(n[1], "text_config.mtp_num_hidden_layers: 1 ") {
+	if n := q.PricingNotes(); len(n) != 2 || !strings.HasPrefix(n[0], "1 multi-token-prediction module(s) (0.42B parameters) are not loaded or run") || !strings.HasPrefix(n[1], "vision tower not modelled") {
 		t.Errorf("qwen3.5-27b notes %q", n)
+	}
+	if n := q.PricingNotesFor(true); len(n) != 1 {
+		t.Errorf("qwen3.5-27b notes with mtp running %q, want the vision note alone", n)
 	}
 	if n := loadShared(t, "nemotron-3-nano-30b-a3b").PricingNotes(); len(n) != 0 {
 		t.Errorf("nemotron notes %q, want none", n)
+	}
+}
+
+// TestQwen35MTPModule: Qwen3.5-27B's mtp_num_hidden_layers 1 is one MTP
+// module of the DeepSeek shape, counted apart. By hand from its config
+// (hidden 5120, 24 heads and 4 KV heads of 256 with the output gate,
+// dense MLP of 17408, QK norm): two input norms 2 x 5120 = 10,240; fusion
+// GEMM 2 x 5120 x 5120 = 52,428,800; attention 5120 x 12288 + 2 x 5120 x
+// 1024 + 6144 x 5120 = 104,857,600; layer norms 2 x 5120 + 2 x 256 =
+// 10,752; MLP 3 x 5120 x 17408 = 267,386,880; final norm 5120: in all
+// 424,699,392. Parameter totals leave it out.
+func TestQwen35MTPModule(t *testing.T) {
+	q := loadShared(t, "qwen3.5-27b")
+	if q.MTPLayers != 1 {
+		t.Fatalf("MTPLayers = %d, want 1", q.MTPLayers)
+	}
+	if got := q.MTPParams(); got != 424_699_392 {
+		t.Errorf("MTPParams = %.0f, want 424,699,392", got)
+	}
+	noMTP := *q
+	noMTP.MTPLayers = 0
+	if q.Params().Total != noMTP.Params().Total {
+		t.Errorf("the MTP module is counted in the total")
 	}
 }

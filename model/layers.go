@@ -133,7 +133,7 @@ func (c *Config) KVBytesPerToken(bytesPerElem float64) float64 {
 	if c.GlobalAttention != nil {
 		return 2 * (float64(c.NumSlidingLayers())*float64(c.KVDim()) + float64(c.NumFullLayers())*float64(c.FullKVDim())) * bytesPerElem
 	}
-	return float64(c.NumAttentionLayers()) * c.kvElemsPerTokenLayer() * bytesPerElem
+	return float64(c.NumAttentionLayers()) * c.kvBytesPerTokenLayer(bytesPerElem)
 }
 
 // KVBytesPerTokenFullLayers is the per-token KV size of the full-attention
@@ -141,7 +141,7 @@ func (c *Config) KVBytesPerToken(bytesPerElem float64) float64 {
 // with context.
 func (c *Config) KVBytesPerTokenFullLayers(bytesPerElem float64) float64 {
 	if c.MLA != nil {
-		return float64(c.NumFullLayers()) * c.kvElemsPerTokenLayer() * bytesPerElem
+		return float64(c.NumFullLayers()) * c.kvBytesPerTokenLayer(bytesPerElem)
 	}
 	return 2 * float64(c.NumFullLayers()) * float64(c.FullKVDim()) * bytesPerElem
 }
@@ -161,5 +161,5 @@ func (c *Config) KVBytesForContext(contextTokens int, bytesPerElem float64) floa
 	for i := 0; i < c.NumLayers; i++ {
 		tokens += float64(c.KVTokensStored(i, contextTokens))
 	}
-	return tokens * c.kvElemsPerTokenLayer() * bytesPerElem
+	return tokens * c.kvBytesPerTokenLayer(bytesPerElem)
 }

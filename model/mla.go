@@ -26,6 +26,9 @@ type MLA struct {
 	QKRopeHeadDim int `yaml:"qk_rope_head_dim" json:"qk_rope_head_dim"`
 	// VHeadDim is V, the per-head value width.
 	VHeadDim int `yaml:"v_head_dim" json:"v_head_dim"`
+	// Indexer is DeepSeek sparse attention's top-k indexer (dsa.go); nil
+	// for dense MLA.
+	Indexer *SparseIndexer `yaml:"indexer,omitempty" json:"indexer,omitempty"`
 }
 
 // IsMLA reports whether the model uses multi-head latent attention.
@@ -76,15 +79,25 @@ func (c *Config) MLAReplicatedParamsPerLayer() float64 {
 		return 0
 	}
 	p := c.mlaProjections()
-	return p.QA + p.KVA
+	return p.QA + p.KVA + c.indexerParamsPerLayer()
+}
+
+// indexerParamsPerLayer is one layer's sparse-indexer weights (replicated
+// on every TP rank); 0 without DeepSeek sparse attention.
+func (c *Config) indexerParamsPerLayer() float64 {
+	if !c.IsSparse() {
+		return 0
+	}
+	return c.MLA.Indexer.ParamsPerLayer(c.HiddenSize, c.MLA.QLoRARank)
 }
 
 // mlaAttentionParamsPerLayer is the weight count of one MLA attention
 // block: q_a_proj + q_b_proj (or q_proj), kv_a_proj_with_mqa, kv_b_proj and
-// o_proj. The q_a and kv_a layernorms are counted with the norms.
+// o_proj, plus the sparse indexer's weights under DSA. The q_a and kv_a
+// layernorms are counted with the norms.
 func (c *Config) mlaAttentionParamsPerLayer() float64 {
 	p := c.mlaProjections()
-	return p.QA + p.QB + p.Q + p.KVA + p.KVB + p.O
+	return p.QA + p.QB + p.Q + p.KVA + p.KVB + p.O + c.indexerParamsPerLayer()
 }
 
 // mlaNormParams is one layer's latent layernorms: q_a_layernorm (QLoRARank,
@@ -181,5 +194,5 @@ func (c *Config) validateMLA() error {
 	if c.SlidingWindow > 0 {
 		return fmt.Errorf("sliding_window: not supported with mla")
 	}
-	return nil
+	return m.validateIndexer()
 }

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,7 +153,7 @@ func TestMLAValidate(t *testing.T) {
 }
 
 // TestSharedMLAConfigs: the shared DeepSeek configs carry their MLA and MTP
-// keys, and GLM-5's sparse attention is refused by name.
+// keys (GLM-5's sparse attention: dsa_test.go).
 func TestSharedMLAConfigs(t *testing.T) {
 	dir := filepath.Join(dataDir(t), "models")
 	c, err := LoadHFConfig(filepath.Join(dir, "deepseek-v3", "config.json"))
@@ -167,10 +166,6 @@ func TestSharedMLAConfigs(t *testing.T) {
 	}
 	if !c.SameArchitecture(ref) || c.MTPLayers != 1 {
 		t.Errorf("shared deepseek-v3 differs from the pinned config:\n %+v\n %+v", c, ref)
-	}
-	_, err = LoadHFConfig(filepath.Join(dir, "glm-5.2-fp8", "config.json"))
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "DeepSeek sparse attention (DSA") {
-		t.Errorf("glm-5.2-fp8: want an unsupported DSA error, got %v", err)
 	}
 }
 
@@ -200,6 +195,23 @@ func TestVisionTowerNote(t *testing.T) {
 	}
 	if n := c.PricingNotes(); len(n) != 1 || !strings.Contains(n[0], "vision tower not modelled") {
 		t.Errorf("PricingNotes = %q", n)
+	}
+	// A multimodal class whose config.json keeps only text_config (the
+	// shared gemma-3-4b-it and Llama 4 Maverick configs) gets one note
+	// naming the class; a text-only class nested the same way gets none.
+	for _, tt := range []struct{ arch, want string }{
+		{"Gemma3ForConditionalGeneration", "multimodal checkpoint (Gemma3ForConditionalGeneration): its vision encoder"},
+		{"LlamaForCausalLM", ""},
+	} {
+		c, err := ParseHFConfig([]byte(`{"architectures":["`+tt.arch+`"],"model_type":"llama","text_config":{"model_type":"llama","hidden_size":64,
+"num_hidden_layers":2,"num_attention_heads":8,"intermediate_size":128,"vocab_size":100}}`), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := c.PricingNotes()
+		if tt.want == "" && len(n) != 0 || tt.want != "" && (len(n) != 1 || !strings.HasPrefix(n[0], tt.want)) {
+			t.Errorf("%s: PricingNotes = %q, want %q", tt.arch, n, tt.want)
+		}
 	}
 }
 

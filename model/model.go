@@ -58,6 +58,11 @@ type Config struct {
 	// in Params, weights or steps unless speculative decoding uses them
 	// (MTPParams).
 	MTPLayers int `yaml:"mtp_layers,omitempty" json:"mtp_layers,omitempty"`
+	// DraftVocabSize is an EAGLE-3 draft head's reduced vocabulary
+	// (draft_vocab_size): its LM head scores only these tokens, mapped to
+	// the target's vocabulary. 0: the head's LM head is the target's
+	// (eagle.go).
+	DraftVocabSize int `yaml:"draft_vocab_size,omitempty" json:"draft_vocab_size,omitempty"`
 	// Notes name what the config.json loader read but the step model does
 	// not price (a vision tower); PricingNotes adds what the fields imply.
 	Notes []string `yaml:"-" json:"notes,omitempty"`

@@ -93,6 +93,9 @@ func (c *Config) Validate() error {
 	if err := c.validateMoE(); err != nil {
 		return err
 	}
+	if err := c.validateDraftVocab(); err != nil {
+		return err
+	}
 	if err := c.validateMLA(); err != nil {
 		return err
 	}

@@ -43,6 +43,9 @@ type mlaShape struct {
 	// else first principles (setMLAEfficiencies). Set with the precisions.
 	effBMM, effDecode, effPref hardware.OpEfficiency
 	pPref                      peak
+	// dsa is DeepSeek sparse attention's indexer and kernels (dsa.go); nil
+	// for dense MLA.
+	dsa *dsaShape
 }
 
 // setMLAEfficiencies picks the MLA kernels' efficiencies: each family the
@@ -197,6 +200,9 @@ func (m *StepModel) mlaTokenOps(acc *stepAcc, T int) {
 	m.op(acc, Elementwise("kv_a_layernorm", T*s.kvLoRA, 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
 	m.op(acc, Elementwise("rotary", T*(heads+1)*s.rope, 3, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
 	m.op(acc, named(GEMM(T, h, heads*s.v, m.attnW, m.act), "o_proj"), L, &m.pAttn, &m.effAttn)
+	if s.dsa != nil {
+		m.dsaTokenOps(acc, T)
+	}
 }
 
 // mlaAttention prices a step's MLA attention from its aggregates: for the

@@ -70,15 +70,9 @@ func TestMLAStepOperators(t *testing.T) {
 	m := mustStep(t, deepseekV3(), withProfile(h100(), idealProfile()), StepOptions{TP: 8, WeightDType: "bf16"})
 	in := &StepInput{Prefills: []Chunk{{Tokens: 100, Cached: 300, Sampled: true}}, Decodes: []int{1000, 3000}}
 	ops := m.Breakdown(in)
-	const L, h = 61.0, 16.0
+	const h = 16.0
 	T := 102.0
-	check := func(name string, flops, bytes float64) {
-		t.Helper()
-		o := opRow(t, ops, name)
-		if o.Count != 61 || !near(o.FLOPs, L*flops, 1e-12) || (bytes > 0 && !near(o.Bytes, L*bytes, 1e-12)) {
-			t.Errorf("%s: count %d FLOPs %.6g bytes %.6g, want 61 x (%.6g, %.6g)", name, o.Count, o.FLOPs, o.Bytes, flops, bytes)
-		}
-	}
+	check := layerOpChecker(t, ops, 61)
 	// Projections over all 102 tokens.
 	check("fused_qkv_a_proj", 2*T*(1536+576)*7168, 0)
 	check("q_b_proj", 2*T*h*192*1536, 0)

@@ -58,13 +58,37 @@ func TokensPerExpert(pairs, touched float64) float64 {
 	return pairs / touched
 }
 
+// MoEReductionDepth is the FLOP-weighted harmonic mean reduction depth
+// (elements of k) of a fused, gated (g = 3) or plain (g = 2) experts
+// kernel of the given hidden size and expert width on the GPU (inter,
+// already split by MoE-TP): the gate/up GEMMs carry (g-1)/g of the FLOPs
+// and reduce over hidden, the down GEMM 1/g and reduces over inter, so
+//
+//	1/D = ((g-1)/g)/hidden + (1/g)/inter.
+//
+// A per-tile fixed cost of h depth steps then scales the compute time by
+// exactly 1 + h/D (hardware.OpEfficiency.ExpertDepthFactor). 0 when either
+// size is not positive.
+func MoEReductionDepth(hidden, inter int, gated bool) float64 {
+	if hidden <= 0 || inter <= 0 {
+		return 0
+	}
+	g := 2.0
+	if gated {
+		g = 3
+	}
+	return 1 / ((g-1)/g/float64(hidden) + 1/g/float64(inter))
+}
+
 // FusedMoETimes returns the compute and memory times of a fused MoE kernel
 // of cost c under the fused model's entry e (hardware.FusedMoE), at the
 // given peak FLOP/s and bandwidth: the compute curve is read at tokens per
-// expert tpe, the memory curve at the kernel's bytes.
-func FusedMoETimes(c *Cost, tpe float64, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
+// expert tpe and divided by e.ExpertDepthFactor at reduction depth depth
+// (MoEReductionDepth; 0: no depth term), the memory curve read at the
+// kernel's bytes.
+func FusedMoETimes(c *Cost, tpe, depth float64, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
 	if c.FLOPs > 0 {
-		tc = c.FLOPs / (peakFLOPS * e.Compute.At(tpe))
+		tc = c.FLOPs / (peakFLOPS * e.Compute.At(tpe) * e.ExpertDepthFactor(depth))
 	}
 	if b := c.Bytes(); b > 0 {
 		tm = b / (bandwidth * e.Memory.At(b))
@@ -201,7 +225,7 @@ func (m *StepModel) expertsOp(acc *stepAcc, T int) {
 	Tm := m.moeTokens(T)
 	pairs := float64(Tm) * float64(m.topK) / float64(ep)
 	tpe := TokensPerExpert(pairs, m.expertsTouched(Tm))
-	tc, tm := FusedMoETimes(&c, tpe, &m.moe.fused, m.pExpert.flops, m.bw)
+	tc, tm := FusedMoETimes(&c, tpe, MoEReductionDepth(m.hidden, m.expInterPG, m.gated), &m.moe.fused, m.pExpert.flops, m.bw)
 	tc /= m.moe.fused.TokenPadding(Tm, tpe)
 	m.apply(acc, c, m.nMoE, &m.pExpert, &m.moe.fused, tc*m.computeScale, tm, 0)
 }

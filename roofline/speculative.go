@@ -131,13 +131,20 @@ type Drafter struct {
 	// loaded: the model's MTP modules for mtp (each run once per step when
 	// there are k of them, else the first reused), 1 otherwise.
 	layers int
+	// ownLMHead: the draft head has its own LM head (an EAGLE-3 head's
+	// reduced vocabulary), loaded beside the target's; otherwise the LM
+	// head is the target's, shared.
+	ownLMHead bool
 	// Note says what the draft network is, for a run's notes.
 	Note string
 }
 
 // NewDrafter returns the drafter of method with k speculative tokens for
 // target. draft is the draft model's configuration for SpecDraftModel
-// (ignored otherwise; required then). For mtp, eagle and eagle3 the draft
+// (required then), or for eagle and eagle3 optionally the head's own
+// config.json (eagleHeadLayer: its layer shapes and an EAGLE-3 head's
+// reduced draft vocabulary); mtp takes none. For mtp, and eagle or eagle3
+// without a head config, the draft
 // layer is one decoder layer of the target's shapes (for a mixture-of-
 // experts target a routed-expert layer, as DeepSeek's MTP layer is; eagle
 // heads of MoE targets are dense in practice, which this overestimates).
@@ -171,12 +178,26 @@ func NewDrafter(target *StepModel, method SpecMethod, k int, draft *model.Config
 			return nil, &NoMTPLayersError{Model: target.cfg.Name}
 		}
 		c := oneLayerOf(target.cfg)
+		if draft != nil {
+			if method == SpecMTP {
+				return nil, &DraftHeadError{Reason: "not used by method mtp (the model's own MTP modules are the draft)"}
+			}
+			hc, err := eagleHeadLayer(target.cfg, draft)
+			if err != nil {
+				return nil, err
+			}
+			c = hc
+			d.ownLMHead = draft.DraftVocabSize > 0
+		}
 		cfg = &c
 		d.fcFirst, d.fcNext = 2*h, 2*h
 		if method == SpecEAGLE3 {
 			d.fcFirst = 3 * h
 		}
 		d.Note = fmt.Sprintf("speculative decoding: %s, %d tokens; the draft is priced as one decoder layer of %s plus a %d-wide fusion GEMM and the LM head", method, k, target.cfg.Name, d.fcFirst)
+		if draft != nil {
+			d.Note = fmt.Sprintf("speculative decoding: %s, %d tokens; the draft is the head %s: one decoder layer of its shapes plus a %d-wide fusion GEMM and an LM head over %d tokens", method, k, draft.Name, d.fcFirst, cfg.VocabSize)
+		}
 		if method == SpecMTP {
 			d.layers = target.cfg.MTPLayers
 			d.Note = fmt.Sprintf("speculative decoding: mtp, %d tokens; %d MTP module(s) of %s, each one decoder layer shaped like its last layer plus eh_proj and the shared LM head", k, d.layers, target.cfg.Name)
@@ -246,15 +267,19 @@ func (d *Drafter) WeightBytesPerGPU() float64 {
 	n := d.net
 	pc := n.cfg.Params()
 	shared := pc.Embedding/float64(n.tp)*n.tok.Bits/8 + pc.LMHead/float64(n.tp)*n.lmh.Bits/8
+	if d.ownLMHead {
+		shared -= pc.LMHead / float64(n.tp) * n.lmh.Bits / 8 // the head's own, at its draft vocabulary
+	}
 	return float64(d.layers) * (n.WeightBytesPerGPU() - shared + float64(d.fcFirst*n.hidden)*n.w.Bits/8)
 }
 
 // NoMTPLayersError is method mtp on a model whose configuration declares no
-// multi-token-prediction modules (num_nextn_predict_layers).
+// multi-token-prediction modules (num_nextn_predict_layers or
+// mtp_num_hidden_layers).
 type NoMTPLayersError struct{ Model string }
 
 func (e *NoMTPLayersError) Error() string {
-	return fmt.Sprintf("mtp: model %s has no MTP layers (num_nextn_predict_layers); use eagle or eagle3 for a draft layer, or draft_model", e.Model)
+	return fmt.Sprintf("mtp: model %s has no MTP layers (num_nextn_predict_layers or mtp_num_hidden_layers); use eagle or eagle3 for a draft layer, or draft_model", e.Model)
 }
 
 // KVBytesPerTokenPerGPU is the draft network's KV-cache bytes per token on
@@ -372,3 +397,27 @@ func chunksOf(in *StepInput) iter.Seq2[int, stepChunk] {
 		}
 	}
 }
+
+// eagleHeadLayer is the draft layer of an EAGLE or EAGLE-3 head given by
+// its own config.json (for Llama-3.1-8B's EAGLE-3 head: one Llama decoder
+// layer of the target's width, draft_vocab_size 32000): the head's first
+// layer as oneLayerOf gives it, with its LM head over the draft
+// vocabulary when the config names one (model.Config.DraftVocabSize; vLLM's
+// llama_eagle3.py builds lm_head over draft_vocab_size). The head must
+// have the target's hidden size: it consumes the target's hidden states.
+func eagleHeadLayer(target, head *model.Config) (model.Config, error) {
+	if head.HiddenSize != target.HiddenSize {
+		return model.Config{}, &DraftHeadError{Reason: fmt.Sprintf("the head's hidden_size %d must equal the target's %d for an EAGLE head", head.HiddenSize, target.HiddenSize)}
+	}
+	c := oneLayerOf(head)
+	if head.DraftVocabSize > 0 {
+		c.VocabSize = head.DraftVocabSize
+	}
+	return c, nil
+}
+
+// DraftHeadError is a draft configuration that cannot serve its method: an
+// EAGLE head whose width is not the target's, or one given to method mtp.
+type DraftHeadError struct{ Reason string }
+
+func (e *DraftHeadError) Error() string { return "draft_model: " + e.Reason }

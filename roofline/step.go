@@ -257,6 +257,7 @@ func (m *StepModel) initPrecisions(opts StepOptions) error {
 	m.opts = m.resolvedOptions(opts)
 	if m.mla != nil {
 		m.setMLAEfficiencies() // mla.go
+		m.setDSAEfficiencies() // dsa.go
 	}
 	m.setStateMixerEfficiencies() // state_mixer.go
 	return nil
@@ -381,6 +382,9 @@ func (m *StepModel) KVBytesPerTokenPerGPU() float64 {
 	if m.global.on {
 		return (float64(m.nSliding)*float64(m.kvDim) + float64(m.nFull)*float64(m.global.kvDim)) * 2 * m.kv.Bits / 8
 	}
+	if m.mla != nil && m.mla.dsa != nil {
+		return float64(m.nAttn) * (m.mla.dsa.latentBytes + m.mla.dsa.idxKVBytes) // dsa.go
+	}
 	return float64(m.nAttn) * m.kvElemsPerTokenLayer() * m.kv.Bits / 8
 }
 
@@ -497,6 +501,11 @@ type stepAgg struct {
 	// (MLA runs verify chunks on its decode kernel: mla.go).
 	verifyTokens, nVer int
 	vKeys, vRead       float64
+
+	// pTopK, vTopK and dTopK are the keys DeepSeek sparse attention
+	// gathers for the prefill chunks (verify chunks included), the verify
+	// chunks alone and the decodes (dsa.go); 0 without it.
+	pTopK, vTopK, dTopK float64
 }
 
 // aggregate makes one pass over the requests of in. O(requests).
@@ -554,10 +563,21 @@ func (m *StepModel) aggregate(in *StepInput) stepAgg {
 		}
 	}
 	nPre := requests // prefill chunks: sequences of the prefill attention kernel
-	return stepAgg{prefTokens: prefTokens, sampled: sampled + nDec, requests: requests + nDec, nPre: nPre, nDec: nDec, verifyTokens: verify,
+	g := stepAgg{prefTokens: prefTokens, sampled: sampled + nDec, requests: requests + nDec, nPre: nPre, nDec: nDec, verifyTokens: verify,
 		nVer: nVer, vKeys: vKeys, vRead: vRead,
 		pKeysFull: pKeysFull, pKeysSlide: pKeysSlide, pReadFull: pReadFull, pReadSlide: pReadSlide,
 		dKeysFull: dKeysFull, dKeysSlide: dKeysSlide}
+	if m.mla != nil && m.mla.dsa != nil {
+		for _, ch := range chunksOf(in) {
+			if ch.Tokens > 0 {
+				m.dsaTopK(&g, ch.Tokens, max(ch.Cached, 0), ch.verify)
+			}
+		}
+		for _, l := range in.Decodes {
+			m.dsaTopK(&g, 0, max(l, 1), false)
+		}
+	}
+	return g
 }
 
 // evalAgg prices a step from its aggregates (see evalCached).
@@ -569,9 +589,12 @@ func (m *StepModel) evalAgg(g stepAgg, acc *stepAcc, cache *tokenCache) {
 	}
 	m.tokenPart(acc, T, prefTokens-g.verifyTokens, cache)
 	h := m.hidden
-	if m.mla != nil {
+	switch {
+	case m.mla != nil && m.mla.dsa != nil:
+		m.dsaAttention(acc, &g, cache)
+	case m.mla != nil:
 		m.mlaAttention(acc, &g, cache)
-	} else {
+	default:
 		m.gqaAttention(acc, &g, cache)
 	}
 	m.stateMixerCore(acc, prefTokens, g.nPre, nDec)

@@ -32,9 +32,11 @@ type Speculative struct {
 	// verify step with the bonus token, in [1, k+1] (0 when AcceptanceRate
 	// is given).
 	MeanAcceptanceLength float64 `yaml:"mean_acceptance_length,omitempty" mapstructure:"mean_acceptance_length" json:"mean_acceptance_length,omitempty" help:"speculative decoding: measured mean acceptance length (tokens per verify incl. the bonus token), in [1, k+1]; instead of acceptance_rate"`
-	// DraftModel is the draft model of method draft_model: a model catalog
-	// name or a path to a Hugging Face config.json.
-	DraftModel string `yaml:"draft_model,omitempty" mapstructure:"draft_model" json:"draft_model,omitempty" help:"speculative decoding: draft model for method draft_model (catalog name or config.json path)"`
+	// DraftModel is the draft model of method draft_model (required), or for
+	// eagle and eagle3 the head's own config.json (optional: its layer
+	// shapes and an EAGLE-3 head's draft_vocab_size): a model catalog name
+	// or a path to a Hugging Face config.json.
+	DraftModel string `yaml:"draft_model,omitempty" mapstructure:"draft_model" json:"draft_model,omitempty" help:"speculative decoding: draft model for method draft_model, or for eagle and eagle3 the head's config.json (its shapes and draft_vocab_size); catalog name or config.json path"`
 }
 
 // Keys of the speculative settings that Validate and the settings metadata
@@ -71,8 +73,9 @@ func (Speculative) bad(key, format string, args ...any) error {
 // Check checks how the speculative settings combine, once every source
 // (file, environment, flags) has been applied, as a *FieldError: with a
 // method, num_speculative_tokens >= 1 and exactly one of acceptance_rate
-// and mean_acceptance_length (in [1, k+1]), and draft_model exactly for
-// method draft_model; without one, none of them. Validate's checks come
+// and mean_acceptance_length (in [1, k+1]), and draft_model for method
+// draft_model (optional for eagle and eagle3, refused for the others);
+// without a method, none of them. Validate's checks come
 // first.
 func (s Speculative) Check() error {
 	if err := s.validate(); err != nil {
@@ -101,8 +104,8 @@ func (s Speculative) Check() error {
 		return s.bad(keySpecLength, "must be in [1, num_speculative_tokens + 1 = %d], got %g", k+1, l)
 	case s.Method == roofline.SpecDraftModel && strings.TrimSpace(s.DraftModel) == "":
 		return s.bad(keySpecDraft, "must be set for %s draft_model", keySpecMethod)
-	case s.Method != roofline.SpecDraftModel && s.DraftModel != "":
-		return s.bad(keySpecDraft, "is only used by %s draft_model, got method %s", keySpecMethod, s.Method)
+	case s.DraftModel != "" && s.Method != roofline.SpecDraftModel && s.Method != roofline.SpecEAGLE && s.Method != roofline.SpecEAGLE3:
+		return s.bad(keySpecDraft, "is only used by %s draft_model (the draft model) or eagle and eagle3 (the head's config.json), got method %s", keySpecMethod, s.Method)
 	}
 	return nil
 }

@@ -31,7 +31,9 @@ func TestSpeculativeCheck(t *testing.T) {
 		{"length above k+1", func(s *Speculative) { s.AcceptanceRate, s.MeanAcceptanceLength = 0, 4.5 }, keySpecLength},
 		{"length below 1", func(s *Speculative) { s.AcceptanceRate, s.MeanAcceptanceLength = 0, 0.5 }, keySpecLength},
 		{"draft model missing", func(s *Speculative) { s.Method = roofline.SpecDraftModel }, keySpecDraft},
-		{"draft model for eagle", func(s *Speculative) { s.DraftModel = "llama-3.2-1b" }, keySpecDraft},
+		{"head config for eagle", func(s *Speculative) { s.DraftModel = "eagle3-head/config.json" }, ""},
+		{"draft model for ngram", func(s *Speculative) { s.Method, s.DraftModel = roofline.SpecNgram, "llama-3.2-1b" }, keySpecDraft},
+		{"draft model for mtp", func(s *Speculative) { s.Method, s.DraftModel = roofline.SpecMTP, "llama-3.2-1b" }, keySpecDraft},
 		{"k without method", func(s *Speculative) { *s = Speculative{NumSpeculativeTokens: 2} }, keySpecMethod},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -59,7 +59,14 @@ func TestMLACapacityNotSplitByTP(t *testing.T) {
 // and tokens, with and without preemption, and the same seed gives the
 // same bytes.
 func TestMLARunConservesAndRepeats(t *testing.T) {
-	step := prepareMLA(t, 2).Step
+	checkRunConservesAndRepeats(t, prepareMLA(t, 2).Step)
+}
+
+// checkRunConservesAndRepeats runs chatYAML on step with a roomy and a
+// tight (400-block) cache: requests and output tokens are conserved, the
+// tight cache preempts, and the same seed gives the same bytes.
+func checkRunConservesAndRepeats(t *testing.T, step StepModel) {
+	t.Helper()
 	for _, blocks := range []int{8000, 400} {
 		cfg := Config{Scheduler: schedCfg(blocks), StepModel: step, Replicas: 1, CheckInvariants: true}
 		res, sink := runOnce(t, chatYAML, cfg)

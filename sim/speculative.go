@@ -193,7 +193,7 @@ type speculationPlan struct {
 // drafts and lookahead slots. Errors are *settings.FieldError.
 func prepareSpeculation(target *roofline.StepModel, sp settings.Speculative) (*speculationPlan, error) {
 	var draft *model.Config
-	if sp.Method == roofline.SpecDraftModel {
+	if sp.DraftModel != "" {
 		m, err := model.Resolve(sp.DraftModel)
 		if err != nil {
 			return nil, &settings.FieldError{Key: "serving.speculative.draft_model", Reason: err.Error(), Err: err}
@@ -205,6 +205,9 @@ func prepareSpeculation(target *roofline.StepModel, sp settings.Speculative) (*s
 		key := "serving.speculative"
 		if _, ok := errors.AsType[*roofline.NoMTPLayersError](err); ok {
 			key = "serving.speculative.method"
+		}
+		if _, ok := errors.AsType[*roofline.DraftHeadError](err); ok {
+			key = "serving.speculative.draft_model"
 		}
 		return nil, &settings.FieldError{Key: key, Reason: err.Error(), Err: err}
 	}

@@ -34,6 +34,12 @@ type Sample struct {
 	// L2Bytes is the GPU's L2 capacity in bytes; operators that fit in it
 	// were timed from L2 (hardware.OpEfficiency.BenchBandwidth). 0: unknown.
 	L2Bytes float64
+	// Depth is the FLOP-weighted harmonic mean reduction depth of a fused
+	// multi-GEMM kernel (a fused MoE's gate/up and down GEMMs,
+	// roofline.MoEReductionDepth), elements; when some sample has one, the
+	// fit adds hardware.OpEfficiency.ExpertKHalf, which scales the compute
+	// time by 1 + ExpertKHalf/Depth. 0 for other operators.
+	Depth float64
 	// OffsetSeconds is the time of the other operators a measured module
 	// runs besides the fitted one (an attention module's projections),
 	// priced by the profile and added to the prediction; 0 for a table
@@ -45,7 +51,7 @@ type Sample struct {
 // is roofline.OpSeconds when s.SeqHeads is 0), plus s.OffsetSeconds.
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 	bw := e.BenchBandwidth(s.BandwidthBytesPerSec, s.Bytes, s.L2Bytes)
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS, bw) + s.OffsetSeconds
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS*e.ExpertDepthFactor(s.Depth), bw) + s.OffsetSeconds
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -79,7 +85,8 @@ const (
 //	x[11]   InputSpillNS = exp(x11), fitted under the same condition
 //	x[12]   InputSpillElements = exp(x12), fitted under the same condition
 //	x[13]   L2Speedup = exp(x13), fitted when some sample has L2Bytes > 0
-const nParams = 14
+//	x[14]   ExpertKHalf = exp(x14), fitted when some sample has Depth > 0
+const nParams = 15
 
 // KernelLossScale is the log error (about 10%) beyond which a kernel row's
 // loss grows linearly rather than quadratically (softL1). Repeated runs and
@@ -109,7 +116,7 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 
 // effFrom is the efficiency at parameter vector x, with tm x tn output
 // tiles (0 x 0: compute curve indexed by FLOPs).
-func effFrom(x []float64, perSeq, depth, l2 bool, tm, tn int) hardware.OpEfficiency {
+func effFrom(x []float64, perSeq, depth, l2, expDepth bool, tm, tn int) hardware.OpEfficiency {
 	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
@@ -122,6 +129,9 @@ func effFrom(x []float64, perSeq, depth, l2 bool, tm, tn int) hardware.OpEfficie
 	}
 	if l2 {
 		e.L2Speedup = math.Exp(x[13])
+	}
+	if expDepth {
+		e.ExpertKHalf = math.Exp(x[14])
 	}
 	if depth && e.Tiled() {
 		e.KHalf = math.Exp(x[8])
@@ -148,6 +158,8 @@ type prepared struct {
 	l2res      []float64 // share of the operator resident in L2 (BenchBandwidth)
 	off        []float64 // Sample.OffsetSeconds
 	l2         bool      // some sample has L2Bytes > 0: L2Speedup is fitted
+	invDepth   []float64 // 1/Sample.Depth; 0 without one
+	expDepth   bool      // some sample has Depth > 0: ExpertKHalf is fitted
 }
 
 // prepare computes the objective's constants; the compute curve's index
@@ -156,7 +168,7 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n), off: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n), off: make([]float64, n), invDepth: make([]float64, n)}
 	for i, s := range samples {
 		p.off[i] = s.OffsetSeconds
 		p.seqs[i] = float64(s.SeqHeads)
@@ -169,6 +181,10 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 		}
 		if s.SeqHeads > 0 {
 			p.perSeq = true
+		}
+		if s.Depth > 0 {
+			p.invDepth[i] = 1 / s.Depth
+			p.expDepth = true
 		}
 		if s.L2Bytes > 0 && s.Bytes > 0 {
 			p.l2res[i] = hardware.Crossover(s.L2Bytes, s.Bytes)
@@ -203,7 +219,10 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	mm, em := fit.Sigmoid(x[3]), minExp+(maxExp-minExp)*fit.Sigmoid(x[5])
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
-	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s float64
+	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
+	if p.expDepth {
+		expKHalf = math.Exp(x[14])
+	}
 	if p.l2 {
 		l2s = math.Exp(x[13])
 	}
@@ -222,6 +241,10 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			if k := p.k[i]; k > 0 {
 				// 1/DepthFactor = (K+KHalf)/K.
 				t *= 1 + kHalf/k
+			}
+			if p.expDepth {
+				// 1/ExpertDepthFactor = 1 + ExpertKHalf/Depth.
+				t *= 1 + expKHalf*p.invDepth[i]
 			}
 		}
 		if tm := p.tm[i]; tm > 0 {
@@ -379,6 +402,13 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	if init.L2Speedup > 0 {
 		x0[13] = math.Log(init.L2Speedup)
 	}
+	// The experts' depth term starts at a 64-deep k tile of fixed cost
+	// (one BLOCK_SIZE_K step of vLLM's Triton kernel's larger configs),
+	// or init's value.
+	x0[14] = math.Log(64)
+	if init.ExpertKHalf > 0 {
+		x0[14] = math.Log(init.ExpertKHalf)
+	}
 	// Nelder-Mead moves only the parameters the samples can show: the
 	// per-pair, depth and L2 terms of a family without such rows stay at
 	// their start (inactive coordinates only ever met a pull toward it).
@@ -444,6 +474,10 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		if p.l2 {
 			s[13] += (rng.Float64() - 0.5) * 3
 		}
+		s[14] = x0[14]
+		if p.expDepth {
+			s[14] += (rng.Float64() - 0.5) * 4
+		}
 		starts = append(starts, project(s))
 	}
 	results := make([][]float64, len(starts))
@@ -478,7 +512,7 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	if len(fitSet) < len(samples) {
 		all = prepare(samples, init)
 	}
-	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
+	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
 	copy(r.x[:], x)
 	return r, nil
 }
@@ -496,6 +530,9 @@ func activeParams(p *prepared) []int {
 	}
 	if p.l2 {
 		act = append(act, 13)
+	}
+	if p.expDepth {
+		act = append(act, 14)
 	}
 	return act
 }

@@ -71,7 +71,7 @@ func familyKey(f opFamily, init hardware.OpEfficiency, opts Options) [sha256.Siz
 	}
 	for _, s := range f.samples {
 		for _, v := range []float64{s.FLOPs, s.Bytes, s.PeakFLOPS, s.BandwidthBytesPerSec, s.Seconds,
-			float64(s.SeqHeads), float64(s.M), float64(s.N), float64(s.K), s.L2Bytes} {
+			float64(s.SeqHeads), float64(s.M), float64(s.N), float64(s.K), s.L2Bytes, s.Depth} {
 			put(v)
 		}
 	}

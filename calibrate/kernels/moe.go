@@ -221,6 +221,7 @@ func moeFamilies(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 			skipped++
 			continue
 		}
+		s.Depth = roofline.MoEReductionDepth(r.Hidden, r.Inter/max(r.TPSize, 1), true)
 		if _, seen := byKey[key]; !seen {
 			order = append(order, key)
 		}

@@ -93,6 +93,40 @@ func TestParseMoEShape(t *testing.T) {
 // fusedMoESeconds is max(roofline.FusedMoETimes) plus e.LaunchUS: the
 // kernel time the fused model predicts.
 func fusedMoESeconds(c roofline.Cost, tpe float64, e hardware.OpEfficiency, peakFLOPS, bandwidth float64) float64 {
-	tc, tm := roofline.FusedMoETimes(&c, tpe, &e, peakFLOPS, bandwidth)
+	tc, tm := roofline.FusedMoETimes(&c, tpe, 0, &e, peakFLOPS, bandwidth)
 	return max(tc, tm) + e.LaunchUS*1e-6
+}
+
+// TestFitRecoversExpertKHalf: fused-MoE samples over expert widths 64 to
+// 4096 (TP splits) made with a known per-tile depth cost are fitted back:
+// the fit recovers ExpertKHalf and Compute.Max, which the tokens-per-expert
+// curve alone cannot mimic (the depth varies at a fixed tokens per expert).
+func TestFitRecoversExpertKHalf(t *testing.T) {
+	g, err := hardware.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := hardware.OpEfficiency{Compute: hardware.Curve{Max: 0.6, Half: 48, Exp: 1.1}, Memory: hardware.Curve{Max: 0.85, Half: 2e6, Exp: 0.5},
+		LaunchUS: 40, ExpertKHalf: 256}
+	var ss []Sample
+	for _, tp := range []int{1, 4, 16, 64} {
+		for _, tokens := range []int{1, 8, 64, 256, 1024, 4096, 16384} {
+			r := MoERow{Dtype: "bfloat16", Tokens: tokens, Hidden: 4096, Inter: 4096, TopK: 8, Experts: 128, TPSize: tp, EPSize: 1, Distribution: "balanced"}
+			rt := BalancedRouting(r.Tokens, r.Experts, r.TopK, r.EPSize)
+			s, err := moeSample(FusedMoECost(r, rt), roofline.TokensPerExpert(rt.Pairs, rt.Touched), g, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Depth = roofline.MoEReductionDepth(r.Hidden, r.Inter/tp, true)
+			s.L2Bytes = 0
+			s.Seconds = s.Predict(truth)
+			ss = append(ss, s)
+		}
+	}
+	fit, err := FitOpEfficiency(ss, DefaultFusedMoEEntry(), 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := fit.Efficiency
+	assertRecovers(t, ss, e, recovered{"ExpertKHalf", e.ExpertKHalf, truth.ExpertKHalf}, recovered{"Compute.Max", e.Compute.Max, truth.Compute.Max})
 }

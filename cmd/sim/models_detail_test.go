@@ -94,16 +94,48 @@ func TestModelsDetail(t *testing.T) {
 	}
 }
 
-// TestModelsDetailUnsupported: a config with DeepSeek sparse attention is
-// one error line naming the feature, a non-zero exit and no output.
+// TestModelsDetailUnsupported: a config of a family whose layers are not
+// priced (Jamba's Mamba + attention hybrid) is one error line naming the
+// feature, a non-zero exit and no output.
 func TestModelsDetailUnsupported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
-	dsa := strings.Replace(tinyMLAConfig, `"deepseek_v3"`, `"glm_moe_dsa"`, 1)
-	if err := os.WriteFile(path, []byte(dsa), 0o644); err != nil {
+	jamba := strings.Replace(tinyMLAConfig, `"deepseek_v3"`, `"jamba"`, 1)
+	if err := os.WriteFile(path, []byte(jamba), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := cli(t, "models", "--model", path)
-	if code == 0 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "DeepSeek sparse attention (DSA") {
+	if code == 0 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "hybrid layers (Mamba state-space layers") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestModelsDetailSparseAttention: a GLM-5-style config (MLA with DeepSeek
+// sparse attention) shows its layers as attention_mla_sparse, a KV entry
+// of 4 layers x (40 x 2 + 64 + 4) bytes per token and the note saying how
+// the sparse attention is priced; a DSA config without index_topk is one
+// error naming the key.
+func TestModelsDetailSparseAttention(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	dsa := strings.Replace(tinyMLAConfig, `"deepseek_v3"`, `"glm_moe_dsa","index_n_heads":4,"index_head_dim":64,"index_topk":256`, 1)
+	if err := os.WriteFile(path, []byte(dsa), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "models", "--model", path, "--tp", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"attention_mla_sparse  4", "KV 592 bytes per token per GPU", "note: DeepSeek sparse attention: each query attends to at most 256 cached tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(strings.Replace(dsa, `,"index_topk":256`, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, "models", "--model", bad)
+	if code == 0 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "index_topk: missing") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
