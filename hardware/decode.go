@@ -55,10 +55,6 @@ func fillProfileDefaults(p *Profile, present map[string]bool) {
 			p.PerRequestOverheadUS = d.PerRequestOverheadUS
 		case "graph_launch_factor":
 			p.GraphLaunchFactor = d.GraphLaunchFactor
-		case "frontend_latency_us":
-			p.FrontendLatencyUS = d.FrontendLatencyUS
-		case "graph_max_tokens":
-			p.GraphMaxTokens = d.GraphMaxTokens
 		}
 	}
 }

@@ -20,6 +20,7 @@ terms:
   per_request_overhead_us: 0
   graph_launch_factor: 0.5
   graph_max_tokens: 1048576
+  frontend_latency_us: 9000
 kernel_paths:
   - op: attention
     archs: [sm100]
@@ -38,7 +39,7 @@ func TestParseEngineProfile(t *testing.T) {
 	if e.Name() != "vllm" || e.Release() != [3]int{0, 20, 1} {
 		t.Errorf("engine %q release %v, want vllm 0.20.1", e.Name(), e.Release())
 	}
-	want := EngineTerms{StepOverheadUS: 7, GraphLaunchFactor: 0.5, GraphMaxTokens: 1 << 20}
+	want := EngineTerms{StepOverheadUS: 7, GraphLaunchFactor: 0.5, GraphMaxTokens: 1 << 20, FrontendLatencyUS: 9000}
 	if e.Terms != want {
 		t.Errorf("terms %+v, want %+v", e.Terms, want)
 	}
@@ -66,6 +67,8 @@ func TestParseEngineProfileErrors(t *testing.T) {
 		{"missing term", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "  step_overhead_us: 7\n", "", 1), "terms.step_overhead_us"},
 		{"launch factor above 1", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "graph_launch_factor: 0.5", "graph_launch_factor: 1.5", 1), "terms.graph_launch_factor"},
 		{"negative overhead", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "step_overhead_us: 7", "step_overhead_us: -1", 1), "terms.step_overhead_us"},
+		{"negative front end", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "frontend_latency_us: 9000", "frontend_latency_us: -1", 1), "terms.frontend_latency_us"},
+		{"fused share is not an engine term", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "frontend_latency_us: 9000", "gemm_input_fused_fraction: 0.5", 1), ""},
 		{"unknown op", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "op: attention\n    archs", "op: sampler\n    archs", 1), "kernel_paths[0].op"},
 		{"uncited path", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "    source: vllm/platforms/cuda.py\n", "", 1), "kernel_paths[0].source"},
 		{"bad arch", "vllm-0.20.1.yaml", strings.Replace(engineYAML, "[sm100]", "[sm999]", 1), ""},
@@ -128,11 +131,13 @@ func TestWithEngine(t *testing.T) {
 	p := DefaultProfile()
 	p.Provenance = Provenance{{Stage: StageKernels, Command: "k"}, {Stage: StageServing, Command: "s"}}
 	p.FrontendLatencyUS = 3
+	p.ServingComputeEfficiency = 0.9
+	p.GEMMInputFusedFraction = 0.6
 	got := p.WithEngine(e)
-	if got.EngineTerms() != e.Terms {
+	if got.EngineTerms() != e.Terms || got.FrontendLatencyUS != 9000 {
 		t.Errorf("terms %+v, want the engine profile's %+v", got.EngineTerms(), e.Terms)
 	}
-	if got.FrontendLatencyUS != 3 || got.GEMM != p.GEMM {
+	if got.ServingComputeEfficiency != 0.9 || got.GEMMInputFusedFraction != 0.6 || got.GEMM != p.GEMM {
 		t.Error("WithEngine changed a term that is not the engine's")
 	}
 	var kinds []StageKind

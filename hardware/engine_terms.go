@@ -4,7 +4,8 @@ import "github.com/roofsim/roofsim/internal/limits"
 
 // EngineTerms are the costs a serving engine release adds to a step beyond
 // the kernels it runs: fixed and per-request costs, CPU work and its
-// overlap with the GPU, and its CUDA-graph policy. The per (request, KV
+// overlap with the GPU, its CUDA-graph policy and its API server's
+// latency. The per (request, KV
 // head, layer) cost (Profile.PerRequestKVHeadUS) is not among them: its
 // identification differs by attention backend (FlashInfer on Blackwell,
 // FlashAttention on Hopper), so it is a term of the attention kernel path
@@ -34,6 +35,11 @@ type EngineTerms struct {
 	HostPerRequestUS float64 `yaml:"host_per_request_us,omitempty" json:"host_per_request_us,omitempty"`
 	// AsyncScheduling: the CPU prepares step k+1 while the GPU runs step k.
 	AsyncScheduling bool `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
+	// FrontendLatencyUS is the latency of the release's API server per
+	// request before the engine core sees it (HTTP, chat template,
+	// tokenisation; vLLM's OpenAI-compatible server), µs. It adds to TTFT
+	// and E2E, not to TPOT. The server runs on the host, whatever the GPU.
+	FrontendLatencyUS float64 `yaml:"frontend_latency_us,omitempty" json:"frontend_latency_us,omitempty"`
 }
 
 // EngineTermKeys are the YAML keys of EngineTerms: the profile keys a GPU
@@ -42,7 +48,7 @@ type EngineTerms struct {
 func EngineTermKeys() []string {
 	return []string{
 		"step_overhead_us", "per_request_overhead_us", "graph_launch_factor", "graph_max_tokens", "graph_capture_max_tokens",
-		"host_step_us", "host_per_request_us", "async_scheduling",
+		"host_step_us", "host_per_request_us", "async_scheduling", "frontend_latency_us",
 	}
 }
 
@@ -57,6 +63,7 @@ func (p *Profile) EngineTerms() EngineTerms {
 		HostStepUS:            p.HostStepUS,
 		HostPerRequestUS:      p.HostPerRequestUS,
 		AsyncScheduling:       p.AsyncScheduling,
+		FrontendLatencyUS:     p.FrontendLatencyUS,
 	}
 }
 
@@ -70,6 +77,7 @@ func (p *Profile) setEngineTerms(t EngineTerms) {
 	p.HostStepUS = t.HostStepUS
 	p.HostPerRequestUS = t.HostPerRequestUS
 	p.AsyncScheduling = t.AsyncScheduling
+	p.FrontendLatencyUS = t.FrontendLatencyUS
 }
 
 // validate checks each term's range, naming the first bad key.
@@ -82,6 +90,7 @@ func (t EngineTerms) validate() *FieldError {
 		{"per_request_overhead_us", t.PerRequestOverheadUS},
 		{"host_step_us", t.HostStepUS},
 		{"host_per_request_us", t.HostPerRequestUS},
+		{"frontend_latency_us", t.FrontendLatencyUS},
 	} {
 		if err := overhead(o.key, o.v); err != nil {
 			return err

@@ -380,7 +380,9 @@ type Profile struct {
 	StepOverheadUS float64 `yaml:"step_overhead_us" json:"step_overhead_us"`
 	// FrontendLatencyUS is the serving front end's latency per request
 	// (HTTP, tokenisation, detokenisation of the first token) before the
-	// engine sees it: it adds to TTFT and E2E but not to TPOT.
+	// engine sees it, µs: it adds to TTFT and E2E but not to TPOT. It is
+	// an engine term (EngineTerms): the built-in catalog takes it from the
+	// engine profile, never from a GPU profile file.
 	FrontendLatencyUS float64 `yaml:"frontend_latency_us,omitempty" json:"frontend_latency_us,omitempty"`
 	// PerRequestOverheadUS is added per request in the batch (input prep,
 	// sampling, detokenisation).
@@ -457,7 +459,10 @@ type Profile struct {
 	// fusing the quantisation into the kernel that produces the activation
 	// (vLLM's compiled graphs fuse it into the RMSNorm and SiLU-and-mul
 	// kernels). 0..1; 0 (the default) keeps the kernel tables' cost whole.
-	// The step model uses it; OpSeconds (one isolated kernel) does not.
+	// The step model uses it; OpSeconds (one isolated kernel) does not. It
+	// describes a kernel table (how much of its input cost is a
+	// quantisation that serving fuses away), so it stays in the GPU kernel
+	// profile fitted from that table, unlike the engine terms.
 	GEMMInputFusedFraction float64 `yaml:"gemm_input_fused_fraction,omitempty" json:"gemm_input_fused_fraction,omitempty"`
 	// MixerKernels are efficiencies of token-mixer kernels (MLA, Gated
 	// DeltaNet) fitted to the engine release's own kernel tables (`sim

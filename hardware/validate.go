@@ -197,9 +197,6 @@ func (p *Profile) validate() *FieldError {
 	if err := p.EngineTerms().validate(); err != nil {
 		return err
 	}
-	if err := overhead("frontend_latency_us", p.FrontendLatencyUS); err != nil {
-		return err
-	}
 	if err := overhead("per_request_kv_head_us", p.PerRequestKVHeadUS); err != nil {
 		return err
 	}

@@ -207,9 +207,9 @@ func Prepare(d sim.Deployment) (*sim.Prepared, sim.Config, error) {
 
 // Engine is the engine configuration of a prepared deployment: its
 // scheduler (KV capacity included) and step model, max(replicas, 1)
-// instances behind router ("" is round-robin), and the GPU profile's
-// front-end delay. Clients, Horizon and the run's hooks are left to the
-// caller.
+// instances behind router ("" is round-robin), and the API front end's
+// delay (an engine term, from the engine profile through the GPU profile).
+// Clients, Horizon and the run's hooks are left to the caller.
 func Engine(prep *sim.Prepared, replicas int, router routing.Router) sim.Config {
 	cfg := sim.Config{
 		Scheduler:             prep.Scheduler,

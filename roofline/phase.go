@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/roofsim/roofsim/internal/limits"
@@ -63,17 +64,17 @@ func (r PhaseRequest) Validate() error {
 		{"ubatch_tokens", r.UbatchTokens, 0, limits.MaxTokens},
 	} {
 		if err := limits.IntIn(f.v, f.lo, f.hi); err != nil {
-			return fmt.Errorf("%s: %w", f.key, err)
+			return &PhaseRequestError{Key: f.key, Err: err}
 		}
 	}
 	switch {
 	case r.Depth+r.Prompt+r.Gen > limits.MaxTokens:
-		return fmt.Errorf("gen: depth + prompt + gen = %d tokens of context, above %d", r.Depth+r.Prompt+r.Gen, limits.MaxTokens)
+		return &PhaseRequestError{Key: "gen", Err: fmt.Errorf("depth + prompt + gen = %d tokens of context, above %d", r.Depth+r.Prompt+r.Gen, limits.MaxTokens)}
 	case r.UbatchTokens > 0 && r.Ubatch > 0:
-		return fmt.Errorf("ubatch_tokens: set either ubatch or ubatch_tokens, not both")
+		return &PhaseRequestError{Key: "ubatch_tokens", Err: errors.New("set either ubatch or ubatch_tokens, not both")}
 	case r.UbatchTokens > 0 && r.Prompt > 0:
 		if steps := (r.Batch*r.Prompt + r.UbatchTokens - 1) / r.UbatchTokens; steps > MaxTokenSplitSteps {
-			return fmt.Errorf("ubatch_tokens: the prefill takes %d steps of %d tokens; at most %d (raise ubatch_tokens)", steps, r.UbatchTokens, MaxTokenSplitSteps)
+			return &PhaseRequestError{Key: "ubatch_tokens", Err: fmt.Errorf("the prefill takes %d steps of %d tokens; at most %d (raise ubatch_tokens)", steps, r.UbatchTokens, MaxTokenSplitSteps)}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/roofsim/roofsim/hardware"
+	"github.com/roofsim/roofsim/internal/limits"
 	"github.com/roofsim/roofsim/roofline"
 )
 
@@ -132,8 +133,8 @@ func (s *Server) handleRoofline(r *http.Request) (any, error) {
 	if req.Prompt > maxPhaseTokens || req.Gen > 65536 || req.Batch > 4096 || req.Depth > maxPhaseTokens {
 		return nil, errorf(http.StatusBadRequest, "phase: prompt and depth must be <= %d, gen <= 65536, batch <= 4096", maxPhaseTokens)
 	}
-	if req.TP < 1 || req.TP > 64 {
-		return nil, errorf(http.StatusBadRequest, "tp: must be in [1, 64], got %d", req.TP)
+	if err := limits.IntIn(req.TP, 1, limits.MaxTP); err != nil {
+		return nil, errorf(http.StatusBadRequest, "tp: %v", err)
 	}
 	sm, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: req.TP, WeightDType: req.Weights})
 	if err != nil {

@@ -20,6 +20,7 @@ type calibrateServingOptions struct {
 	TrainModels       []string
 	KeepStepTerms     bool
 	Update            []string
+	EngineProfile     string
 	CampaignOut       string
 	RequestsPerClient int
 	KVDType           string
@@ -39,10 +40,15 @@ stream, and the API front end's latency per request) to closed-loop serving meas
 systems, on top of each GPU's kernel-calibrated profile. Every row of other
 systems is held out and only predicted; both error tables are printed.
 
---update writes the fitted overheads into the given profile files (for
-example hardware/profiles/h100.yaml), recording the command in their source;
-a GPU profile file holds no engine terms, so it needs --keep-step-terms.
---campaign-out writes the benchmark campaign's terms (front end, fused GEMM
+--engine-profile writes the fitted front end into an engine profile
+(engine/profiles/<engine>-<release>.yaml): it is the engine release's API
+server, on the host, which sim run takes for every GPU priced with that
+release. --update writes the fitted fused GEMM input share into GPU profile
+files (for example hardware/profiles/h100.yaml): it describes their kernel
+tables (how much of a GEMM's timed input cost is a quantisation that serving
+fuses away). Each records the command as the file's serving stage and needs
+--keep-step-terms (the per-step terms are fitted from per-step timings, sim
+calibrate steps). --campaign-out writes the benchmark campaign's terms (front end, fused GEMM
 input share, requests per client rounded) into a campaign file that sim
 validate serving --campaign reads (calibrate/serving/campaigns/<name>.yaml);
 it needs --keep-step-terms too.
@@ -53,7 +59,7 @@ of them that linearises the simulated predictions: about 1,400 row
 simulations, run in parallel), 4 s with --keep-step-terms: about half that
 on two free cores; progress on stderr.`,
 		Example: `  sim calibrate serving --file ../shared/data/e2e/closed_loop_vllm.csv --train-gpus h100_sxm \
-    --update hardware/profiles/h100.yaml,hardware/profiles/h200.yaml`,
+    --keep-step-terms --engine-profile engine/profiles/vllm-0.20.1.yaml --update hardware/profiles/h100.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCalibrateServing(s, o, s.commandLine())
@@ -64,7 +70,8 @@ on two free cores; progress on stderr.`,
 	f.StringSliceVar(&o.TrainGPUs, "train-gpus", []string{"h100_sxm"}, "systems whose rows are fitted; all others are held out")
 	f.StringSliceVar(&o.TrainModels, "train-models", nil, "fit only these models' rows too (short name, e.g. Llama-3.1-70B); the others are held out")
 	f.BoolVar(&o.KeepStepTerms, "keep-step-terms", false, "keep each profile's per-step engine terms (from sim calibrate steps); fit only the front end, the fused GEMM input share and k")
-	f.StringSliceVar(&o.Update, "update", nil, "profile YAML files to write the fitted overheads into")
+	f.StringVar(&o.EngineProfile, "engine-profile", "", "engine profile YAML file (engine/profiles/<engine>-<release>.yaml) to write the fitted front end into")
+	f.StringSliceVar(&o.Update, "update", nil, "GPU profile YAML files to write the fitted fused GEMM input share into")
 	f.StringVar(&o.CampaignOut, "campaign-out", "", "campaign YAML file to write the campaign's fitted terms into (its name is the file's base name)")
 	f.IntVar(&o.RequestsPerClient, "requests-per-client", 5, "requests each closed-loop client sends per simulated row")
 	f.StringVar(&o.KVDType, "kv-cache-dtype", "", "KV-cache precision for every row (default: the row's precision)")
@@ -84,13 +91,18 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 	if o.CampaignOut != "" && !o.KeepStepTerms {
 		return usageError{fmt.Errorf("--campaign-out: a campaign's terms are fitted on top of the engine's step terms; give --keep-step-terms")}
 	}
-	if len(o.Update) > 0 && !o.KeepStepTerms {
-		return usageError{fmt.Errorf("--update: a GPU profile file holds no engine terms (they are the engine profile's, engine/profiles/), so a fit that moves them cannot be written there; give --keep-step-terms")}
+	for _, f := range []struct {
+		flag  string
+		given bool
+	}{{"--engine-profile", o.EngineProfile != ""}, {"--update", len(o.Update) > 0}} {
+		if f.given && !o.KeepStepTerms {
+			return usageError{fmt.Errorf("%s: the per-step engine terms are fitted from per-step timings (sim calibrate steps), not from end-to-end rows, so such a fit is not written; give --keep-step-terms", f.flag)}
+		}
 	}
 	if err := checkBackendVersion(o.BackendVersion); err != nil {
 		return err
 	}
-	// Check every profile to update before the (long) fit.
+	// Check the files to update before the (long) fit.
 	profiles := make([]*hardware.Profile, len(o.Update))
 	for i, path := range o.Update {
 		p, err := hardware.LoadProfile(path)
@@ -98,6 +110,13 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 			return fmt.Errorf("--update: %w", err)
 		}
 		profiles[i] = p
+	}
+	var eng *hardware.EngineProfile
+	if o.EngineProfile != "" {
+		var err error
+		if eng, err = hardware.LoadEngineProfile(o.EngineProfile); err != nil {
+			return fmt.Errorf("--engine-profile: %w", err)
+		}
 	}
 	rows, err := aiconfigurator.ReadServing(o.File)
 	if err != nil {
@@ -117,7 +136,7 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		return err
 	}
 	var stage hardware.Stage
-	if len(o.Update) > 0 || o.CampaignOut != "" {
+	if eng != nil || len(o.Update) > 0 || o.CampaignOut != "" {
 		data, err := dataFiles([]string{o.File}, []int{len(rows)})
 		if err != nil {
 			return err
@@ -127,15 +146,23 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 			stage.Rows = len(fit.Train.Rows)
 		}
 	}
-	for i, path := range o.Update {
-		p := fit.Overheads.Apply(profiles[i])
-		// A new serving fit replaces an earlier one.
-		fields := "step_overhead_us, per_request_overhead_us, graph_launch_factor, graph_max_tokens, frontend_latency_us, gemm_input_fused_fraction"
-		if o.KeepStepTerms {
-			fields = "frontend_latency_us, gemm_input_fused_fraction"
-		}
+	if eng != nil {
+		// A new serving fit replaces an earlier one; the step terms are kept.
+		terms := eng.Terms
+		terms.FrontendLatencyUS = fit.Overheads.FrontendLatencyUS
 		st := stage
-		st.Note = fields + " fitted to the " + trainedOn(o) + " rows, other rows held out"
+		st.Note = "frontend_latency_us fitted to the " + trainedOn(o) + " rows, other rows held out"
+		if err := writeEngineProfile("--engine-profile", o.EngineProfile, eng.Refitted(terms, st)); err != nil {
+			return err
+		}
+	}
+	for i, path := range o.Update {
+		// A new serving fit replaces an earlier one. The front end, an
+		// engine term, is left out of a GPU file (calibrate.MarshalProfile).
+		p := profiles[i].Clone()
+		p.GEMMInputFusedFraction = fit.Overheads.GEMMInputFusedFraction
+		st := stage
+		st.Note = "gemm_input_fused_fraction fitted to the " + trainedOn(o) + " rows, other rows held out"
 		p.Provenance = p.Provenance.With(st)
 		data, err := calibrate.MarshalProfile(p)
 		if err != nil {
@@ -172,6 +199,9 @@ func runCalibrateServing(s streams, o *calibrateServingOptions, command string) 
 		if err := fit.Holdout.WriteText(s.out); err != nil {
 			return err
 		}
+	}
+	if eng != nil {
+		fmt.Fprintf(s.out, "updated %s\n", o.EngineProfile)
 	}
 	for _, path := range o.Update {
 		fmt.Fprintf(s.out, "updated %s\n", path)

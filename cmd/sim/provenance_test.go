@@ -107,20 +107,26 @@ func TestStepsFitReplacesItsStage(t *testing.T) {
 		t.Errorf("attention terms sm103 %+v sm100 %+v sm90 %+v, want the fitted cost on the FlashInfer path only",
 			eng.AttentionTerms(hardware.ArchSM103), eng.AttentionTerms(hardware.ArchSM100), eng.AttentionTerms(hardware.ArchSM90))
 	}
-	if got := kinds(eng.Provenance); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageSteps}) {
+	// The serving stage (the API front end, fitted on top of the step
+	// terms) stays, with its value; the latest fit is listed last.
+	if got := kinds(eng.Provenance); !reflect.DeepEqual(got, []hardware.StageKind{hardware.StageServing, hardware.StageSteps}) {
 		t.Fatalf("engine profile stages after two step fits: %v", got)
+	}
+	if shipped, err := hardware.LoadEngineProfile(filepath.Join("..", "..", "engine", "profiles", "vllm-0.20.1.yaml")); err != nil || eng.Terms.FrontendLatencyUS != shipped.Terms.FrontendLatencyUS {
+		t.Errorf("front end %g us after a step fit, want the shipped engine profile's (%v)", eng.Terms.FrontendLatencyUS, err)
 	}
 	sum, err := hardware.FileSHA256(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range []hardware.Stage{after[2], eng.Provenance[0]} {
+	engSteps, _ := eng.Provenance.Stage(hardware.StageSteps)
+	for _, st := range []hardware.Stage{after[2], engSteps} {
 		want := hardware.DataFile{Path: "fpm/qwen3-32b_b300_vllm-0.20.1/tp1/fpm_metrics_detail.csv", SHA256: sum, Rows: st.Rows}
 		if st.Command != "sim "+strings.Join(args, " ") || len(st.Data) != 1 || st.Data[0] != want || st.Rows <= 0 {
 			t.Errorf("steps stage %+v", st)
 		}
 	}
-	if n := eng.Provenance[0].Note; !strings.HasPrefix(n, "fitted on b300 (qwen3-32b, TP 1)") {
+	if n := engSteps.Note; !strings.HasPrefix(n, "fitted on b300 (qwen3-32b, TP 1)") {
 		t.Errorf("engine stage note %q", n)
 	}
 	if len(eng.KernelPaths) == 0 || len(eng.Fusions) == 0 {
@@ -128,11 +134,11 @@ func TestStepsFitReplacesItsStage(t *testing.T) {
 	}
 }
 
-// A serving fit that moves the engine terms cannot be written into a GPU
-// profile file, nor its campaign terms into a campaign file.
+// A serving fit that moves the per-step engine terms cannot be written
+// into an engine profile, a GPU profile file or a campaign file.
 func TestServingUpdateNeedsKeepStepTerms(t *testing.T) {
-	path := shippedCopy(t, "h100")
-	for _, out := range []string{"--update=" + path, "--campaign-out=" + filepath.Join(t.TempDir(), "c.yaml")} {
+	eng := filepath.Join(t.TempDir(), "vllm-0.20.1.yaml")
+	for _, out := range []string{"--engine-profile=" + eng, "--update=" + shippedCopy(t, "h100"), "--campaign-out=" + filepath.Join(t.TempDir(), "c.yaml")} {
 		code, _, errOut := cli(t, "calibrate", "serving", "--file", "x.csv", "--train-gpus", "h100_sxm", out)
 		if code == 0 || !strings.Contains(errOut, "--keep-step-terms") {
 			t.Errorf("%s: exit %d: %s", out, code, errOut)

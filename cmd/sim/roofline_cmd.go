@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -483,12 +484,12 @@ func settingsStepModel(cmd *cobra.Command) (*roofline.StepModel, *workload.Spec,
 	return step, sp, nil
 }
 
-// flagError turns a library field name ("prompt: must be >= 0") into the
-// flag users typed ("--prompt: ...").
+// flagError names a phase request's bad field ("prompt", a
+// *roofline.PhaseRequestError) by the flag users typed ("--prompt: ...").
 func flagError(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, ":"); i > 0 && !strings.ContainsAny(msg[:i], " \"") {
-		return fmt.Errorf("--%s%s", strings.ReplaceAll(msg[:i], "_", "-"), msg[i:])
+	var pe *roofline.PhaseRequestError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("--%s: %w", strings.ReplaceAll(pe.Key, "_", "-"), pe.Err)
 	}
 	return err
 }

@@ -93,19 +93,28 @@ func stageDir(flag, target string, overwrite bool) (*stagedDir, error) {
 // checkResultsDir refuses a target that is a file, or a directory that is not
 // empty unless overwrite is set and it holds roofsim results.
 func checkResultsDir(flag, target string, overwrite bool) error {
+	if err := resultsDirProblem(target, overwrite); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return nil
+}
+
+// resultsDirProblem is checkResultsDir's reason, without the flag, why
+// target may not take results; nil when it may.
+func resultsDirProblem(target string, overwrite bool) error {
 	st, err := os.Stat(target)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
+		return err
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("%s: %q exists and is not a directory", flag, target)
+		return fmt.Errorf("%q exists and is not a directory", target)
 	}
 	entries, err := os.ReadDir(target)
 	if err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
+		return err
 	}
 	if len(entries) == 0 {
 		return nil
@@ -118,9 +127,9 @@ func checkResultsDir(flag, target string, overwrite bool) error {
 	}
 	switch {
 	case !isResults:
-		return fmt.Errorf("%s: %q is not empty and holds no %s; results go to a new or empty directory", flag, target, resultsMarker)
+		return fmt.Errorf("%q is not empty and holds no %s; results go to a new or empty directory", target, resultsMarker)
 	case !overwrite:
-		return fmt.Errorf("%s: %q already holds results; pass --overwrite to replace them (the directory is replaced whole)", flag, target)
+		return fmt.Errorf("%q already holds results; pass --overwrite to replace them (the directory is replaced whole)", target)
 	}
 	return nil
 }
@@ -216,8 +225,8 @@ func (d *stagedDir) changed(dir string) string {
 			return fmt.Sprintf("%q was added", n)
 		}
 	}
-	if err := checkResultsDir(d.flag, dir, d.overwrite); err != nil {
-		return strings.TrimPrefix(err.Error(), d.flag+": ")
+	if err := resultsDirProblem(dir, d.overwrite); err != nil {
+		return err.Error()
 	}
 	return ""
 }
