@@ -85,9 +85,15 @@ type Result struct {
 	// CVMedianAPE and NoneMedianAPE are the pooled median absolute TPOT
 	// errors, percent, of the held-out predictions (GroupErrors.HeldOut)
 	// and of the same predictions with no spread (HeldOutNone).
-	CVMedianAPE   float64       `json:"cv_median_ape_pct"`
-	NoneMedianAPE float64       `json:"none_median_ape_pct"`
-	Groups        []GroupErrors `json:"groups"`
+	CVMedianAPE   float64 `json:"cv_median_ape_pct"`
+	NoneMedianAPE float64 `json:"none_median_ape_pct"`
+	// BeatShare is the share of paired bootstrap resamples of the held-out
+	// rows in which the held-out predictions' median absolute error is
+	// below that of the same predictions with no spread; the spread is kept
+	// only when it reaches calibrate.SelectionLevel, as every other term
+	// selection requires (calibrate.PairedBootstrapShare).
+	BeatShare float64       `json:"beat_share"`
+	Groups    []GroupErrors `json:"groups"`
 	// Skipped counts rows that could not be simulated (left out).
 	Skipped int `json:"skipped"`
 }
@@ -189,10 +195,32 @@ func Fit(ctx context.Context, rows []serving.Row, gpu string, opts Options) (*Re
 	}
 	res.CVMedianAPE = calibrate.SummarizeAPE(cvAbs).MedianAPE
 	res.NoneMedianAPE = calibrate.SummarizeAPE(noneAbs).MedianAPE
-	if res.CVMedianAPE < res.NoneMedianAPE {
+	res.BeatShare = pairedBeatShare(cvAbs, noneAbs)
+	if res.CVMedianAPE < res.NoneMedianAPE && res.BeatShare >= calibrate.SelectionLevel {
 		res.Kept, res.SyncUS = true, res.FittedSyncUS
 	}
 	return res, nil
+}
+
+// selectionSeed seeds the keep-or-drop resampling, so a fit is reproducible.
+const selectionSeed = 0x6172737973796e63
+
+// pairedBeatShare is the share of paired bootstrap resamples of the
+// held-out rows in which the median of cand (absolute errors, %) is below
+// that of cur on the same drawn rows; cand[i] and cur[i] are one row's
+// errors with and without the spread. 0 when their lengths differ.
+func pairedBeatShare(cand, cur []float64) float64 {
+	n := len(cand)
+	if n != len(cur) {
+		return 0
+	}
+	a, b := make([]float64, n), make([]float64, n)
+	return calibrate.PairedBootstrapShare(n, calibrate.SelectionResamples, selectionSeed, func(idx []int) bool {
+		for i, k := range idx {
+			a[i], b[i] = cand[k], cur[k]
+		}
+		return calibrate.MidMedian(a) < calibrate.MidMedian(b)
+	})
 }
 
 // withSync returns opts whose GPUs carry a spread of v µs.

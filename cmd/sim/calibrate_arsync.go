@@ -127,7 +127,7 @@ func runCalibrateARSync(ctx context.Context, s streams, o *calibrateARSyncOption
 			return err
 		}
 		st := hardware.Stage{Stage: hardware.StageAllReduceSync, Command: command, Data: data, Rows: res.Rows,
-			Note: fmt.Sprintf("fitted on the TP contrast of the %s rows; leave one TP out: median TPOT error %.1f %% vs %.1f %% with no spread; allreduce_sync_us %g", o.System, res.CVMedianAPE, res.NoneMedianAPE, res.SyncUS)}
+			Note: fmt.Sprintf("fitted on the TP contrast of the %s rows; leave one TP out: median TPOT error %.1f %% vs %.1f %% with no spread, lower in %.0f %% of paired resamples; allreduce_sync_us %g", o.System, res.CVMedianAPE, res.NoneMedianAPE, 100*res.BeatShare, res.SyncUS)}
 		for i, p := range profiles {
 			p.AllReduceSyncUS = res.SyncUS
 			p.Provenance = p.Provenance.Without(hardware.StageAllReduceSync).With(st)
@@ -176,8 +176,8 @@ type arsyncOutput struct {
 func writeARSyncText(w io.Writer, out arsyncOutput) error {
 	res := out.Result
 	fmt.Fprintf(w, "all-reduce rank spread on %s: %d rows (%d could not be simulated)\n", res.GPU, res.Rows, res.Skipped)
-	fmt.Fprintf(w, "fitted on every TP: allreduce_sync_us %.2f; leave one TP out: median |TPOT error| %.1f %% (no spread %.1f %%): %s\n\n",
-		res.FittedSyncUS, res.CVMedianAPE, res.NoneMedianAPE, map[bool]string{true: "kept", false: "not kept (0)"}[res.Kept])
+	fmt.Fprintf(w, "fitted on every TP: allreduce_sync_us %.2f; leave one TP out: median |TPOT error| %.1f %% (no spread %.1f %%), lower in %.0f %% of paired resamples (needs %.0f %%): %s\n\n",
+		res.FittedSyncUS, res.CVMedianAPE, res.NoneMedianAPE, 100*res.BeatShare, 100*calibrate.SelectionLevel, map[bool]string{true: "kept", false: "not kept (0)"}[res.Kept])
 	fmt.Fprintf(w, "%4s %5s %11s %11s %11s %11s %13s %13s %14s\n", "tp", "rows", "none bias%", "none med%", "fit bias%", "fit med%", "CV none med%", "CV sync med%", "CV sync us")
 	for _, g := range res.Groups {
 		fmt.Fprintf(w, "%4d %5d %+11.1f %11.1f %+11.1f %11.1f %13.1f %13.1f %14.2f\n", g.TP, g.Rows,
