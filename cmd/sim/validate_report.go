@@ -33,9 +33,9 @@ Sources: kernels (every table under kernels/, shape-slice hold-outs),
 fpm_steps (per-step tables under fpm/, leave one TP out), closed_loop
 (e2e/closed_loop_vllm*.csv, leave one model out within its benchmark
 harness, the campaign terms chosen by that cross-validation), gb10_llamacpp
-(gb10/measurements.csv, leave one model out), open_loop (not yet: the entry
-says why). docs/accuracy.md's tables and the README's headline numbers are
-generated from docs/accuracy.json (go test ./cmd/sim -run TestAccuracyDoc
+(gb10/measurements.csv, leave one model out), open_loop
+(e2e/open_loop_vllm_h100, leave one model family out). docs/accuracy.md's tables and the README's headline numbers are
+generated from docs/accuracy.json (go test ./calibrate/report -run TestAccuracyDoc
 -update-accuracy-doc).
 
 Time: on a 2-core machine the kernels' shape-slice refits dominate (about 3
