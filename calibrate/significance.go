@@ -34,3 +34,22 @@ func PairedBootstrapShare(n, resamples int, seed uint64, wins func(idx []int) bo
 	}
 	return float64(won) / float64(resamples)
 }
+
+// MedianBeatShare is the share of paired bootstrap resamples (seeded by
+// seed) in which the median of cand is strictly below the median of cur
+// over the same drawn indices; cand[i] and cur[i] are one held-out item's
+// errors under the candidate and the current choice. 0 when their lengths
+// differ or they are empty.
+func MedianBeatShare(cand, cur []float64, seed uint64) float64 {
+	n := len(cand)
+	if n != len(cur) {
+		return 0
+	}
+	a, b := make([]float64, n), make([]float64, n)
+	return PairedBootstrapShare(n, SelectionResamples, seed, func(idx []int) bool {
+		for i, k := range idx {
+			a[i], b[i] = cand[k], cur[k]
+		}
+		return MidMedian(a) < MidMedian(b)
+	})
+}

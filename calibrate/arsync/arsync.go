@@ -210,17 +210,7 @@ const selectionSeed = 0x6172737973796e63
 // that of cur on the same drawn rows; cand[i] and cur[i] are one row's
 // errors with and without the spread. 0 when their lengths differ.
 func pairedBeatShare(cand, cur []float64) float64 {
-	n := len(cand)
-	if n != len(cur) {
-		return 0
-	}
-	a, b := make([]float64, n), make([]float64, n)
-	return calibrate.PairedBootstrapShare(n, calibrate.SelectionResamples, selectionSeed, func(idx []int) bool {
-		for i, k := range idx {
-			a[i], b[i] = cand[k], cur[k]
-		}
-		return calibrate.MidMedian(a) < calibrate.MidMedian(b)
-	})
+	return calibrate.MedianBeatShare(cand, cur, selectionSeed)
 }
 
 // withSync returns opts whose GPUs carry a spread of v µs.

@@ -30,17 +30,7 @@ func replaces(cand, cur CandidateResult) bool {
 // strictly below the current choice's (cur[i], the same stage i). It is 0
 // when the two do not hold the same number of stages or hold none.
 func beatShare(cand, cur []float64) float64 {
-	n := len(cand)
-	if n != len(cur) {
-		return 0
-	}
-	a, b := make([]float64, n), make([]float64, n)
-	return calibrate.PairedBootstrapShare(n, calibrate.SelectionResamples, selectionSeed, func(idx []int) bool {
-		for i, k := range idx {
-			a[i], b[i] = cand[k], cur[k]
-		}
-		return calibrate.MidMedian(a) < calibrate.MidMedian(b)
-	})
+	return calibrate.MedianBeatShare(cand, cur, selectionSeed)
 }
 
 // heldOutAPE is the absolute held-out TPOT error (%) of every sustained
