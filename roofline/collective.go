@@ -42,18 +42,30 @@ func (m *StepModel) allReduces(acc *stepAcc, name string, n int, msg float64, gp
 	if gpus != m.tp {
 		sync = m.eng.allReduceSyncSeconds(gpus)
 	}
-	t := float64(n) * (m.prof.AllReduceSeconds(m.gpu, msg, gpus)*m.commScale + sync)
-	acc.c.CommS += t
+	tr := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale
+	tw := float64(n) * sync
+	acc.c.CommS += tr + tw
 	ar := AllReduce(msg, gpus)
 	if m.linkBW > 0 {
 		acc.rooflineS += float64(n) * ar.ActBytes / m.linkBW
 	}
 	if acc.ops != nil {
 		*acc.ops = append(*acc.ops, OpTime{Name: name, Kind: KindAllReduce, Count: n,
-			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: t,
+			FLOPs: float64(n) * ar.FLOPs, Bytes: float64(n) * ar.ActBytes, Seconds: tr,
 			Bound: MemoryBound, ComputePrecision: ar.ComputePrecision})
+		if tw > 0 {
+			// The wait moves no bytes and does no arithmetic: its own row,
+			// so a breakdown shows what the collective costs and what the
+			// ranks' spread adds to it.
+			*acc.ops = append(*acc.ops, OpTime{Name: name + RankWaitSuffix, Kind: KindAllReduce, Count: n, Seconds: tw})
+		}
 	}
 }
+
+// RankWaitSuffix names the breakdown row of a collective's rank wait
+// (EngineTerms.allReduceSyncSeconds): "allreduce" is followed by
+// "allreduce_rank_wait" when the profile gives a spread.
+const RankWaitSuffix = "_rank_wait"
 
 // allReduceSyncSeconds is the time one collective across gpus GPUs waits
 // for the last rank to reach it, in seconds: AllReduceSyncUS x the expected

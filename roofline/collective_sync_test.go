@@ -28,14 +28,25 @@ func TestAllReduceSyncPerCollective(t *testing.T) {
 		if a.ComputeS != b.ComputeS || a.MemoryS != b.MemoryS || a.OverheadS != b.OverheadS {
 			t.Errorf("tp %d: the spread moved other operators: %+v vs %+v", tp, a, b)
 		}
-		var rows float64
+		var rows, wait float64
 		for _, op := range with.Breakdown(in) {
 			if op.Kind == KindAllReduce {
 				rows += op.Seconds
 			}
+			if op.Name == "allreduce"+RankWaitSuffix {
+				wait += op.Seconds
+				if op.FLOPs != 0 || op.Bytes != 0 || op.Count != 64 {
+					t.Errorf("tp %d: wait row %+v, want 64 collectives moving nothing", tp, op)
+				}
+			}
 		}
 		if math.Abs(rows-a.CommS) > 1e-12 {
 			t.Errorf("tp %d: breakdown all-reduce rows sum to %g s, step's CommS %g s", tp, rows, a.CommS)
+		}
+		// The wait has its own row, so a breakdown shows it apart from the
+		// collective's table time.
+		if math.Abs(wait-want[tp]) > 1e-6*want[tp]+1e-12 {
+			t.Errorf("tp %d: rank-wait row %.4g s, want %.4g s", tp, wait, want[tp])
 		}
 	}
 }
