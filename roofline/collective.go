@@ -38,8 +38,13 @@ func AllReduce(bytes float64, n int) Cost {
 // collective of a step (tensor-parallel all-reduces, the all-heads QK
 // norm's, the DP MoE dispatch) is priced here. O(1).
 func (m *StepModel) allReduces(acc *stepAcc, name string, n int, msg float64, gpus int) {
-	sync := m.arSyncS
-	if gpus != m.tp {
+	var sync float64
+	switch gpus {
+	case m.tp:
+		sync = m.arSyncS
+	case m.tp * m.dp:
+		sync = m.arSyncDispatchS
+	default:
 		sync = m.eng.allReduceSyncSeconds(gpus)
 	}
 	tr := float64(n) * m.prof.AllReduceSeconds(m.gpu, msg, gpus) * m.commScale

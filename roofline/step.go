@@ -185,9 +185,11 @@ type StepModel struct {
 	// bw and linkBW are the GPU's memory and interconnect bandwidths,
 	// bytes/s (linkBW 0 when unknown).
 	bw, linkBW float64
-	// arSyncS is the rank-synchronisation wait of one collective across
-	// the TP group, seconds (EngineTerms.allReduceSyncSeconds).
-	arSyncS float64
+	// arSyncS and arSyncDispatchS are the rank-synchronisation waits of
+	// one collective across the TP group and across the tp x dp GPUs of
+	// the MoE dispatch, seconds (EngineTerms.allReduceSyncSeconds, an
+	// integral: computed once here, not per step).
+	arSyncS, arSyncDispatchS float64
 	// weightBytes is WeightBytesPerGPU.
 	weightBytes float64
 	// ssm is the recurrent state's precision and pScan the peak Mamba-2's
@@ -238,6 +240,7 @@ func (m *StepModel) initShapes(opts StepOptions) error {
 	}
 	m.engineScales = m.eng.scales()
 	m.arSyncS = m.eng.allReduceSyncSeconds(m.tp)
+	m.arSyncDispatchS = m.eng.allReduceSyncSeconds(m.tp * m.dp)
 	return m.initMoE()
 }
 
