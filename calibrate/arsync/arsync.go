@@ -54,6 +54,9 @@ type Options struct {
 	// Grid are the spreads simulated, µs, at least two distinct values >= 0
 	// including 0; nil means DefaultGrid.
 	Grid []float64
+	// Progress, when set, is called after each spread of the grid has been
+	// simulated on every row: done of total spreads.
+	Progress func(done, total int)
 }
 
 // GroupErrors are the TPOT errors of one TP degree's rows.
@@ -147,6 +150,9 @@ func Fit(ctx context.Context, rows []serving.Row, gpu string, opts Options) (*Re
 				preds[i] = make([]float64, len(grid))
 			}
 			preds[i][j] = r.PredTPOTms
+		}
+		if opts.Progress != nil {
+			opts.Progress(j+1, len(grid))
 		}
 	}
 	var use []row

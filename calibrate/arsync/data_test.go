@@ -25,9 +25,25 @@ func TestFitH100ClosedLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Fit(context.Background(), rows, "h100_sxm", Options{Serving: serving.Options{Campaign: camp, Model: aiconfigurator.Models(file)}})
+	var calls []int
+	res, err := Fit(context.Background(), rows, "h100_sxm", Options{Serving: serving.Options{Campaign: camp, Model: aiconfigurator.Models(file)},
+		Progress: func(done, total int) {
+			if total != len(DefaultGrid()) {
+				t.Errorf("progress total %d, want the grid's %d spreads", total, len(DefaultGrid()))
+			}
+			calls = append(calls, done)
+		}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Progress counts every spread of the grid once, in order.
+	for i, d := range calls {
+		if d != i+1 {
+			t.Fatalf("progress calls %v, want 1..%d", calls, len(DefaultGrid()))
+		}
+	}
+	if len(calls) != len(DefaultGrid()) {
+		t.Errorf("progress called %d times, want %d", len(calls), len(DefaultGrid()))
 	}
 	if !res.Kept || !(res.SyncUS > 0) || len(res.Groups) != 3 {
 		t.Fatalf("result %+v: want a kept spread > 0 over 3 TP degrees", res)

@@ -25,10 +25,11 @@ type RunCheck struct {
 
 // CheckOpenLoop simulates each run on g with no spread and with syncUS µs,
 // and reports the TPOT bias of its sustained stages either way. Runs
-// without a sustained stage are left out.
-func CheckOpenLoop(ctx context.Context, runs []*openloop.Run, g *hardware.GPU, syncUS float64) ([]RunCheck, error) {
+// without a sustained stage are left out. progress, when not nil, is
+// called after each run: done of total runs.
+func CheckOpenLoop(ctx context.Context, runs []*openloop.Run, g *hardware.GPU, syncUS float64, progress func(done, total int)) ([]RunCheck, error) {
 	var out []RunCheck
-	for _, r := range runs {
+	for k, r := range runs {
 		c := RunCheck{Run: r.Name, Family: r.Family, TP: max(r.Spec.TP, 1)}
 		for i, v := range []float64{0, syncUS} {
 			gv := g.Clone()
@@ -60,6 +61,9 @@ func CheckOpenLoop(ctx context.Context, runs []*openloop.Run, g *hardware.GPU, s
 		}
 		if c.Stages > 0 {
 			out = append(out, c)
+		}
+		if progress != nil {
+			progress(k+1, len(runs))
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
@@ -23,6 +24,7 @@ type calibrateARSyncOptions struct {
 	Runs     []string
 	GPU      string
 	JSON     bool
+	Quiet    bool
 }
 
 func newCalibrateARSyncCmd(s streams) *cobra.Command {
@@ -74,6 +76,7 @@ records this command and the table (with its checksum) in their provenance.`,
 	f.StringSliceVar(&o.Runs, "runs", nil, "open-loop inference-perf run directories, or a directory of them, to check the spread on")
 	f.StringVar(&o.GPU, "gpu", "", "catalog GPU name or GPU YAML file the --runs ran on")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
 
@@ -110,14 +113,27 @@ func runCalibrateARSync(ctx context.Context, s streams, o *calibrateARSyncOption
 	if err != nil {
 		return err
 	}
-	res, err := arsync.Fit(ctx, rows, o.System, arsync.Options{Grid: o.Grid,
+	start := time.Now()
+	last := start
+	// progress prints a line at most every 3 s on stderr (the fit takes
+	// 5-15 s on two cores): what has been simulated so far.
+	progress := func(what string) func(done, total int) {
+		return func(done, total int) {
+			if o.Quiet || time.Since(last) < 3*time.Second {
+				return
+			}
+			last = time.Now()
+			fmt.Fprintf(s.errOut, "calibrate allreduce-sync: %d/%d %s simulated, %s\n", done, total, what, time.Since(start).Round(time.Second))
+		}
+	}
+	res, err := arsync.Fit(ctx, rows, o.System, arsync.Options{Grid: o.Grid, Progress: progress("spreads"),
 		Serving: serving.Options{Campaign: camp, Model: aiconfigurator.Models(o.File)}})
 	if err != nil {
 		return err
 	}
 	out := arsyncOutput{Result: res}
 	if runs != nil {
-		if out.OpenLoop, err = arsync.CheckOpenLoop(ctx, runs, g, res.FittedSyncUS); err != nil {
+		if out.OpenLoop, err = arsync.CheckOpenLoop(ctx, runs, g, res.FittedSyncUS, progress("open-loop runs")); err != nil {
 			return err
 		}
 	}
