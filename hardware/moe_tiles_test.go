@@ -30,6 +30,15 @@ func TestBuiltinMoETileConfigs(t *testing.T) {
 			t.Errorf("h100 E=%d N=%d %s: tuned %v, want %v", c.experts, c.n, c.format, got, c.want)
 		}
 	}
+	// The list is per device: H200 has a bf16 file for Mixtral's experts
+	// at MoE-TP 1, H100 has none.
+	h200, err := Lookup("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h200.MoETunedTiles(8, 14336, "bf16") {
+		t.Error("h200 E=8 N=14336 bf16: not tuned, want the NVIDIA_H200 file")
+	}
 	// A GPU without a device name has no tuned shapes.
 	anon := *g
 	anon.VLLMDeviceName = ""
