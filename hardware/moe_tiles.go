@@ -8,13 +8,13 @@ import (
 	"strings"
 	"sync"
 
-	engineprofiles "github.com/roofsim/roofsim/engine/profiles"
+	"github.com/roofsim/roofsim/engine/moeconfigs"
 	"github.com/roofsim/roofsim/internal/limits"
 )
 
 // MoETileConfigs lists, per GPU as the engine names it, the expert shapes
 // for which a serving engine ships a tuned tile configuration of its
-// Triton fused-MoE kernel (engine/profiles/fused_moe_configs/<engine>.yaml).
+// Triton fused-MoE kernel (engine/moeconfigs/<engine>.yaml).
 // vLLM reads vllm/model_executor/layers/fused_moe/configs/
 // E=<experts>,N=<width>,device_name=<device>[,dtype=<dtype>]
 // [,block_shape=[<n>,<k>]].json when it exists and otherwise runs the
@@ -156,16 +156,16 @@ func (c *MoETileConfigs) Tuned(device string, experts, n int, format string) (Mo
 // builtinMoETiles parses the embedded vLLM list once; the result is never
 // modified.
 var builtinMoETiles = sync.OnceValues(func() (*MoETileConfigs, error) {
-	const name = "fused_moe_configs/vllm.yaml"
-	data, err := engineprofiles.FusedMoEConfigs.ReadFile(name)
+	const name = "vllm.yaml"
+	data, err := moeconfigs.Files.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	return ParseMoETileConfigs(data, "engine/profiles/"+name)
+	return ParseMoETileConfigs(data, "engine/moeconfigs/"+name)
 })
 
 // BuiltinMoETileConfigs is vLLM's tuned fused-MoE tile list embedded from
-// engine/profiles/fused_moe_configs/vllm.yaml (parsed once; read only).
+// engine/moeconfigs/vllm.yaml (parsed once; read only).
 func BuiltinMoETileConfigs() (*MoETileConfigs, error) { return builtinMoETiles() }
 
 // MoETunedTiles reports whether vLLM ships a tuned fused-MoE tile

@@ -71,7 +71,7 @@ func (c MoETilesChoice) String() string {
 	if c.Kept {
 		verdict = "kept"
 	}
-	return fmt.Sprintf("%s default_tiles: %d of %d shapes without a tuned file; leave-shapes-out median %.1f%% -> %.1f%% (%d folds, %d rows), wins %.0f%% of paired resamples: %s",
+	return fmt.Sprintf("%s default_tiles: %d of %d shapes without a tuned file, leave-shapes-out median %.1f%% -> %.1f%% (%d folds, %d rows), wins %.0f%% of paired resamples: %s",
 		c.Family, c.DefaultShapes, c.Shapes, c.Without.MedianAPE, c.With.MedianAPE, c.Folds, c.With.N, 100*c.Share, verdict)
 }
 
