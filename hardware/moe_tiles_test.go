@@ -3,6 +3,7 @@ package hardware
 import (
 	"errors"
 	"math"
+	"regexp"
 	"testing"
 )
 
@@ -47,22 +48,12 @@ func TestBuiltinMoETileConfigs(t *testing.T) {
 	}
 	c, _ := BuiltinMoETileConfigs()
 	f, ok := c.Tuned("NVIDIA H100 80GB HBM3", 8, 7168, "bf16")
-	if !ok || f.File != "E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json" || !isHexCommit(f.Commit) {
+	if !ok || f.File != "E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json" || !hexCommit.MatchString(f.Commit) {
 		t.Errorf("Mixtral TP 2 file: %+v, %v", f, ok)
 	}
 }
 
-func isHexCommit(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, r := range s {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+var hexCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 func TestParseMoETileConfigsErrors(t *testing.T) {
 	for name, doc := range map[string]string{

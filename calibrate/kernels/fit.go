@@ -536,24 +536,11 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	}
 	results := make([][]float64, len(starts))
 	vals := make([]float64, len(starts))
-	// Two workers: starts are independent problems; results are collected
-	// by index, so the outcome does not depend on scheduling.
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i], vals[i] = fit.NelderMead(searchObj, starts[i], 4000)
-			}
-		}()
-	}
-	for i := range starts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// Starts are independent problems; results are collected by index, so
+	// the outcome does not depend on scheduling.
+	onTwoWorkers(len(starts), func(i int) {
+		results[i], vals[i] = fit.NelderMead(searchObj, starts[i], 4000)
+	})
 	best := 0
 	for i := range vals {
 		if vals[i] < vals[best] {
@@ -569,6 +556,27 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, p.tiles, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
 	copy(r.x[:], x)
 	return r, nil
+}
+
+// onTwoWorkers calls f(0) ... f(n-1) on two goroutines and returns when
+// all are done; f must write only its own index's results.
+func onTwoWorkers(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // activeParams lists the parameter indices the samples of p constrain:

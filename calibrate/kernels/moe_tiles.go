@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/hardware"
@@ -149,24 +148,9 @@ func selectMoEDefaultTiles(f opFamily, def *hardware.Profile, seed uint64) (*MoE
 		}
 		outs[h] = foldOut{with: apes(hold, fw.Efficiency), without: apes(withoutTiles(hold), fo.Efficiency)}
 	}
-	// Two workers: the folds are independent fits, collected by index, so
-	// the outcome does not depend on scheduling.
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for h := range next {
-				run(h)
-			}
-		}()
-	}
-	for h := 0; h < folds; h++ {
-		next <- h
-	}
-	close(next)
-	wg.Wait()
+	// The folds are independent fits, collected by index, so the outcome
+	// does not depend on scheduling.
+	onTwoWorkers(folds, run)
 	var with, without []float64
 	for _, o := range outs {
 		if o.err != nil {
