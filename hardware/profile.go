@@ -158,7 +158,7 @@ type OpEfficiency struct {
 	// tpe tokens per expert. Max is the extra time at large tpe as a
 	// multiple of the tuned time (it may exceed 1); zero: no term, every
 	// shape priced alike.
-	DefaultTiles Curve `yaml:"default_tiles,omitempty" json:"default_tiles,omitempty"`
+	DefaultTiles Curve `yaml:"default_tiles,omitempty" json:"default_tiles,omitzero"`
 }
 
 // BenchBandwidth is the effective bandwidth (bytes/s) a kernel benchmark
