@@ -52,25 +52,32 @@ func CarriedTermKeys() []string {
 // release rel starts from: the sections the fit does not set keep its
 // values. It is g's own profile for exactly that release when g has one
 // (a per-release file, or a single-file profile whose label names the
-// release: a refit of it), else the built-in defaults with the GPU-system
-// terms (carriedTerms) of g's own profile: a new release's profile takes
-// nothing of another release's kernels or tables. note says which terms
-// were carried and from which profile, "" when none. A borrowed profile is
-// another GPU's: nothing is carried from it. releaseOf reads a single-file
-// profile's engine and release (as for ForRelease).
+// release: a refit of it), else the built-in defaults: a new release's
+// profile takes nothing of another release's kernels or tables. When g's
+// own default profile is another release's, the GPU-system terms
+// (carriedTerms) are set from it, on a refit as on a first fit, so a
+// rebuild gives the same profile and a change of the default's terms
+// reaches the per-release files at their next rebuild. note says which
+// terms were carried and from which profile, "" when none. A borrowed
+// profile is another GPU's: nothing is carried from it. releaseOf reads a
+// single-file profile's engine and release (as for ForRelease).
 func (g *GPU) KernelFitStart(engine string, rel [3]int, releaseOf func(*Profile) (string, [3]int, bool)) (start *Profile, note string) {
-	if ch, ok := g.releaseFor(engine, rel, releaseOf); ok && ch.Release == rel && ch.Profile.Calibrated {
-		return ch.Profile.Clone(), ""
-	}
 	start = DefaultProfile()
+	if ch, ok := g.releaseFor(engine, rel, releaseOf); ok && ch.Release == rel && ch.Profile.Calibrated {
+		start = ch.Profile.Clone()
+	}
 	own := g.Profile
 	if own == nil || !own.Calibrated || own.BorrowedFrom != "" {
 		return start, ""
 	}
+	if e, r, ok := releaseOf(own); ok && e == engine && r == rel {
+		return start, "" // the default is this release's own profile
+	}
 	var carried []string
 	for _, t := range carriedTerms() {
-		if v := t.get(own); v != 0 {
-			t.set(start, v)
+		v := t.get(own)
+		t.set(start, v)
+		if v != 0 {
 			carried = append(carried, fmt.Sprintf("%s %g", t.key, v))
 		}
 	}
@@ -79,7 +86,7 @@ func (g *GPU) KernelFitStart(engine string, rel [3]int, releaseOf func(*Profile)
 	}
 	from := own.Engine
 	if from == "" {
-		from = "its default profile"
+		from = "default"
 	}
 	return start, fmt.Sprintf("carried from %s's %s profile (GPU-system terms, not kernel fits): %s", g.Name, from, strings.Join(carried, ", "))
 }

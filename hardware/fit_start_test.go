@@ -42,15 +42,16 @@ func TestKernelFitStart(t *testing.T) {
 		t.Errorf("note %q names a term not carried", note)
 	}
 
-	// A refit of a release the GPU has: that release's own profile, a copy.
-	for _, c := range []struct {
-		rel  [3]int
-		want *Profile
-	}{{[3]int{0, 19, 0}, p19}, {[3]int{0, 14, 0}, own}} {
-		start, note = g.KernelFitStart("vllm", c.rel, releaseOf)
-		if start == c.want || start.GEMM.Compute.Max != c.want.GEMM.Compute.Max || note != "" {
-			t.Errorf("refit of %v: start %+v note %q, want a copy of %s's profile and no note", c.rel, start, note, c.want.Engine)
-		}
+	// A refit of a release the GPU has starts from that release's profile,
+	// a copy; the GPU-system terms still come from the default profile when
+	// that is another release's (so a rebuild reproduces the first fit).
+	start, note = g.KernelFitStart("vllm", [3]int{0, 19, 0}, releaseOf)
+	if start == p19 || start.GEMM.Compute.Max != p19.GEMM.Compute.Max || start.AllReduceSyncUS != 2.5 || !strings.Contains(note, "allreduce_sync_us 2.5") {
+		t.Errorf("refit of 0.19.0: start %+v note %q, want a copy of its profile with the default's allreduce_sync_us and a note", start, note)
+	}
+	start, note = g.KernelFitStart("vllm", [3]int{0, 14, 0}, releaseOf)
+	if start == own || start.GEMM.Compute.Max != own.GEMM.Compute.Max || start.GEMMInputFusedFraction != own.GEMMInputFusedFraction || note != "" {
+		t.Errorf("refit of the default's own release: start %+v note %q, want a copy of it and no note", start, note)
 	}
 
 	// Nothing to carry: no own profile, or a borrowed one.
