@@ -66,4 +66,7 @@ func TestShippedDSAFitsBeatFirstPrinciples(t *testing.T) {
 		}
 	}
 	t.Logf("%d profile phases checked", checked)
+	if checked < 2 {
+		t.Errorf("%d profile phases checked; want at least b200's prefill and decode (its vllm-0.24.0 profile carries DSA fits)", checked)
+	}
 }
