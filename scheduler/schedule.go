@@ -187,21 +187,34 @@ func (s *Scheduler) emit(r *Request, n int) {
 	b := &s.batch
 	// Fill the new item in place: a struct built on the stack and copied in
 	// whole is read back before its byte-sized stores have landed, which
-	// stalls the copy on every item.
-	b.Items = append(b.Items, Scheduled{})
-	it := &b.Items[len(b.Items)-1]
+	// stalls the copy on every item. Within capacity the entry is reused
+	// (it holds an item of an earlier batch) and every field is set.
+	k := len(b.Items)
+	if k < cap(b.Items) {
+		b.Items = b.Items[:k+1]
+	} else {
+		b.Items = append(b.Items, Scheduled{})
+	}
+	it := &b.Items[k]
+	c, known := r.NumComputed, r.knownTokens()
+	prefill := c < r.prefillEnd
 	it.Req = r
 	it.Tokens = n
-	it.Context = r.NumComputed
-	it.Prefill = r.NumComputed < r.prefillEnd
-	it.Sampled = r.NumComputed+n >= r.knownTokens() // > for a verify item
+	it.Context = c
+	it.Prefill = prefill
+	it.Sampled = c+n >= known // > for a verify item
+	it.Accepted = 0
 	b.NumTokens += n
-	if it.Prefill {
+	if prefill {
 		b.NumPrefillTokens += n
 	} else {
 		b.NumDecodes++
 	}
-	s.registerFull(r, min(r.NumComputed+n, r.knownTokens())) // drafts are not content
+	// registerFull's own test, here where every item passes: the common case
+	// (no full block beyond the registered ones) costs no call.
+	if end := min(c+n, known); s.pool.cached != nil && min(end, r.shared) >= (r.numRegistered+1)*s.cfg.BlockSize {
+		s.registerFull(r, end) // drafts are not content
+	}
 	if s.winCaching() {
 		s.registerWindow(r, min(r.NumComputed+n, r.knownTokens()), false)
 	}

@@ -123,7 +123,9 @@ func (e *engine) startStep(in *instance) error {
 	}
 	in.batch = b
 	in.in.Prefills = in.in.Prefills[:0]
-	in.in.Decodes = in.in.Decodes[:0]
+	// The decodes' lengths go to a local slice grown to hold every item, so
+	// the loop appends without reloading or growing it.
+	decodes := slices.Grow(in.in.Decodes[:0], len(b.Items))
 	in.in.Verifies = in.in.Verifies[:0]
 	// Only admitted requests can be scheduled for the first time: the
 	// running ones before them were admitted by an earlier step.
@@ -150,9 +152,10 @@ func (e *engine) startStep(in *instance) error {
 			// A verify: the last sampled token and its drafts.
 			in.in.Verifies = append(in.in.Verifies, roofline.Chunk{Tokens: it.Tokens, Cached: it.Context, Sampled: true})
 		default:
-			in.in.Decodes = append(in.in.Decodes, it.Context+it.Tokens)
+			decodes = append(decodes, it.Context+it.Tokens)
 		}
 	}
+	in.in.Decodes = decodes
 	// Without a step trace only the pass's duration is used: take it from a
 	// bounded price when the bound decides it (boundedDuration), else price
 	// the pass exactly (in.cost is exact whenever a step trace reads it).
@@ -369,7 +372,14 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 	if in.prefill {
 		return // the proxy drops a prefill instance's token (disagg.go)
 	}
-	clear(e.itlCounts)
+	counts := e.itlCounts
+	clear(counts)
+	// A request whose last token came with the instance's previous pass
+	// pools its gap (none does before the instance's first pass).
+	pooled := Time(-1)
+	if in.hadStep {
+		pooled = in.lastStepEnd
+	}
 	sampled := 0
 	for k := range b.Items {
 		it := &b.Items[k]
@@ -381,8 +391,8 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 		if !r.hasTok {
 			r.hasTok = true
 			r.firstTok = t
-		} else if in.hadStep && r.lastTok == in.lastStepEnd {
-			e.itlCounts[r.client]++
+		} else if r.lastTok == pooled {
+			counts[r.client]++
 		} else {
 			e.col.AddITL(r.w.Client, float64(t-r.lastTok)/1e9)
 		}
