@@ -44,8 +44,16 @@ func (s *Scheduler) Schedule() *Batch {
 	// Without sliding-window groups the window calls below are no-ops:
 	// skip them (one test a request instead of three calls).
 	win := s.window.On()
+	// One-token requests (most of a loaded batch) go through a tighter loop
+	// when nothing can give them more than one token.
+	plain := !s.generalLoop && !win && s.cfg.Speculative.NumTokens == 0 && s.cfg.Speculative.LookaheadTokens == 0
 
 	for i := 0; i < len(s.running) && budget > 0; i++ {
+		if plain {
+			if i, budget = s.scheduleDecodes(i, budget); i >= len(s.running) || budget <= 0 {
+				break
+			}
+		}
 		r := s.running[i]
 		n := r.knownTokens() - r.NumComputed
 		if thr > 0 && n > thr {
