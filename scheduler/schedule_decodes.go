@@ -17,9 +17,8 @@ func (s *Scheduler) scheduleDecodes(i, budget int) (int, int) {
 	items := b.Items
 	bs := s.cfg.BlockSize
 	caching := s.pool.cached != nil
-	running := s.running // nothing here preempts or admits
-	for ; i < len(running) && budget > 0; i++ {
-		r := running[i]
+	for ; i < len(s.running) && budget > 0; i++ {
+		r := s.running[i]
 		c, known := r.NumComputed, r.knownTokens()
 		if c+1 != known {
 			break

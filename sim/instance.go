@@ -130,7 +130,15 @@ func (e *engine) startStep(in *instance) error {
 	// Only admitted requests can be scheduled for the first time: the
 	// running ones before them were admitted by an earlier step.
 	first := len(b.Items) - b.Admitted
-	for k := range b.Items {
+	k0 := 0
+	if in.pool == nil && !e.cfg.CheckInvariants && e.cfg.Speculative == nil {
+		// The leading decodes of the running items only give their KV
+		// lengths (the loop below's default case).
+		for ; k0 < first && !b.Items[k0].Prefill; k0++ {
+			decodes = append(decodes, b.Items[k0].Context+b.Items[k0].Tokens)
+		}
+	}
+	for k := k0; k < len(b.Items); k++ {
 		it := &b.Items[k]
 		if k >= first || in.pool != nil {
 			r := e.table[it.Req.Index]
@@ -381,13 +389,14 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 		pooled = in.lastStepEnd
 	}
 	sampled := 0
-	for k := range b.Items {
-		it := &b.Items[k]
+	items, table := b.Items, e.table
+	for k := range items {
+		it := &items[k]
 		if !it.Sampled {
 			continue
 		}
 		sampled += 1 + it.Accepted // a verify's tokens stream as one chunk
-		r := e.table[it.Req.Index]
+		r := table[it.Req.Index]
 		if !r.hasTok {
 			r.hasTok = true
 			r.firstTok = t
