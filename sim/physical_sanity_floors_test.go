@@ -9,7 +9,7 @@ import (
 func findSanityDeployment(t *testing.T, deps []sanityDeployment, model, gpu string, tp int) *sanityDeployment {
 	t.Helper()
 	for i := range deps {
-		if d := &deps[i]; d.cfg.Name == model && d.gpu.Name == gpu && d.tp == tp {
+		if d := &deps[i]; d.cfg.Name == model && d.name == gpu && d.tp == tp {
 			return d
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roofsim/roofsim/engine"
 	"github.com/roofsim/roofsim/hardware"
 	"github.com/roofsim/roofsim/model"
 	"github.com/roofsim/roofsim/roofline"
@@ -84,8 +85,11 @@ func (c sanityCase) String() string {
 
 // sanityDeployment is one prepared (model, GPU, TP) of the walk.
 type sanityDeployment struct {
-	cfg  *model.Config
-	gpu  *hardware.GPU
+	cfg *model.Config
+	gpu *hardware.GPU
+	// name is the GPU as cases and the known tables name it
+	// (sanityVariants).
+	name string
 	tp   int
 	prep *sim.Prepared
 	// kvTokens is what the derived KV cache holds, tokens.
@@ -93,6 +97,34 @@ type sanityDeployment struct {
 	// peak is the fastest compute peak its GEMMs may run at, FLOP/s
 	// (fastestPeak).
 	peak float64
+}
+
+// sanityVariant is one kernel profile of a GPU the walk prices with:
+// engine is the release to deploy (zero: the GPU's default profile), name
+// what cases and the known tables call it.
+type sanityVariant struct {
+	engine engine.Engine
+	name   string
+}
+
+// sanityVariants are the kernel profiles of gpu the walk checks: its
+// default profile (named gpu.Name) and each per-release profile that is
+// not its default (named "<gpu>@<engine>-<release>", as h100@vllm-0.24.0
+// beside the single-file default of h100).
+func sanityVariants(t *testing.T, gpu *hardware.GPU) []sanityVariant {
+	t.Helper()
+	vs := []sanityVariant{{name: gpu.Name}}
+	for _, r := range gpu.Releases {
+		if gpu.Profile != nil && gpu.Profile.Engine == r.Profile.Engine {
+			continue // the default profile
+		}
+		e, err := engine.Parse(r.Engine + "@" + r.ReleaseString())
+		if err != nil {
+			t.Fatalf("%s: %v", r.File, err)
+		}
+		vs = append(vs, sanityVariant{engine: e, name: gpu.Name + "@" + r.Engine + "-" + r.ReleaseString()})
+	}
+	return vs
 }
 
 // sanityDeployments prepares every catalog (model, GPU, TP) that fits,
@@ -104,27 +136,30 @@ func sanityDeployments(t *testing.T) []sanityDeployment {
 	var out []sanityDeployment
 	for _, cfg := range model.List() {
 		for _, gpu := range hardware.List() {
-			for _, tp := range sanityTPs {
-				st := settings.DefaultDeployment()
-				st.TP = tp
-				st.Serving.MaxModelLen = min(sanityMaxModelLen, cfg.MaxPositionEmbeddings)
-				c, g := cfg, gpu
-				p, err := sim.Prepare(sim.Deployment{Model: &c, GPU: &g, Settings: st})
-				var fe *settings.FieldError
-				var nf *sim.DoesNotFitError
-				switch {
-				case err == nil:
-				case errors.As(err, &nf):
-					continue
-				case errors.As(err, &fe) && (fe.Key == "tp" || fe.Key == "serving.max_model_len"):
-					continue
-				default:
-					t.Fatalf("%s on %s tp %d: %v", cfg.Name, gpu.Name, tp, err)
+			for _, v := range sanityVariants(t, &gpu) {
+				for _, tp := range sanityTPs {
+					st := settings.DefaultDeployment()
+					st.TP = tp
+					st.Engine = v.engine
+					st.Serving.MaxModelLen = min(sanityMaxModelLen, cfg.MaxPositionEmbeddings)
+					c, g := cfg, gpu
+					p, err := sim.Prepare(sim.Deployment{Model: &c, GPU: &g, Settings: st})
+					var fe *settings.FieldError
+					var nf *sim.DoesNotFitError
+					switch {
+					case err == nil:
+					case errors.As(err, &nf):
+						continue
+					case errors.As(err, &fe) && (fe.Key == "tp" || fe.Key == "serving.max_model_len"):
+						continue
+					default:
+						t.Fatalf("%s on %s tp %d: %v", cfg.Name, v.name, tp, err)
+					}
+					d := sanityDeployment{cfg: &c, gpu: &g, name: v.name, tp: tp, prep: p,
+						kvTokens: p.Scheduler.NumGPUBlocks * p.Scheduler.BlockSize}
+					d.peak = fastestPeak(t, &d)
+					out = append(out, d)
 				}
-				d := sanityDeployment{cfg: &c, gpu: &g, tp: tp, prep: p,
-					kvTokens: p.Scheduler.NumGPUBlocks * p.Scheduler.BlockSize}
-				d.peak = fastestPeak(t, &d)
-				out = append(out, d)
 			}
 		}
 	}
@@ -362,7 +397,7 @@ func TestCatalogDecodeWithinRooflineBounds(t *testing.T) {
 				}
 				in := roofline.StepInput{Decodes: slices.Repeat([]int{kv}, b)}
 				ops := d.prep.Step.Breakdown(&in)
-				c := sanityCase{model: d.cfg.Name, gpu: d.gpu.Name, tp: d.tp, batch: b, kv: kv,
+				c := sanityCase{model: d.cfg.Name, gpu: d.name, tp: d.tp, batch: b, kv: kv,
 					seconds: d.prep.Step.Cost(&in).Seconds, floor: decodeFloor(t, d, b, kv),
 					fixed: decodeAllowance(ops, d.prep.Step.EngineTerms(), b)}
 				checked++
@@ -442,7 +477,7 @@ func TestCatalogPrefillAboveFLOPFloor(t *testing.T) {
 				continue
 			}
 			in := roofline.StepInput{Prefills: []roofline.Chunk{{Tokens: n, Sampled: true}}}
-			c := sanityCase{model: d.cfg.Name, gpu: d.gpu.Name, tp: d.tp, batch: 1, kv: n,
+			c := sanityCase{model: d.cfg.Name, gpu: d.name, tp: d.tp, batch: 1, kv: n,
 				seconds: d.prep.Step.Cost(&in).Seconds, floor: prefillFloor(&d, n), cause: "-"}
 			checked++
 			if c.seconds < c.floor*(1-1e-9) {

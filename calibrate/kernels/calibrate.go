@@ -68,6 +68,10 @@ type Options struct {
 	// MoEPerShape), against the GPU profile's own per-format curves, which
 	// are kept unchanged; the result has no per-format families.
 	MoEShapesOnly bool
+	// Start, when set, is the profile the fit starts from: the sections it
+	// does not fit keep its values (hardware.GPU.KernelFitStart). nil: the
+	// GPU's own calibrated profile, else the built-in defaults.
+	Start *hardware.Profile
 	// Cache, when set, answers family fits already made in this process
 	// with the same inputs (FitCache); the result is the same as without.
 	Cache *FitCache
@@ -217,7 +221,10 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	g := opts.GPU
 	def := hardware.DefaultProfile()
 	prof := g.EffectiveProfile().Clone()
-	if !prof.Calibrated || prof.BorrowedFrom != "" {
+	switch {
+	case opts.Start != nil:
+		prof = opts.Start.Clone()
+	case !prof.Calibrated || prof.BorrowedFrom != "":
 		// A borrowed profile is another GPU's: a GPU's own fit starts from
 		// the defaults, not from the donor's terms.
 		prof = def.Clone()

@@ -74,6 +74,7 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 		return nil
 	}
 	var all []serving.Row
+	var repeated []string
 	for _, file := range files {
 		rel, _ := filepath.Rel(o.DataDir, file)
 		rel = filepath.ToSlash(rel)
@@ -81,6 +82,12 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 		rows, err := aiconfigurator.ReadServing(file)
 		if err != nil {
 			return note, nil, nil, err
+		}
+		// A measurement listed twice (a database dump and a dated export
+		// of the same run) counts once in the fits and the statistics.
+		rows, repeats := serving.DistinctMeasurements(rows)
+		if repeats > 0 {
+			repeated = append(repeated, fmt.Sprintf("%d in %s", repeats, rel))
 		}
 		all = append(all, rows...)
 		o.progress("closed loop " + rel + ": shipped profiles")
@@ -93,6 +100,10 @@ func closedLoopGroups(ctx context.Context, o *Options) (SourceNote, []group, []T
 				return note, nil, nil, fmt.Errorf("%s: %w", rel, err)
 			}
 		}
+	}
+	if len(repeated) > 0 {
+		note.Fitted += "; in both columns a row repeating an earlier row's configuration and measured TTFT and TPOT " +
+			"(one run listed twice) counts once (" + strings.Join(repeated, ", ") + ")"
 	}
 	sel, cv, absent, err := selectCampaignTerms(ctx, o, all, opts)
 	if err != nil {

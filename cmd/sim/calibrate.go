@@ -117,7 +117,7 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, opts.Seed, opts.Holdout, command, dataDir()
-	co.Cache = opts.fits
+	co.Cache, co.Start = opts.fits, src.Start
 	bar := newMeter(s.errOut, 0, opts.Quiet, "calibrating", "families")
 	co.Progress = func(done, total int, family string) {
 		if family != "" {
@@ -136,6 +136,15 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 		return err
 	}
 	res.Warnings = append(res.Warnings, truth...)
+	if src.StartNote != "" {
+		fmt.Fprintf(s.errOut, "note: %s\n", src.StartNote)
+		for _, p := range []*hardware.Profile{res.Profile, gpuProfile(res)} {
+			if p != nil {
+				st, _ := p.Provenance.Stage(hardware.StageKernels)
+				p.Provenance = withKernelsNote(p.Provenance, src.StartNote, st.Rows) // calibrate_truth.go
+			}
+		}
+	}
 	if err := writeCalibrated(opts, res.GPU, func() ([]byte, error) { return calibrate.MarshalProfile(res.Profile) }); err != nil {
 		return err
 	}

@@ -20,6 +20,11 @@ type kernelInput struct {
 	// Where names the tables in messages.
 	Where string
 	Notes []string
+	// Start is the profile an --aic fit starts from
+	// (engine.Engine.KernelFitStart); nil for --kernels. StartNote names
+	// the GPU-system terms carried into it ("" when none).
+	Start     *hardware.Profile
+	StartNote string
 }
 
 // kernelSource resolves the kernel tables of g from exactly one of
@@ -43,7 +48,9 @@ func kernelSource(cmd, kernelsDir, aicDir, eng string, g *hardware.GPU) (*kernel
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	return &kernelInput{Source: kernels.TablesSource{T: tables}, Where: fmt.Sprintf("%s (%s, vllm %s)", aicDir, system, rel), Notes: rep.Notes}, nil
+	in := &kernelInput{Source: kernels.TablesSource{T: tables}, Where: fmt.Sprintf("%s (%s, vllm %s)", aicDir, system, rel), Notes: rep.Notes}
+	in.Start, in.StartNote = e.KernelFitStart(g)
+	return in, nil
 }
 
 // aicRelease opens the AIConfigurator database at aicDir and resolves

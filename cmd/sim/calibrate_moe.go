@@ -116,7 +116,7 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	}
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, o.Seed, o.Holdout, command, dataDir()
-	co.Cache = o.fits
+	co.Cache, co.Start = o.fits, src.Start
 	co.MoEPerShape = o.PerShape || o.ShapesOnly
 	co.MoEShapesOnly = o.ShapesOnly
 	res, err := kernels.CalibrateMoE(src.Source, co, shapes...)
