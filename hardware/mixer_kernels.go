@@ -10,8 +10,9 @@ import (
 // MixerKernel names one token-mixer kernel family whose efficiency a
 // profile may carry from the engine release's own kernel tables
 // (Profile.MixerKernels): multi-head latent attention's prefill and decode
-// kernels and its absorbed per-head matmuls, and Gated DeltaNet's chunked
-// prefill scan and recurrent decode update. A family the profile lacks is
+// kernels and its absorbed per-head matmuls, Gated DeltaNet's chunked
+// prefill scan and recurrent decode update, and DeepSeek sparse
+// attention's indexer and sparse MLA kernels. A family the profile lacks is
 // priced from first principles (the roofline with the efficiency of the
 // kernel that works alike; package roofline says which).
 type MixerKernel string
@@ -31,18 +32,33 @@ const (
 	MixerGDNPrefill MixerKernel = "gdn_prefill"
 	// MixerGDNDecode is Gated DeltaNet's per-token recurrent state update.
 	MixerGDNDecode MixerKernel = "gdn_decode"
+	// MixerDSAPrefill is DeepSeek sparse attention's sparse MLA kernel on
+	// prefill tokens (each query over at most index_topk gathered
+	// latents), at the activations' peak.
+	MixerDSAPrefill MixerKernel = "dsa_prefill"
+	// MixerDSADecode is the sparse MLA kernel on decode tokens, at the
+	// activations' peak.
+	MixerDSADecode MixerKernel = "dsa_decode"
+	// MixerDSAIndexerPrefill is the lightning indexer's fp8 MQA logits of
+	// prefill queries against every visible cached key and the top-k over
+	// them, at the fp8 peak.
+	MixerDSAIndexerPrefill MixerKernel = "dsa_indexer_prefill"
+	// MixerDSAIndexerDecode is the indexer's paged fp8 MQA logits of decode
+	// queries and their top-k, at the fp8 peak.
+	MixerDSAIndexerDecode MixerKernel = "dsa_indexer_decode"
 )
 
 // MixerKernels returns every mixer kernel family, in a fixed order.
 func MixerKernels() []MixerKernel {
-	return []MixerKernel{MixerMLAPrefill, MixerMLADecode, MixerMLABMM, MixerGDNPrefill, MixerGDNDecode}
+	return []MixerKernel{MixerMLAPrefill, MixerMLADecode, MixerMLABMM, MixerGDNPrefill, MixerGDNDecode,
+		MixerDSAPrefill, MixerDSADecode, MixerDSAIndexerPrefill, MixerDSAIndexerDecode}
 }
 
 // UnknownMixerKernelError is a mixer kernel name outside MixerKernels.
 type UnknownMixerKernelError struct{ Name string }
 
 func (e *UnknownMixerKernelError) Error() string {
-	names := make([]string, 0, 5)
+	names := make([]string, 0, 9)
 	for _, k := range MixerKernels() {
 		names = append(names, string(k))
 	}

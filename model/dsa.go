@@ -114,6 +114,6 @@ func hfSparseIndexer(d hfDoc, cfg *Config) error {
 	}
 	cfg.MLA.Indexer = s
 	cfg.Notes = append(cfg.Notes, fmt.Sprintf("DeepSeek sparse attention: each query attends to at most %d cached tokens picked by a %d-head indexer "+
-		"(its key cache adds %.0f bytes per token per layer); the indexer and the sparse kernels are priced from first principles, not from kernel tables", s.TopK, s.Heads, s.KVBytes()))
+		"(its key cache adds %.0f bytes per token per layer); the run notes say whether the indexer and the sparse kernels are priced from the profile's kernel-table fits or from first principles", s.TopK, s.Heads, s.KVBytes()))
 	return nil
 }

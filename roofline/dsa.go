@@ -43,6 +43,17 @@ type dsaShape struct {
 	// matmul of the queries' heads by the cached keys).
 	pIdx   peak
 	effIdx hardware.OpEfficiency
+	// fitIdx says the profile carries a kernel-table fit of the indexer
+	// (hardware.MixerDSAIndexerPrefill or MixerDSAIndexerDecode): the
+	// logits and top-k are then priced per phase, prefill queries with
+	// effIdxPre and decode queries with effIdxDec (each the fit where the
+	// profile has it, else effIdx), and per request. effPre and effDec
+	// price the sparse MLA kernel's prefill-side and decode-side tokens:
+	// the profile's dsa_prefill and dsa_decode fits, else the MLA decode
+	// kernel's efficiency.
+	fitIdx               bool
+	effIdxPre, effIdxDec hardware.OpEfficiency
+	effPre, effDec       hardware.OpEfficiency
 }
 
 // newDSAShape sets the sparse widths of an MLA model with an indexer; nil
@@ -136,7 +147,10 @@ func DSASparseAttention(name string, keySum, kvRead float64, queries, heads int,
 // setDSAEfficiencies sets the sparse shapes at the plan's KV precision
 // (newDSAShape) and picks the indexer logits' compute peak, fp8 where the
 // GPU has one (the logits run on fp8 tensor cores) else the activations',
-// and the profile's GEMM efficiency at that peak.
+// and the profile's GEMM efficiency at that peak; then the kernel-table
+// fits the profile carries (`sim calibrate mixers`: dsa_indexer_prefill,
+// dsa_indexer_decode at that peak, dsa_prefill, dsa_decode at the
+// activations').
 func (m *StepModel) setDSAEfficiencies() {
 	if m.cfg.MLA.Indexer == nil {
 		return
@@ -148,6 +162,19 @@ func (m *StepModel) setDSAEfficiencies() {
 		s.pIdx = peak{key: "fp8", flops: f}
 	}
 	s.effIdx = m.prof.GEMMFor(s.pIdx.key)
+	s.effIdxPre, s.effIdxDec = s.effIdx, s.effIdx
+	s.effPre, s.effDec = m.mla.effDecode, m.mla.effDecode
+	for _, f := range []struct {
+		k   hardware.MixerKernel
+		e   *hardware.OpEfficiency
+		idx bool
+	}{{hardware.MixerDSAIndexerPrefill, &s.effIdxPre, true}, {hardware.MixerDSAIndexerDecode, &s.effIdxDec, true},
+		{hardware.MixerDSAPrefill, &s.effPre, false}, {hardware.MixerDSADecode, &s.effDec, false}} {
+		if e, ok := m.prof.Mixer(f.k); ok {
+			*f.e = e
+			s.fitIdx = s.fitIdx || f.idx
+		}
+	}
 }
 
 // dsaTokenOps prices the indexer's per-token operators of T tokens in
@@ -156,11 +183,28 @@ func (m *StepModel) setDSAEfficiencies() {
 func (m *StepModel) dsaTokenOps(acc *stepAcc, T int) {
 	s, p, L := m.mla, m.prof, m.nLayers
 	x := s.dsa
-	qn := x.idxHeads * x.idxDim
-	m.op(acc, named(GEMM(T, qn, s.qLoRA, m.attnW, m.act), "dsa_wq_b"), L, &m.pAttn, &m.effAttn)
-	m.op(acc, named(GEMM(T, x.idxDim+x.idxHeads, m.hidden, m.act, m.act), "dsa_wk_weights_proj"), L, &m.pAct, &m.effAttn)
-	m.op(acc, Elementwise("dsa_k_norm", T*x.idxDim, 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
-	m.op(acc, Elementwise("dsa_q_rope_quant", T*qn, 4, 1, 1, m.act), L, &m.pAct, &p.Elementwise)
+	ops := DSAIndexerTokenOps(T, m.hidden, s.qLoRA, x.idxHeads, x.idxDim, m.attnW, m.act)
+	m.op(acc, ops[0], L, &m.pAttn, &m.effAttn)
+	m.op(acc, ops[1], L, &m.pAct, &m.effAttn)
+	m.op(acc, ops[2], L, &m.pAct, &p.Elementwise)
+	m.op(acc, ops[3], L, &m.pAct, &p.Elementwise)
+}
+
+// DSAIndexerTokenOps is the indexer's per-token operators of T tokens in
+// one layer, in this order: dsa_wq_b, the GEMM [T x heads dim] over the
+// query latent qLoRA at weight precision w; dsa_wk_weights_proj, the GEMM
+// [T x (dim + heads)] over the hidden size in the activations' precision;
+// dsa_k_norm, a LayerNorm over T x dim; dsa_q_rope_quant, the rotary and
+// fp8 quantisation of the T x heads x dim query (element-wise, 4 FLOPs per
+// element).
+func DSAIndexerTokenOps(T, hidden, qLoRA, heads, dim int, w, act Precision) [4]Cost {
+	qn := heads * dim
+	return [4]Cost{
+		named(GEMM(T, qn, qLoRA, w, act), "dsa_wq_b"),
+		named(GEMM(T, dim+heads, hidden, act, act), "dsa_wk_weights_proj"),
+		Elementwise("dsa_k_norm", T*dim, 4, 1, 1, act),
+		Elementwise("dsa_q_rope_quant", T*qn, 4, 1, 1, act),
+	}
 }
 
 // dsaAttention prices a step's sparse attention from its aggregates: the
@@ -179,16 +223,32 @@ func (m *StepModel) dsaAttention(acc *stepAcc, g *stepAgg, cache *tokenCache) {
 	if q <= 0 {
 		return
 	}
-	keys := g.pKeysFull + g.dKeysFull
-	m.op(acc, DSAIndexerLogits(keys, g.pReadFull+g.dKeysFull, q, x.idxHeads, x.idxDim, x.idxKVBytes), L, &x.pIdx, &x.effIdx)
+	if x.fitIdx {
+		// Fitted per phase: fp8_mqa_logits and the prefill top-k over the
+		// prefill chunks' queries, fp8_paged_mqa_logits and the decode
+		// top-k over the decodes' and verify chunks' queries
+		// (vllm/model_executor/layers/sparse_attn_indexer.py), as
+		// operators dsa_indexer_prefill and dsa_indexer_decode.
+		if pre > 0 {
+			m.seqOp(acc, named(DSAIndexerLogits(g.pKeysFull-g.vKeys, g.pReadFull-g.vRead, pre, x.idxHeads, x.idxDim, x.idxKVBytes), "dsa_indexer_prefill"),
+				L, g.nPre-g.nVer, &x.pIdx, &x.effIdxPre, nil, false)
+		}
+		if dq > 0 {
+			m.seqOp(acc, named(DSAIndexerLogits(g.dKeysFull+g.vKeys, g.dKeysFull+g.vRead, dq, x.idxHeads, x.idxDim, x.idxKVBytes), "dsa_indexer_decode"),
+				L, g.nDec+g.nVer, &x.pIdx, &x.effIdxDec, nil, false)
+		}
+	} else {
+		keys := g.pKeysFull + g.dKeysFull
+		m.op(acc, DSAIndexerLogits(keys, g.pReadFull+g.dKeysFull, q, x.idxHeads, x.idxDim, x.idxKVBytes), L, &x.pIdx, &x.effIdx)
+	}
 	m.op(acc, MLAHeadBMM("mla_q_absorb", q, heads, s.nope, s.kvLoRA, m.act), L, &m.pAct, &s.effBMM)
 	if pre > 0 {
 		m.seqOp(acc, DSASparseAttention("attention_prefill_dsa", g.pTopK-g.vTopK, min(g.pTopK-g.vTopK, g.pReadFull-g.vRead), pre, x.prefHeads, d, x.latentBytes, m.act),
-			L, g.nPre-g.nVer, &m.pAct, &s.effDecode, cache, false)
+			L, g.nPre-g.nVer, &m.pAct, &x.effPre, cache, false)
 	}
 	if dq > 0 {
 		m.seqOp(acc, DSASparseAttention("attention_decode_dsa", g.dTopK+g.vTopK, g.dTopK+g.vTopK, dq, x.decHeads, d, x.latentBytes, m.act),
-			L, g.nDec+g.nVer, &m.pAct, &s.effDecode, cache, true)
+			L, g.nDec+g.nVer, &m.pAct, &x.effDec, cache, true)
 	}
 	m.op(acc, MLAHeadBMM("mla_v_up", q, heads, s.kvLoRA, s.v, m.act), L, &m.pAct, &s.effBMM)
 }
@@ -212,4 +272,14 @@ func (m *StepModel) dsaTopK(g *stepAgg, qLen, cached int, verify bool) {
 	default:
 		g.pTopK += prefillKeySum(qLen, cached, k)
 	}
+}
+
+// DSAChunkKeys are the key counts of one prefill chunk of qLen new tokens
+// after cached ones under DeepSeek sparse attention with index_topk topK,
+// as the step model counts them: idxKeys the query-key pairs the indexer
+// scores (every causal pair), idxRead the key positions it reads (cached +
+// qLen), topKSum the latents the sparse kernel gathers (each query
+// min(topK, its causal keys)).
+func DSAChunkKeys(qLen, cached, topK int) (idxKeys, idxRead, topKSum float64) {
+	return prefillKeySum(qLen, cached, 0), prefillKVRead(qLen, cached, 0), prefillKeySum(qLen, cached, topK)
 }

@@ -7,14 +7,21 @@ import (
 	"github.com/roofsim/roofsim/hardware"
 )
 
-// MixerKernelNote says, in one line, how the model's MLA and Gated DeltaNet
-// kernels are priced: which families come from the profile's fits to the
+// MixerKernelNote says, in one line, how the model's MLA, DeepSeek sparse
+// attention and Gated DeltaNet kernels are priced: which families come from the profile's fits to the
 // engine release's kernel tables (`sim calibrate mixers`) and which from
 // first principles (no fit in the profile); Mamba-2 is always first
 // principles. "" for a model without such layers.
 func (m *StepModel) MixerKernelNote() string {
 	var fams []hardware.MixerKernel
-	if m.mla != nil {
+	switch {
+	case m.mla != nil && m.mla.dsa != nil:
+		// DeepSeek sparse attention runs every token on the absorbed path
+		// (dsa.go): no expanded prefill, and the sparse kernels and the
+		// indexer have families of their own.
+		fams = append(fams, hardware.MixerMLABMM, hardware.MixerDSAPrefill, hardware.MixerDSADecode,
+			hardware.MixerDSAIndexerPrefill, hardware.MixerDSAIndexerDecode)
+	case m.mla != nil:
 		fams = append(fams, hardware.MixerMLAPrefill, hardware.MixerMLADecode, hardware.MixerMLABMM)
 	}
 	if m.stateMixers[0].layers > 0 {

@@ -16,11 +16,14 @@ func (s *Scheduler) Commit(b *Batch, finished []*Request) []*Request {
 	}
 	s.pending = false
 	done := false
-	for i := range b.Items {
-		it := &b.Items[i]
+	// Only speculation forms verify items (Drafts() > 0).
+	spec := s.cfg.Speculative.NumTokens > 0
+	items := b.Items
+	for i := range items {
+		it := &items[i]
 		var fin bool
 		computed, sampled := it.Tokens, b2i(it.Sampled)
-		if it.Drafts() > 0 {
+		if spec && it.Drafts() > 0 {
 			computed, sampled = s.verified(it)
 		}
 		finished, fin = s.advance(it.Req, computed, sampled, finished)

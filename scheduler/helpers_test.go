@@ -302,8 +302,18 @@ func randomCase(seed uint64) (Config, []*Request, []int) {
 // runCase drives a random case to completion and returns the tracker.
 func runCase(t testing.TB, seed uint64) *tracker {
 	t.Helper()
+	return runCaseWith(t, seed, nil)
+}
+
+// runCaseWith is runCase with tweak (when not nil) applied to the scheduler
+// before the first request.
+func runCaseWith(t testing.TB, seed uint64, tweak func(*Scheduler)) *tracker {
+	t.Helper()
 	c, reqs, at := randomCase(seed)
 	k := newTracker(t, c)
+	if tweak != nil {
+		tweak(k.s)
+	}
 	next := 0
 	for step := 0; ; step++ {
 		for next < len(reqs) && at[next] <= step {

@@ -44,8 +44,16 @@ func (s *Scheduler) Schedule() *Batch {
 	// Without sliding-window groups the window calls below are no-ops:
 	// skip them (one test a request instead of three calls).
 	win := s.window.On()
+	// One-token requests (most of a loaded batch) go through a tighter loop
+	// when nothing can give them more than one token.
+	plain := !s.generalLoop && !win && s.cfg.Speculative.NumTokens == 0 && s.cfg.Speculative.LookaheadTokens == 0
 
 	for i := 0; i < len(s.running) && budget > 0; i++ {
+		if plain {
+			if i, budget = s.scheduleDecodes(i, budget); i >= len(s.running) || budget <= 0 {
+				break
+			}
+		}
 		r := s.running[i]
 		n := r.knownTokens() - r.NumComputed
 		if thr > 0 && n > thr {
@@ -187,21 +195,34 @@ func (s *Scheduler) emit(r *Request, n int) {
 	b := &s.batch
 	// Fill the new item in place: a struct built on the stack and copied in
 	// whole is read back before its byte-sized stores have landed, which
-	// stalls the copy on every item.
-	b.Items = append(b.Items, Scheduled{})
-	it := &b.Items[len(b.Items)-1]
+	// stalls the copy on every item. Within capacity the entry is reused
+	// (it holds an item of an earlier batch) and every field is set.
+	k := len(b.Items)
+	if k < cap(b.Items) {
+		b.Items = b.Items[:k+1]
+	} else {
+		b.Items = append(b.Items, Scheduled{})
+	}
+	it := &b.Items[k]
+	c, known := r.NumComputed, r.knownTokens()
+	prefill := c < r.prefillEnd
 	it.Req = r
 	it.Tokens = n
-	it.Context = r.NumComputed
-	it.Prefill = r.NumComputed < r.prefillEnd
-	it.Sampled = r.NumComputed+n >= r.knownTokens() // > for a verify item
+	it.Context = c
+	it.Prefill = prefill
+	it.Sampled = c+n >= known // > for a verify item
+	it.Accepted = 0
 	b.NumTokens += n
-	if it.Prefill {
+	if prefill {
 		b.NumPrefillTokens += n
 	} else {
 		b.NumDecodes++
 	}
-	s.registerFull(r, min(r.NumComputed+n, r.knownTokens())) // drafts are not content
+	// registerFull's own test, here where every item passes: the common case
+	// (no full block beyond the registered ones) costs no call.
+	if end := min(c+n, known); s.pool.cached != nil && min(end, r.shared) >= (r.numRegistered+1)*s.cfg.BlockSize {
+		s.registerFull(r, end) // drafts are not content
+	}
 	if s.winCaching() {
 		s.registerWindow(r, min(r.NumComputed+n, r.knownTokens()), false)
 	}

@@ -42,6 +42,10 @@ type Scheduler struct {
 	// loadedQ holds the requests AddLoaded queued, admitted before waiting.
 	loadedQ fifoQueue
 
+	// generalLoop makes Schedule form every item in its general loop, never
+	// in scheduleDecodes (tests compare the two).
+	generalLoop bool
+
 	preemptions       int64
 	prefixHitTokens   int64
 	prefixQueryTokens int64

@@ -123,12 +123,22 @@ func (e *engine) startStep(in *instance) error {
 	}
 	in.batch = b
 	in.in.Prefills = in.in.Prefills[:0]
-	in.in.Decodes = in.in.Decodes[:0]
+	// The decodes' lengths go to a local slice grown to hold every item, so
+	// the loop appends without reloading or growing it.
+	decodes := slices.Grow(in.in.Decodes[:0], len(b.Items))
 	in.in.Verifies = in.in.Verifies[:0]
 	// Only admitted requests can be scheduled for the first time: the
 	// running ones before them were admitted by an earlier step.
 	first := len(b.Items) - b.Admitted
-	for k := range b.Items {
+	k0 := 0
+	if in.pool == nil && !e.cfg.CheckInvariants && e.cfg.Speculative == nil {
+		// The leading decodes of the running items only give their KV
+		// lengths (the loop below's default case).
+		for ; k0 < first && !b.Items[k0].Prefill; k0++ {
+			decodes = append(decodes, b.Items[k0].Context+b.Items[k0].Tokens)
+		}
+	}
+	for k := k0; k < len(b.Items); k++ {
 		it := &b.Items[k]
 		if k >= first || in.pool != nil {
 			r := e.table[it.Req.Index]
@@ -150,9 +160,10 @@ func (e *engine) startStep(in *instance) error {
 			// A verify: the last sampled token and its drafts.
 			in.in.Verifies = append(in.in.Verifies, roofline.Chunk{Tokens: it.Tokens, Cached: it.Context, Sampled: true})
 		default:
-			in.in.Decodes = append(in.in.Decodes, it.Context+it.Tokens)
+			decodes = append(decodes, it.Context+it.Tokens)
 		}
 	}
+	in.in.Decodes = decodes
 	// Without a step trace only the pass's duration is used: take it from a
 	// bounded price when the bound decides it (boundedDuration), else price
 	// the pass exactly (in.cost is exact whenever a step trace reads it).
@@ -369,20 +380,28 @@ func (e *engine) emitTokens(in *instance, b *scheduler.Batch, t Time) {
 	if in.prefill {
 		return // the proxy drops a prefill instance's token (disagg.go)
 	}
-	clear(e.itlCounts)
+	counts := e.itlCounts
+	clear(counts)
+	// A request whose last token came with the instance's previous pass
+	// pools its gap (none does before the instance's first pass).
+	pooled := Time(-1)
+	if in.hadStep {
+		pooled = in.lastStepEnd
+	}
 	sampled := 0
-	for k := range b.Items {
-		it := &b.Items[k]
+	items, table := b.Items, e.table
+	for k := range items {
+		it := &items[k]
 		if !it.Sampled {
 			continue
 		}
 		sampled += 1 + it.Accepted // a verify's tokens stream as one chunk
-		r := e.table[it.Req.Index]
+		r := table[it.Req.Index]
 		if !r.hasTok {
 			r.hasTok = true
 			r.firstTok = t
-		} else if in.hadStep && r.lastTok == in.lastStepEnd {
-			e.itlCounts[r.client]++
+		} else if r.lastTok == pooled {
+			counts[r.client]++
 		} else {
 			e.col.AddITL(r.w.Client, float64(t-r.lastTok)/1e9)
 		}

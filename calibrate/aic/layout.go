@@ -54,6 +54,8 @@ const (
 	TableMLAGeneration       Table = "mla/mla_generation_module_perf"
 	TableGDN                 Table = "linear_attention/gdn_perf"
 	TableMLABMM              Table = "mla_bmm/mla_bmm_perf"
+	TableDSAContext          Table = "sparse_attention/dsa_context_module_perf"
+	TableDSAGeneration       Table = "sparse_attention/dsa_generation_module_perf"
 )
 
 // Family is the op family directory ("gemm", "attention", ...).

@@ -36,14 +36,15 @@ const (
 )
 
 // ReadAICMixers reads the token-mixer kernel tables of system at release:
-// the MLA context and generation module tables, mla_bmm and the Gated
-// DeltaNet linear_attention table (gdn_perf). Each is optional: a table
+// the MLA context and generation module tables, mla_bmm, the Gated
+// DeltaNet linear_attention table (gdn_perf) and the DeepSeek sparse
+// attention module tables (sparse_attention/dsa_*). Each is optional: a table
 // the database lacks at or before release is noted and left empty. The
 // tables' files, rows and checksums are in the result's Files.
 func ReadAICMixers(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *AICRead, error) {
 	rep := &AICRead{}
 	k := &kernels.Tables{Dir: db.Systems, Engine: fmt.Sprintf("vllm-%s kernels", release)}
-	models := collectorMLAModels()
+	models, dsaModels := collectorMLAModels(), collectorDSAModels()
 	steps := []struct {
 		t    aic.Table
 		conv func(*aic.Rows) ([]string, error)
@@ -58,6 +59,14 @@ func ReadAICMixers(db *aic.DB, system string, release aic.Release) (*kernels.Tab
 			return
 		}},
 		{aic.TableGDN, func(r *aic.Rows) (n []string, err error) { k.GDN, err = gdnRows(r); return }},
+		{aic.TableDSAContext, func(r *aic.Rows) (n []string, err error) {
+			k.DSAContext, n, err = dsaModuleRows(r, "context", dsaModels)
+			return
+		}},
+		{aic.TableDSAGeneration, func(r *aic.Rows) (n []string, err error) {
+			k.DSAGeneration, n, err = dsaModuleRows(r, "generation", dsaModels)
+			return
+		}},
 	}
 	for _, s := range steps {
 		ref, err := db.Resolve(system, s.t, release)

@@ -30,11 +30,15 @@ func GEMMPrecisions(dtype string) (w, act roofline.Precision, ok bool) {
 	return w, act, true
 }
 
-// MoEPrecisions maps a moe_dtype to weight and activation formats; int4_wo
-// is weight-only int4 computed at the bf16 peak.
+// MoEPrecisions maps a moe_dtype to weight and activation formats. The
+// weight-only formats are computed at the bf16 peak: int4_wo (int4 weights)
+// and w4a16_mxfp4 (gpt-oss's OCP MX FP4 experts with bf16 activations: the
+// tables' kernel_source is the OpenAI Triton mxfp4 kernel on Hopper and
+// FlashInfer's TRT-LLM mxfp4 x bf16 kernel on Blackwell).
 func MoEPrecisions(dtype string) (w, act roofline.Precision, ok bool) {
-	if dtype == "int4_wo" {
-		w, _ = roofline.LookupPrecision("int4")
+	weightOnly := map[string]string{"int4_wo": "int4", "w4a16_mxfp4": "mxfp4"}
+	if wn, isWO := weightOnly[dtype]; isWO {
+		w, _ = roofline.LookupPrecision(wn)
 		act, _ = roofline.LookupPrecision("bf16")
 		return w, act, true
 	}

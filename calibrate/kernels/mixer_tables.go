@@ -48,3 +48,30 @@ type GDNRow struct {
 	KeyHeads, KeyDim, ValueHeads, ValueDim, ConvTaps int
 	LatencyMS                                        float64
 }
+
+// DSAWidths are the widths of a DeepSeek sparse attention model a module
+// table was collected with: its MLA widths and its lightning indexer's
+// heads, head width and top-k (elements, keys).
+type DSAWidths struct {
+	MLA                             MLAWidths
+	IndexHeads, IndexDim, IndexTopK int
+}
+
+// DSAModuleRow is one measured DeepSeek sparse attention module: the whole
+// attention layer (MLA projections, the indexer's projections, logits and
+// top-k, the sparse MLA kernel, output projection) of a model of widths
+// Widths with Heads query heads on the GPU, over Batch requests. Phase
+// "context": each request prefills ISL new tokens after Prefix cached
+// ones. Phase "generation": each request decodes one token at KV length
+// KVLen (the new token included).
+type DSAModuleRow struct {
+	Phase string
+	// KernelSource is the sparse attention backend that ran
+	// (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE).
+	KernelSource string
+	// MLADtype, KVDtype and GEMMType are as in MLAModuleRow.
+	MLADtype, KVDtype, GEMMType      string
+	Heads, Batch, ISL, Prefix, KVLen int
+	Widths                           DSAWidths
+	LatencyMS                        float64
+}

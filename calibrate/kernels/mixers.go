@@ -80,6 +80,11 @@ type MixerFit struct {
 	// carries Efficiency; otherwise the family stays first principles.
 	Kept       bool                  `json:"kept"`
 	Efficiency hardware.OpEfficiency `json:"efficiency"`
+	// JointWith names the family this one was fitted together with on the
+	// same module rows (a DSA indexer with its phase's sparse kernel,
+	// dsa_mixers.go): the rows and errors are the module's, counted once,
+	// under that family; "" for a family fitted alone.
+	JointWith hardware.MixerKernel `json:"joint_with,omitempty"`
 }
 
 // MixerResult is the outcome of CalibrateMixers.
@@ -124,7 +129,8 @@ type mixerPrecisions struct {
 // CalibrateMixers fits the mixer kernel families present in k (see the
 // file comment) in the order mla_bmm, mla_decode (whose module offsets
 // use the mla_bmm entry when it is kept), mla_prefill, gdn_prefill,
-// gdn_decode. Deterministic for a given Seed.
+// gdn_decode, then DeepSeek sparse attention's prefill and decode pairs
+// (dsa_mixers.go). Deterministic for a given Seed.
 func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 	switch {
 	case o.GPU == nil || o.Base == nil:
@@ -158,6 +164,7 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 			return gdnFamily(k.GDN, "generation", o.GPU, p, pr)
 		},
 	}
+	total := len(builders) + 2
 	for i, b := range builders {
 		f, warns := b(prof)
 		res.Warnings = append(res.Warnings, warns...)
@@ -180,7 +187,38 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 		}
 		res.Fits = append(res.Fits, fit)
 		if o.Progress != nil {
-			o.Progress(i+1, len(builders), string(f.kernel))
+			o.Progress(i+1, total, string(f.kernel))
+		}
+	}
+	// DeepSeek sparse attention, after the MLA families: its first
+	// principles and module offsets use their kept fits (mla_decode,
+	// mla_bmm), as the step model does.
+	for i, rows := range [][]DSAModuleRow{k.DSAContext, k.DSAGeneration} {
+		f, warns := dsaModuleFamily(rows, o.GPU, prof, pr)
+		res.Warnings = append(res.Warnings, warns...)
+		if f == nil || len(f.attn) == 0 {
+			continue
+		}
+		attn, idx, err := fitDSA(f, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.attnKernel, err)
+		}
+		for _, fit := range []MixerFit{attn, idx} {
+			res.Warnings = append(res.Warnings, boundWarnings(string(fit.Family), fit.Efficiency)...)
+			if fit.Kept {
+				if prof.MixerKernels == nil {
+					prof.MixerKernels = map[hardware.MixerKernel]hardware.OpEfficiency{}
+				}
+				prof.MixerKernels[fit.Family] = fit.Efficiency
+			}
+		}
+		if !attn.Kept {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s with %s: cross-validated median error %.1f%% does not beat first principles' %.1f%%; kept first principles",
+				attn.Family, idx.Family, attn.CVMedian, attn.FirstPrinciples.MedianAPE))
+		}
+		res.Fits = append(res.Fits, attn, idx)
+		if o.Progress != nil {
+			o.Progress(len(builders)+i+1, total, string(f.attnKernel))
 		}
 	}
 	if err := prof.Validate(); err != nil {
@@ -272,16 +310,7 @@ func mlaModuleFamily(rows []MLAModuleRow, g *hardware.GPU, p *hardware.Profile, 
 		counts[r.KernelSource]++
 		kept = append(kept, r)
 	}
-	var warns []string
-	src := ""
-	for _, s := range slices.Sorted(maps.Keys(counts)) {
-		if counts[s] > counts[src] {
-			src = s
-		}
-	}
-	if len(counts) > 1 {
-		warns = append(warns, fmt.Sprintf("mla %s: kept kernel source %s (%d rows), left out the others", phase, src, counts[src]))
-	}
+	src, warns := keptSource("mla "+phase, counts)
 	var f *mixerFamily
 	if phase == "context" {
 		f = newMixerFamily(hardware.MixerMLAPrefill, p.AttentionPrefill, hardware.DefaultProfile().AttentionPrefill, "heads", "batch", "prompt length")
@@ -401,4 +430,20 @@ func gdnFamily(rows []GDNRow, phase string, g *hardware.GPU, p *hardware.Profile
 		return nil, nil
 	}
 	return f, nil
+}
+
+// keptSource is the kernel source with the most rows in counts (rows per
+// source; ties go to the first by name), and a warning naming what
+// (the table) when other sources were left out.
+func keptSource(what string, counts map[string]int) (string, []string) {
+	src := ""
+	for _, s := range slices.Sorted(maps.Keys(counts)) {
+		if counts[s] > counts[src] {
+			src = s
+		}
+	}
+	if len(counts) > 1 {
+		return src, []string{fmt.Sprintf("%s: kept kernel source %s (%d rows), left out the others", what, src, counts[src])}
+	}
+	return src, nil
 }

@@ -82,11 +82,13 @@ type Tables struct {
 	CustomAllReduce     []CollectiveRow
 	NCCL                []CollectiveRow
 	MoE                 []MoERow
-	// MLAContext, MLAGeneration, MLABMM and GDN are the token-mixer kernel
-	// tables (mixer_tables.go), read by ReadAICMixers only.
+	// MLAContext, MLAGeneration, MLABMM, GDN, DSAContext and
+	// DSAGeneration are the token-mixer kernel tables (mixer_tables.go),
+	// read by ReadAICMixers only.
 	MLAContext, MLAGeneration []MLAModuleRow
 	MLABMM                    []MLABMMRow
 	GDN                       []GDNRow
+	DSAContext, DSAGeneration []DSAModuleRow
 }
 
 // FileCount is a table file and its data-row count.

@@ -25,14 +25,17 @@ func newCalibrateMixersCmd(s streams) *cobra.Command {
 	o := &calibrateMixersOptions{}
 	cmd := &cobra.Command{
 		Use:   "mixers",
-		Short: "Fit MLA and Gated DeltaNet kernel efficiencies to an engine release's tables and write them into a profile",
+		Short: "Fit MLA, DeepSeek sparse attention and Gated DeltaNet kernel efficiencies to an engine release's tables and write them into a profile",
 		Long: `Fit efficiency curves for multi-head latent attention (prefill and decode
-kernels, the absorbed path's per-head matmuls) and Gated DeltaNet (chunked
-prefill scan, recurrent decode update) to AIConfigurator's mla, mla_bmm and
-linear_attention tables of one vLLM release, priced by the same roofline
-costs the step model uses. The MLA tables time the whole attention module:
-its projections are priced with the profile's GEMM and element-wise
-efficiencies and only the attention kernel is fitted.
+kernels, the absorbed path's per-head matmuls), Gated DeltaNet (chunked
+prefill scan, recurrent decode update) and DeepSeek sparse attention (the
+indexer's logits and top-k, the sparse MLA kernel; prefill and decode) to
+AIConfigurator's mla, mla_bmm, linear_attention and sparse_attention tables
+of one vLLM release, priced by the same roofline costs the step model uses.
+The MLA and DSA tables time the whole attention module: its projections are
+priced with the profile's GEMM and element-wise efficiencies and only the
+attention kernels are fitted (for DSA the indexer and the sparse kernel
+together, in turn).
 
 Each family is cross-validated on shape slices (contiguous ranges of heads,
 batch and context held out in turn) and compared with the profile's
@@ -103,7 +106,9 @@ func runCalibrateMixers(s streams, o *calibrateMixersOptions, command string) er
 			st.Data = append(st.Data, hardware.DataFile{Path: hardware.DataPath(tables.Dir+"/"+c.File, dataDir()), SHA256: c.SHA256, Rows: c.Rows})
 		}
 		for _, f := range res.Fits {
-			st.Rows += f.Rows
+			if f.JointWith == "" { // a joint fit's rows are its partner's
+				st.Rows += f.Rows
+			}
 		}
 		p.Provenance = p.Provenance.With(st)
 		data, err := calibrate.MarshalProfile(p)
@@ -142,6 +147,10 @@ func mixersNote(prov string, res *kernels.MixerResult) string {
 		if !f.Kept {
 			verdict = "not kept (first principles)"
 		}
+		if f.JointWith != "" {
+			n += fmt.Sprintf("; %s: fitted with %s on its rows, %s", f.Family, f.JointWith, verdict)
+			continue
+		}
 		n += fmt.Sprintf("; %s: %d rows, first principles %.1f%%, fitted %.1f%%, shape-slice CV %.1f%% median |error|, %s",
 			f.Family, f.Rows, f.FirstPrinciples.MedianAPE, f.Fitted.MedianAPE, f.CVMedian, verdict)
 	}
@@ -149,11 +158,16 @@ func mixersNote(prov string, res *kernels.MixerResult) string {
 }
 
 // printMixerFits prints one line per family and axis: first-principles,
-// fitted and cross-validated median and p90 |error|.
+// fitted and cross-validated median and p90 |error|; a family fitted
+// jointly with another (JointWith) gets one line naming it.
 func printMixerFits(w io.Writer, res *kernels.MixerResult) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "FAMILY\tROWS\tFIRST PRINCIPLES MEDIAN %\tP90 %\tFITTED MEDIAN %\tP90 %\tCV BY\tFOLDS\tCV MEDIAN %\tCV P90 %\tKEPT")
 	for _, f := range res.Fits {
+		if f.JointWith != "" { // same rows and errors as its partner's lines
+			fmt.Fprintf(tw, "%s\t%d\t\t\t\t\tfitted with %s\t\t\t\t%v\n", f.Family, f.Rows, f.JointWith, f.Kept)
+			continue
+		}
 		for i, sl := range f.Slices {
 			kept := ""
 			if i == 0 {
