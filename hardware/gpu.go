@@ -27,6 +27,12 @@ type GPU struct {
 	// paths by (engine.Engine.MoEKernel). "" means unknown: no
 	// architecture-specific kernel path is taken.
 	Arch Arch `yaml:"arch,omitempty" json:"arch,omitempty"`
+	// VLLMDeviceName is the device name vLLM reads for the GPU
+	// (torch.cuda.get_device_name, e.g. "NVIDIA H100 80GB HBM3"), which
+	// keys the engine's tuned fused-MoE tile configurations
+	// (MoETileConfigs). "" means unknown: every expert shape is taken to
+	// run the kernel's default tiles.
+	VLLMDeviceName string `yaml:"vllm_device_name,omitempty" json:"vllm_device_name,omitempty"`
 	// PeakTFLOPS is the dense peak in 1e12 FLOP/s keyed by compute precision
 	// name: fp32, tf32, fp16, bf16, fp8, int8, fp4. A missing key means the
 	// part has no native support for that precision.

@@ -150,6 +150,15 @@ type OpEfficiency struct {
 	// 1 + ExpertKHalf/D with D the FLOP-weighted harmonic mean depth
 	// (roofline.MoEReductionDepth; ExpertDepthFactor). 0: no depth term.
 	ExpertKHalf float64 `yaml:"expert_k_half,omitempty" json:"expert_k_half,omitempty"`
+	// DefaultTiles, for a fused-MoE entry (FusedMoE) of a Triton kernel,
+	// is how much slower the kernel computes an expert shape for which the
+	// engine ships no tuned tile configuration on the GPU (it then runs its
+	// default tiles; MoETileConfigs): the compute time of such a shape is
+	// multiplied by DefaultTilesSlowdown(tpe) = 1 + DefaultTiles.At(tpe) at
+	// tpe tokens per expert. Max is the extra time at large tpe as a
+	// multiple of the tuned time (it may exceed 1); zero: no term, every
+	// shape priced alike.
+	DefaultTiles Curve `yaml:"default_tiles,omitempty" json:"default_tiles,omitzero"`
 }
 
 // BenchBandwidth is the effective bandwidth (bytes/s) a kernel benchmark

@@ -302,7 +302,7 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if o.KHalf > 0 && !o.Tiled() {
 		return fieldErr(prefix+".k_half", "needs tile_m and tile_n (the depth term is per output tile)")
 	}
-	return nil
+	return o.DefaultTiles.validateSlowdown(prefix + ".default_tiles")
 }
 
 func (c Curve) validate(prefix string) *FieldError {

@@ -84,11 +84,16 @@ func MoEReductionDepth(hidden, inter int, gated bool) float64 {
 // of cost c under the fused model's entry e (hardware.FusedMoE), at the
 // given peak FLOP/s and bandwidth: the compute curve is read at tokens per
 // expert tpe and divided by e.ExpertDepthFactor at reduction depth depth
-// (MoEReductionDepth; 0: no depth term), the memory curve read at the
-// kernel's bytes.
+// (MoEReductionDepth; 0: no depth term) and multiplied by
+// e.DefaultTilesSlowdown at tpe (1 unless e carries the default-tiles
+// term: the caller leaves it out of e for a shape with a tuned tile
+// configuration), the memory curve read at the kernel's bytes.
 func FusedMoETimes(c *Cost, tpe, depth float64, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
 	if c.FLOPs > 0 {
 		tc = c.FLOPs / (peakFLOPS * e.Compute.At(tpe) * e.ExpertDepthFactor(depth))
+		if e.DefaultTiles.Max > 0 {
+			tc *= e.DefaultTilesSlowdown(tpe)
+		}
 	}
 	if b := c.Bytes(); b > 0 {
 		tm = b / (bandwidth * e.Memory.At(b))
@@ -131,6 +136,13 @@ func (m *StepModel) initMoE() error {
 // (StepOptions.MoEKernel); it runs after the precisions are resolved.
 func (m *StepModel) initFused(opts StepOptions) error {
 	m.moe.fused, m.moe.fusedKey, m.moe.useFused = m.prof.FusedMoE.LookupShape(m.expW.Name, m.fusedMoEShape())
+	// The default-tiles term prices shapes the engine has no tuned tile
+	// configuration for on this GPU (vLLM's fused_moe.py
+	// try_get_optimal_moe_config: E experts and width N on the GPU); a
+	// shape with one runs the tuned tiles the curve describes.
+	if m.moe.fused.DefaultTiles.Max > 0 && m.gpu.MoETunedTiles(m.experts/max(m.ep, 1), m.expInterPG, m.moe.fusedKey) {
+		m.moe.fused.DefaultTiles = hardware.Curve{}
+	}
 	kernel := opts.MoEKernel
 	if kernel == MoEKernelAuto {
 		kernel = MoEKernelFused

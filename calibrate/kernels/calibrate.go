@@ -140,6 +140,10 @@ type Result struct {
 	// MoEShapes are the per-shape fused-MoE fits (Options.MoEPerShape), in
 	// key order.
 	MoEShapes []MoEShapeFit `json:"moe_shapes,omitempty"`
+	// MoETiles are the grouped cross-validations that chose which
+	// fused-MoE families carry the DefaultTiles term (families with rows
+	// of both tuned and default tile configurations only).
+	MoETiles []MoETilesChoice `json:"moe_default_tiles,omitempty"`
 }
 
 // minRows is the row count below which a family fit is flagged.
@@ -235,6 +239,10 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	res := &Result{Ranges: map[string]SizeRange{}, Files: k.Files}
 	fams, warns := families(k, g)
 	res.Warnings = append(res.Warnings, warns...)
+	var err error
+	if res.MoETiles, err = applyMoETilesSelection(fams, def, opts.Seed); err != nil {
+		return nil, err
+	}
 	ns, _ := allReduceByGPUs(k)
 	total := len(fams) + len(ns)
 	var mu sync.Mutex

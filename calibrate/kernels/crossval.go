@@ -92,6 +92,11 @@ func ShapeSliceCV(gpu *hardware.GPU, src Source, o CVOptions) ([]FamilyPredictio
 	}
 	def := hardware.DefaultProfile()
 	fams, _ := families(k, gpu)
+	// The fused-MoE families carry the DefaultTiles term where the
+	// leave-shapes-out selection keeps it, as the shipped fit does.
+	if _, err := applyMoETilesSelection(fams, def, o.Seed); err != nil {
+		return nil, err
+	}
 	var out []FamilyPredictions
 	for i, f := range fams {
 		fp, err := sliceFamily(f, def, o)

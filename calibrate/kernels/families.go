@@ -32,6 +32,10 @@ type opFamily struct {
 	// tiles lists the output tilings (TileM, TileN) the fit may choose
 	// from; nil means the compute curve is indexed by FLOPs only.
 	tiles [][2]int
+	// groups, when set, names the expert shape of each sample (one per
+	// sample), the group a grouped cross-validation holds out together
+	// (fused-MoE families, SelectMoEDefaultTiles).
+	groups []string
 }
 
 // gemmTiles are the output tilings (TileM, TileN) a GEMM family's compute

@@ -40,6 +40,13 @@ type Sample struct {
 	// fit adds hardware.OpEfficiency.ExpertKHalf, which scales the compute
 	// time by 1 + ExpertKHalf/Depth. 0 for other operators.
 	Depth float64
+	// DefaultTiles marks a fused-MoE row whose expert shape has no tuned
+	// tile configuration for the GPU (hardware.MoETileConfigs): its compute
+	// time is multiplied by hardware.OpEfficiency.DefaultTilesSlowdown at
+	// its tokens per expert (FLOPs carries them, moeSample). When some
+	// rows of a family have it and some do not, the fit adds the
+	// DefaultTiles curve.
+	DefaultTiles bool
 	// OffsetSeconds is the time of the other operators a measured module
 	// runs besides the fitted one (an attention module's projections),
 	// priced by the profile and added to the prediction; 0 for a table
@@ -51,7 +58,11 @@ type Sample struct {
 // is roofline.OpSeconds when s.SeqHeads is 0), plus s.OffsetSeconds.
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 	bw := e.BenchBandwidth(s.BandwidthBytesPerSec, s.Bytes, s.L2Bytes)
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, s.PeakFLOPS*e.ExpertDepthFactor(s.Depth), bw) + s.OffsetSeconds
+	peak := s.PeakFLOPS * e.ExpertDepthFactor(s.Depth)
+	if s.DefaultTiles {
+		peak /= e.DefaultTilesSlowdown(s.FLOPs)
+	}
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, peak, bw) + s.OffsetSeconds
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -86,7 +97,10 @@ const (
 //	x[12]   InputSpillElements = exp(x12), fitted under the same condition
 //	x[13]   L2Speedup = exp(x13), fitted when some sample has L2Bytes > 0
 //	x[14]   ExpertKHalf = exp(x14), fitted when some sample has Depth > 0
-const nParams = 15
+//	x[15..17] DefaultTiles curve: Max = MaxDefaultTilesSlowdown sigmoid(x15),
+//	        Half = exp(x16), Exp as the other curves; fitted when some
+//	        samples have DefaultTiles and some do not
+const nParams = 18
 
 // KernelLossScale is the log error (about 10%) beyond which a kernel row's
 // loss grows linearly rather than quadratically (softL1). Repeated runs and
@@ -116,7 +130,7 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 
 // effFrom is the efficiency at parameter vector x, with tm x tn output
 // tiles (0 x 0: compute curve indexed by FLOPs).
-func effFrom(x []float64, perSeq, depth, l2, expDepth bool, tm, tn int) hardware.OpEfficiency {
+func effFrom(x []float64, perSeq, depth, l2, expDepth, tiles bool, tm, tn int) hardware.OpEfficiency {
 	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
@@ -132,6 +146,9 @@ func effFrom(x []float64, perSeq, depth, l2, expDepth bool, tm, tn int) hardware
 	}
 	if expDepth {
 		e.ExpertKHalf = math.Exp(x[14])
+	}
+	if tiles {
+		e.DefaultTiles = defaultTilesFrom(x[15], x[16], x[17])
 	}
 	if depth && e.Tiled() {
 		e.KHalf = math.Exp(x[8])
@@ -160,6 +177,13 @@ type prepared struct {
 	l2         bool      // some sample has L2Bytes > 0: L2Speedup is fitted
 	invDepth   []float64 // 1/Sample.Depth; 0 without one
 	expDepth   bool      // some sample has Depth > 0: ExpertKHalf is fitted
+	dflt       []bool    // Sample.DefaultTiles
+	tiles      bool      // some samples have DefaultTiles and some not: the DefaultTiles curve is fitted
+}
+
+// defaultTilesFrom is the DefaultTiles curve at its fit coordinates.
+func defaultTilesFrom(a, b, e float64) hardware.Curve {
+	return hardware.Curve{Max: hardware.MaxDefaultTilesSlowdown * fit.Sigmoid(a), Half: math.Exp(b), Exp: minExp + (maxExp-minExp)*fit.Sigmoid(e)}
 }
 
 // prepare computes the objective's constants; the compute curve's index
@@ -168,8 +192,14 @@ type prepared struct {
 func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 	n := len(samples)
 	p := &prepared{tc: make([]float64, n), tm: make([]float64, n), logF: make([]float64, n),
-		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n), off: make([]float64, n), invDepth: make([]float64, n)}
+		logB: make([]float64, n), logT: make([]float64, n), seqs: make([]float64, n), k: make([]float64, n), mk: make([]float64, n), mn: make([]float64, n), mkElems: make([]float64, n), l2res: make([]float64, n), off: make([]float64, n), invDepth: make([]float64, n),
+		dflt: make([]bool, n)}
+	nDefault := 0
 	for i, s := range samples {
+		if s.DefaultTiles {
+			p.dflt[i] = true
+			nDefault++
+		}
 		p.off[i] = s.OffsetSeconds
 		p.seqs[i] = float64(s.SeqHeads)
 		if e.Tiled() && s.K > 0 {
@@ -200,6 +230,7 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 		}
 		p.logT[i] = math.Log(s.Seconds)
 	}
+	p.tiles = nDefault > 0 && nDefault < n
 	return p
 }
 
@@ -220,6 +251,10 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
 	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
+	var dt hardware.Curve
+	if p.tiles {
+		dt = defaultTilesFrom(x[15], x[16], x[17])
+	}
 	if p.expDepth {
 		expKHalf = math.Exp(x[14])
 	}
@@ -245,6 +280,11 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			if p.expDepth {
 				// 1/ExpertDepthFactor = 1 + ExpertKHalf/Depth.
 				t *= 1 + expKHalf*p.invDepth[i]
+			}
+			if p.tiles && p.dflt[i] {
+				// DefaultTilesSlowdown at the row's tokens per expert
+				// (logF), as hardware.Curve.At computes it.
+				t *= 1 + dt.Max/(1+math.Exp(dt.Exp*(math.Log(dt.Half)-p.logF[i])))
 			}
 		}
 		if tm := p.tm[i]; tm > 0 {
@@ -409,6 +449,14 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	if init.ExpertKHalf > 0 {
 		x0[14] = math.Log(init.ExpertKHalf)
 	}
+	// The default-tiles slowdown starts at 1 (default tiles twice the
+	// tuned time at large batches), half of it at the median compute
+	// index, or init's curve.
+	x0[15], x0[16], x0[17] = fit.Logit(1.0/hardware.MaxDefaultTilesSlowdown), medF, 0
+	if d := init.DefaultTiles; d.Max > 0 && d.Half > 0 {
+		_, x0[16], x0[17] = curveTo(d, medF)
+		x0[15] = fit.Logit(math.Min(d.Max/hardware.MaxDefaultTilesSlowdown, 1-1e-9))
+	}
 	// Nelder-Mead moves only the parameters the samples can show: the
 	// per-pair, depth and L2 terms of a family without such rows stay at
 	// their start (inactive coordinates only ever met a pull toward it).
@@ -478,28 +526,21 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		if p.expDepth {
 			s[14] += (rng.Float64() - 0.5) * 4
 		}
+		s[15], s[16], s[17] = x0[15], x0[16], x0[17]
+		if p.tiles {
+			s[15] += (rng.Float64() - 0.5) * 4
+			s[16] += (rng.Float64() - 0.5) * 4
+			s[17] = 4 * (rng.Float64() - 0.5)
+		}
 		starts = append(starts, project(s))
 	}
 	results := make([][]float64, len(starts))
 	vals := make([]float64, len(starts))
-	// Two workers: starts are independent problems; results are collected
-	// by index, so the outcome does not depend on scheduling.
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i], vals[i] = fit.NelderMead(searchObj, starts[i], 4000)
-			}
-		}()
-	}
-	for i := range starts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// Starts are independent problems; results are collected by index, so
+	// the outcome does not depend on scheduling.
+	onTwoWorkers(len(starts), func(i int) {
+		results[i], vals[i] = fit.NelderMead(searchObj, starts[i], 4000)
+	})
 	best := 0
 	for i := range vals {
 		if vals[i] < vals[best] {
@@ -512,9 +553,30 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	if len(fitSet) < len(samples) {
 		all = prepare(samples, init)
 	}
-	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
+	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, p.tiles, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
 	copy(r.x[:], x)
 	return r, nil
+}
+
+// onTwoWorkers calls f(0) ... f(n-1) on two goroutines and returns when
+// all are done; f must write only its own index's results.
+func onTwoWorkers(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // activeParams lists the parameter indices the samples of p constrain:
@@ -533,6 +595,9 @@ func activeParams(p *prepared) []int {
 	}
 	if p.expDepth {
 		act = append(act, 14)
+	}
+	if p.tiles {
+		act = append(act, 15, 16, 17)
 	}
 	return act
 }

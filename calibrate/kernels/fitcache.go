@@ -74,6 +74,9 @@ func familyKey(f opFamily, init hardware.OpEfficiency, opts Options) [sha256.Siz
 			float64(s.SeqHeads), float64(s.M), float64(s.N), float64(s.K), s.L2Bytes, s.Depth} {
 			put(v)
 		}
+		if s.DefaultTiles {
+			put(-1) // a marker no other field takes
+		}
 	}
 	var k [sha256.Size]byte
 	h.Sum(k[:0])

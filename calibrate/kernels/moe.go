@@ -193,6 +193,7 @@ func moeTile() hardware.OpEfficiency { return hardware.OpEfficiency{TokenTile: M
 func moeFamilies(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 	var warns []string
 	byKey := map[string][]Sample{}
+	groups := map[string][]string{}
 	var order []string
 	skipped := 0
 	type routingKey struct {
@@ -222,10 +223,12 @@ func moeFamilies(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 			continue
 		}
 		s.Depth = roofline.MoEReductionDepth(r.Hidden, r.Inter/max(r.TPSize, 1), true)
+		s.DefaultTiles = MoEDefaultTiles(r, key, g)
 		if _, seen := byKey[key]; !seen {
 			order = append(order, key)
 		}
 		byKey[key] = append(byKey[key], s)
+		groups[key] = append(groups[key], moeShapeOf(r).Key(key))
 	}
 	if skipped > 0 {
 		warns = append(warns, fmt.Sprintf("moe: %d rows skipped (unknown distribution or dtype, or no compute peak for their precision on %s)", skipped, g.Name))
@@ -237,6 +240,7 @@ func moeFamilies(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 		fams = append(fams, opFamily{
 			name:    FamilyMoEPrefix + key,
 			samples: byKey[key],
+			groups:  groups[key],
 			get: func(p *hardware.Profile) hardware.OpEfficiency {
 				if e, _, ok := p.FusedMoE.Lookup(key); ok {
 					return e

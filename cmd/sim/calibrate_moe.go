@@ -150,23 +150,31 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 		}
 		return nil
 	}
+	note := "fused_moe fitted"
+	for _, c := range res.MoETiles {
+		note += "; " + c.String()
+	}
 	for i, path := range o.Update {
-		if err := write("--update", path, updates[i], "fused_moe fitted"); err != nil {
+		if err := write("--update", path, updates[i], note); err != nil {
 			return err
 		}
 	}
 	if o.JSON {
 		return writeJSON(s.out, struct {
-			GPU      string                `json:"gpu"`
-			Families []kernels.FamilyError `json:"families"`
-			FusedMoE hardware.FusedMoE     `json:"fused_moe"`
-			Shapes   []kernels.MoEShapeFit `json:"moe_shapes,omitempty"`
-			Warnings []string              `json:"warnings"`
-			Updated  []string              `json:"updated,omitempty"`
-		}{g.Name, res.Families, res.Profile.FusedMoE, res.MoEShapes, res.Warnings, o.Update})
+			GPU      string                   `json:"gpu"`
+			Families []kernels.FamilyError    `json:"families"`
+			FusedMoE hardware.FusedMoE        `json:"fused_moe"`
+			Shapes   []kernels.MoEShapeFit    `json:"moe_shapes,omitempty"`
+			Tiles    []kernels.MoETilesChoice `json:"moe_default_tiles,omitempty"`
+			Warnings []string                 `json:"warnings"`
+			Updated  []string                 `json:"updated,omitempty"`
+		}{g.Name, res.Families, res.Profile.FusedMoE, res.MoEShapes, res.MoETiles, res.Warnings, o.Update})
 	}
 	if err := printFamilyFits(s.out, res.Families, res.Warnings); err != nil {
 		return err
+	}
+	for _, c := range res.MoETiles {
+		fmt.Fprintln(s.out, c.String())
 	}
 	if err := printMoEShapeFits(s.out, res.MoEShapes); err != nil {
 		return err

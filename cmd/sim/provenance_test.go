@@ -181,9 +181,25 @@ func TestMoEFitReplacesItsStage(t *testing.T) {
 	}
 	st := after[len(others)]
 	if len(st.Data) != 1 || st.Data[0] != (hardware.DataFile{Path: table, SHA256: sum, Rows: 400}) ||
-		st.Rows <= 0 || st.Rows > 400 || st.Note != "fused_moe fitted" {
+		st.Rows <= 0 || st.Rows > 400 || !moeNoteOK(st.Note) {
 		t.Errorf("moe stage %+v", st)
 	}
+}
+
+// moeNoteOK: a moe stage's note is "fused_moe fitted", then one
+// "; <family> default_tiles: ..." per family whose default-tiles term was
+// cross-validated (kernels.MoETilesChoice.String).
+func moeNoteOK(note string) bool {
+	parts := strings.Split(note, "; ")
+	if parts[0] != "fused_moe fitted" {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if !strings.Contains(p, " default_tiles: ") || !(strings.HasSuffix(p, ": kept") || strings.HasSuffix(p, ": left out")) {
+			return false
+		}
+	}
+	return true
 }
 
 // The calibration's account of what it fitted goes into the kernels

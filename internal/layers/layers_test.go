@@ -32,6 +32,8 @@ func layers() map[string]int {
 		"calibrate/aic": 0,
 		// The engine profiles' files (embedded data, parsed by hardware).
 		"engine/profiles": 0,
+		// The engines' tuned fused-MoE tile lists (embedded data, parsed by hardware).
+		"engine/moeconfigs": 0,
 		// The rebuild plan of the shipped profiles (its YAML, order, diff).
 		"calibrate/plan": 1,
 		// Catalogs, records and batch formation.
