@@ -39,11 +39,6 @@ const (
 		"this was recorded, not analysed here) prices fp8_block projection GEMMs at m = 1 (o_proj, MLA's q_b_proj) at " +
 		"tens of ms per decode step of MiniMax-M2.5, Qwen3-235B-A22B-FP8 and DeepSeek-V3 at TP 4-8, up to 125 x " +
 		"the step's roofline floor"
-	reasonHopper024MXFP4 = "the H100 and H200 vLLM 0.24.0 profiles' int4 (w4a16) fused-MoE entry, fitted on the 0.24.0 " +
-		"tables' int4 rows of a few expert shapes (its memory curve reaches half its peak only near 3e8 bytes), prices " +
-		"gpt-oss's mxfp4 experts, whose own w4a16_mxfp4 rows calibrate moe does not price: a small per-GPU expert read " +
-		"runs at a few % of bandwidth (gpt-oss-120b at TP 8, batch 1 on H100: 23.4 ms of experts, 0.8 ms with the " +
-		"0.14.0 single file); the 0.24.0 fits of the fp8 and bf16 formats stay within 6.2 x"
 	reasonHopper024FP8Block = "the H100 and H200 vLLM 0.24.0 profiles' fp8_block GEMM fit (DeepGEMM rows of the 0.24.0 " +
 		"tables, memory max at its bound 1) prices m = 1 projections at TP 8 (o_proj of MiniMax-M2.5 and " +
 		"Qwen3-235B-A22B-FP8, DeepSeek-V3's q_b_proj) at 15-24 x the step's roofline floor, as the B200 0.24.0 " +
@@ -110,9 +105,9 @@ func knownDecodeOver() map[knownKey]known {
 		{"experts", "gb10"}:                              {3.37, reasonFusedMoE},
 		{"experts", "h100"}:                              {5.77, reasonFusedMoE},
 		{"experts", "h100-pcie"}:                         {4.17, reasonFusedMoE},
-		{"experts", "h100@vllm-0.24.0"}:                  {117.17, reasonHopper024MXFP4},
+		{"experts", "h100@vllm-0.24.0"}:                  {4.41, reasonFusedMoE},
 		{"experts", "h200"}:                              {8.05, reasonFusedMoE},
-		{"experts", "h200@vllm-0.24.0"}:                  {125.36, reasonHopper024MXFP4},
+		{"experts", "h200@vllm-0.24.0"}:                  {6.18, reasonFusedMoE},
 		{"experts", "l4"}:                                {2.94, reasonFusedMoE},
 		{"experts", "l40s"}:                              {3.36, reasonFusedMoE},
 		{"experts", "rtx-4090"}:                          {5.90, reasonFusedMoE},
