@@ -29,21 +29,7 @@ func TestStepUsesDSAKernels(t *testing.T) {
 		slowed hardware.MixerKernel
 		op     string
 	}{{hardware.MixerDSAPrefill, "attention_prefill_dsa"}, {hardware.MixerDSADecode, "attention_decode_dsa"}} {
-		slow := same.Clone()
-		e := slow.MixerKernels[tc.slowed]
-		e.Compute.Max /= 2
-		e.Memory.Max /= 2
-		slow.MixerKernels[tc.slowed] = e
-		before, after := step(same).Breakdown(in), step(slow).Breakdown(in)
-		for i := range before {
-			b, a := before[i], after[i]
-			switch {
-			case b.Name == tc.op && !(a.Seconds > b.Seconds):
-				t.Errorf("%s: %s %.6g s with a slower entry, was %.6g s", tc.slowed, b.Name, a.Seconds, b.Seconds)
-			case b.Name != tc.op && a.Seconds != b.Seconds:
-				t.Errorf("%s: %s changed (%.6g -> %.6g s)", tc.slowed, b.Name, b.Seconds, a.Seconds)
-			}
-		}
+		checkOnlyOpSlowed(t, string(tc.slowed), same, tc.slowed, tc.op, in, step)
 	}
 }
 
