@@ -377,7 +377,7 @@ func runOps(s streams, o *opsOptions, _ bool) error {
 
 // phaseSettings are the deployment settings `sim roofline phase` takes
 // (flags, SIM_* and defaults as for sim run).
-var phaseSettings = []string{"model", "gpu", "tp", "weights", "kv-cache-dtype", "act-dtype"}
+var phaseSettings = []string{"model", "gpu", "tp", "weights", "kv-cache-dtype", "act-dtype", "engine"}
 
 type phaseOptions struct {
 	Prompt     int
@@ -476,6 +476,13 @@ func settingsStepModel(cmd *cobra.Command) (*roofline.StepModel, *workload.Spec,
 	g, err := hardware.Resolve(sp.GPU)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", settingOrigin(cmd, "gpu"), err)
+	}
+	// The kernel profile of the engine release, as sim run takes it
+	// (sim.Prepare); its note (a nearest earlier release, a borrowed or
+	// default profile) goes to stderr.
+	g, note := sp.Engine.GPUProfile(g)
+	if note != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", note)
 	}
 	step, err := roofline.NewStepModel(m, g, roofline.StepOptions{TP: sp.TP, WeightDType: string(sp.Weights), KVDType: string(sp.KVCacheDType), ActDType: string(sp.ActDType)})
 	if err != nil {

@@ -70,3 +70,39 @@ func TestRooflineStepBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// roofline step prices with the kernel profile of --engine, as sim run
+// does: vllm@0.24.0 on h200 takes the GPU's 0.24.0 profile (its MLA fits
+// change DeepSeek-V2-Lite's decode step), a later release the nearest
+// earlier one with a note on stderr, and no --engine the GPU's default
+// profile; an unknown engine is one error naming the flag.
+func TestRooflineStepEngineProfile(t *testing.T) {
+	total := func(args ...string) (float64, string, string) {
+		t.Helper()
+		code, out, errOut := cli(t, append([]string{"roofline", "step", "--model", "deepseek-v2-lite", "--gpu", "h200", "--decodes", "32", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var r struct{ Cost struct{ Seconds float64 } }
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Cost.Seconds, out, errOut
+	}
+	def, _, defErr := total()
+	rel, _, relErr := total("--engine", "vllm@0.24.0")
+	later, _, laterErr := total("--engine", "vllm@0.26.0")
+	if defErr != "" || relErr != "" {
+		t.Errorf("notes without a fallback: %q, %q", defErr, relErr)
+	}
+	if rel == def {
+		t.Errorf("vllm@0.24.0 step %g s equals the default profile's", rel)
+	}
+	if later != rel || !strings.Contains(laterErr, "nearest earlier release, 0.24.0") {
+		t.Errorf("vllm@0.26.0: %g s (0.24.0: %g s), stderr %q", later, rel, laterErr)
+	}
+	code, out, errOut := cli(t, "roofline", "step", "--model", "deepseek-v2-lite", "--decodes", "1", "--engine", "foo@1")
+	if code != 1 || out != "" || !strings.Contains(errOut, `--engine: "foo@1": unknown engine "foo"`) {
+		t.Errorf("unknown engine: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
