@@ -262,37 +262,26 @@ func fitDSA(f *dsaRows, o MixerOptions) (attnFit, idxFit MixerFit, err error) {
 		return out, out, err
 	}
 	out.Fitted = calibrate.SummarizeAPE(dsaAPEs(f.attn, f.idx, full))
-	out.CVMedian = math.NaN()
-	for a, axis := range f.axes {
-		order, fold, last := sortedFolds(f.keys[a], o.Folds)
-		if last == 0 {
-			continue
-		}
-		var cv []float64
-		for h := 0; h <= last; h++ {
-			var train, hold []int
-			for j, i := range order {
-				if fold[j] == h {
-					hold = append(hold, i)
-				} else {
-					train = append(train, i)
-				}
+	err = axisSlicesCV(&out, f.axes, f.keys, o.Folds, func(idx, fold []int, h int) ([]float64, error) {
+		var train, hold []int
+		for j, i := range idx {
+			if fold[j] == h {
+				hold = append(hold, i)
+			} else {
+				train = append(train, i)
 			}
-			ta, tx := f.subset(train)
-			e, err := fitDSAPair(ta, tx, f, seed, o.Restarts)
-			if err != nil {
-				return out, out, err
-			}
-			ha, hx := f.subset(hold)
-			cv = append(cv, dsaAPEs(ha, hx, e)...)
 		}
-		sl := MixerSlice{By: axis, Folds: last + 1, CV: calibrate.SummarizeAPE(cv)}
-		out.Slices = append(out.Slices, sl)
-		if math.IsNaN(out.CVMedian) || sl.CV.MedianAPE > out.CVMedian {
-			out.CVMedian = sl.CV.MedianAPE
+		ta, tx := f.subset(train)
+		e, err := fitDSAPair(ta, tx, f, seed, o.Restarts)
+		if err != nil {
+			return nil, err
 		}
+		ha, hx := f.subset(hold)
+		return dsaAPEs(ha, hx, e), nil
+	})
+	if err != nil {
+		return out, out, err
 	}
-	out.Kept = !math.IsNaN(out.CVMedian) && out.CVMedian < out.FirstPrinciples.MedianAPE
 	idxFit = out
 	out.Efficiency = full.attn
 	idxFit.Family, idxFit.Efficiency, idxFit.JointWith = f.idxKernel, full.idx, f.attnKernel

@@ -237,20 +237,37 @@ func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 		return out, err
 	}
 	out.Efficiency, out.Fitted = full.Efficiency, calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
+	err = axisSlicesCV(&out, f.axes, f.keys, o.Folds, func(idx, fold []int, h int) ([]float64, error) {
+		train, hold := foldSplit(f.samples, idx, fold, h)
+		fit, err := FitOpEfficiency(train, f.init, seed, o.Restarts)
+		if err != nil {
+			return nil, err
+		}
+		return apes(hold, fit.Efficiency), nil
+	})
+	return out, err
+}
+
+// axisSlicesCV is the shape-slice cross-validation of a mixer fit: for
+// each axis, the rows ordered by keys[a] and cut into at most folds
+// contiguous ranges (sortedFolds; an axis with one value is skipped), each
+// range h predicted by heldOut(idx, fold, h), a fit to the other ranges.
+// It sets out's Slices, CVMedian (the worst axis's median; NaN when no
+// axis has two ranges) and Kept (CVMedian below first principles').
+func axisSlicesCV(out *MixerFit, axes []string, keys [][]float64, folds int, heldOut func(idx, fold []int, h int) ([]float64, error)) error {
 	out.CVMedian = math.NaN()
-	for a, axis := range f.axes {
-		idx, fold, last := sortedFolds(f.keys[a], o.Folds)
+	for a, axis := range axes {
+		idx, fold, last := sortedFolds(keys[a], folds)
 		if last == 0 {
 			continue // one value on this axis: nothing to hold out
 		}
 		var cv []float64
 		for h := 0; h <= last; h++ {
-			train, hold := foldSplit(f.samples, idx, fold, h)
-			fit, err := FitOpEfficiency(train, f.init, seed, o.Restarts)
+			e, err := heldOut(idx, fold, h)
 			if err != nil {
-				return out, err
+				return err
 			}
-			cv = append(cv, apes(hold, fit.Efficiency)...)
+			cv = append(cv, e...)
 		}
 		sl := MixerSlice{By: axis, Folds: last + 1, CV: calibrate.SummarizeAPE(cv)}
 		out.Slices = append(out.Slices, sl)
@@ -259,7 +276,7 @@ func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 		}
 	}
 	out.Kept = !math.IsNaN(out.CVMedian) && out.CVMedian < out.FirstPrinciples.MedianAPE
-	return out, nil
+	return nil
 }
 
 // bf16Sample is a Sample of c at the bf16 peak with the GPU's bandwidth
