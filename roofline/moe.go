@@ -90,10 +90,7 @@ func MoEReductionDepth(hidden, inter int, gated bool) float64 {
 // configuration), the memory curve read at the kernel's bytes.
 func FusedMoETimes(c *Cost, tpe, depth float64, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (tc, tm float64) {
 	if c.FLOPs > 0 {
-		tc = c.FLOPs / (peakFLOPS * e.Compute.At(tpe) * e.ExpertDepthFactor(depth))
-		if e.DefaultTiles.Max > 0 {
-			tc *= e.DefaultTilesSlowdown(tpe)
-		}
+		tc = c.FLOPs / (peakFLOPS * e.Compute.At(tpe) * e.ExpertDepthFactor(depth)) * e.DefaultTilesSlowdown(tpe)
 	}
 	if b := c.Bytes(); b > 0 {
 		tm = b / (bandwidth * e.Memory.At(b))
