@@ -169,6 +169,9 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 		},
 	}
 	total := len(builders) + 2
+	if o.Progress != nil {
+		o.Progress(0, total, "")
+	}
 	for i, b := range builders {
 		f, warns := b(prof)
 		res.Warnings = append(res.Warnings, warns...)

@@ -20,6 +20,7 @@ type calibrateMixersOptions struct {
 	Seed   uint64
 	Folds  int
 	JSON   bool
+	Quiet  bool
 }
 
 func newCalibrateMixersCmd(s streams) *cobra.Command {
@@ -61,6 +62,7 @@ without it the GPU's current profile is used and nothing is written.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the optimizer restarts")
 	f.IntVar(&o.Folds, "folds", 5, "contiguous shape ranges per axis held out in turn (>= 2)")
 	f.BoolVar(&o.JSON, "json", false, "print the fits as JSON")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
 
@@ -96,7 +98,9 @@ func runCalibrateMixers(s streams, o *calibrateMixersOptions, command string) er
 	for _, n := range rep.Notes {
 		fmt.Fprintf(s.errOut, "note: %s\n", n)
 	}
-	res, err := kernels.CalibrateMixers(tables, kernels.MixerOptions{GPU: g, Base: base, Folds: o.Folds, Seed: o.Seed})
+	bar, progress := familyMeter(s.errOut, o.Quiet, "fitting mixer kernels") // calibrate_progress.go
+	res, err := kernels.CalibrateMixers(tables, kernels.MixerOptions{GPU: g, Base: base, Folds: o.Folds, Seed: o.Seed, Progress: progress})
+	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("calibrate mixers: %w", err)
 	}
