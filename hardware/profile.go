@@ -65,8 +65,13 @@ type OpEfficiency struct {
 	// FLOPs, or, when TileM and TileN are set, by its output tile count
 	// (ComputeAt).
 	Compute Curve `yaml:"compute" json:"compute"`
-	// Memory scales the nominal bandwidth; indexed by the operator's bytes.
+	// Memory scales the nominal bandwidth; indexed by the operator's bytes,
+	// or by its bytes per (request, KV head) pair under MemoryByPairBytes
+	// (MemoryAt).
 	Memory Curve `yaml:"memory" json:"memory"`
+	// MemoryIndex is what Memory is read at: "" the operator's bytes,
+	// "pair_bytes" its bytes per (request, KV head) pair (memory_index.go).
+	MemoryIndex MemoryIndex `yaml:"memory_index,omitempty" json:"memory_index,omitempty"`
 	// LaunchUS is the fixed per-kernel cost in microseconds (eager launch).
 	LaunchUS float64 `yaml:"launch_us,omitempty" json:"launch_us,omitempty"`
 	// PerSeqHeadUS is GPU time in microseconds per (request, KV head) pair

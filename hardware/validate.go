@@ -275,6 +275,9 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 	if err := overhead(prefix+".per_seq_head_us", o.PerSeqHeadUS); err != nil {
 		return err
 	}
+	if !o.MemoryIndex.Known() {
+		return fieldErr(prefix+".memory_index", fmt.Sprintf("unknown memory index %q (known: \"\" for bytes, %q)", o.MemoryIndex, MemoryByPairBytes))
+	}
 	if err := limits.IntAtMost(o.TileM, 1<<16); err != nil {
 		return fieldErr(prefix+".tile_m", err.Error())
 	}

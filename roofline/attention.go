@@ -63,7 +63,8 @@ func prefillAttention(keySum, kvRead, newTokens float64, heads, kvHeads, headDim
 }
 
 // decodeAttention prices a batched decode attention kernel from the sum of
-// attended keys over its requests and the request count.
+// attended keys over its requests and the request count; it serves
+// requests x kvHeads (request, KV head) pairs.
 func decodeAttention(keySum float64, requests int, heads, kvHeads, headDim int, kv, act Precision) Cost {
 	h, kvh, d := float64(heads), float64(kvHeads), float64(headDim)
 	return Cost{
@@ -73,6 +74,7 @@ func decodeAttention(keySum float64, requests int, heads, kvHeads, headDim int, 
 		ActBytes:         2 * float64(requests) * h * d * act.Bits / 8,
 		KVBytes:          2 * keySum * kvh * d * kv.Bits / 8,
 		ComputePrecision: act.Compute,
+		Pairs:            requests * kvHeads,
 	}
 }
 

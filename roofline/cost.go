@@ -39,6 +39,12 @@ type Cost struct {
 	M int `json:"-"`
 	N int `json:"-"`
 	K int `json:"-"`
+	// Pairs is the number of (request, KV head) pairs a batched attention
+	// kernel serves, one thread block (before any KV split) and one KV
+	// stream each; 0 for operators without that structure. An efficiency
+	// whose memory curve is indexed by bytes per pair
+	// (hardware.OpEfficiency.MemoryAt) reads it.
+	Pairs int `json:"-"`
 }
 
 // Bytes is WeightBytes + ActBytes + KVBytes.

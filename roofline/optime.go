@@ -6,12 +6,14 @@ import "github.com/roofsim/roofsim/hardware"
 // model e, on a GPU with compute peak peakFLOPS (FLOP/s, for c's compute
 // precision) and nominal bandwidth (bytes/s):
 //
-//	t = max(F / (peakFLOPS * e.ComputeAt(F, c.M, c.N, c.K)), B / (bandwidth * e.Memory.At(B)))
+//	t = max(F / (peakFLOPS * e.ComputeAt(F, c.M, c.N, c.K)), B / (bandwidth * e.MemoryAt(B, c.Pairs)))
 //	    + e.InputSeconds(c.M, c.K) + e.OutputSeconds(c.M, c.N) + e.LaunchUS*1e-6
 //
 // with F = c.FLOPs and B = c.Bytes(). The compute curve is read at F, or at
 // the output tile count when e is tiled (hardware.OpEfficiency.ComputeIndex);
-// F itself is never padded; a tiled efficiency with a KHalf also scales it
+// F itself is never padded; the memory curve is read at B, or at B per
+// (request, KV head) pair when e is indexed so
+// (hardware.OpEfficiency.MemoryAt); a tiled efficiency with a KHalf also scales it
 // by the reduction depth, K/(K+KHalf). It is the per-operator formula of the
 // step model (without the step's CUDA-graph launch scaling) and the model
 // that calibration fits. A term whose work is zero contributes 0; a cost with
@@ -28,7 +30,7 @@ func opTerms(c *Cost, e *hardware.OpEfficiency, peakFLOPS, bandwidth float64) (t
 		tc = c.FLOPs / (peakFLOPS * e.ComputeAt(c.FLOPs, c.M, c.N, c.K))
 	}
 	if b := c.Bytes(); b > 0 {
-		tm = b / (bandwidth * e.Memory.At(b))
+		tm = b / (bandwidth * e.MemoryAt(b, c.Pairs))
 	}
 	return tc, tm
 }

@@ -239,7 +239,11 @@ func (m *StepModel) stateMixerDecode(s *stateMixer, nDec int) Cost {
 }
 
 // mixerDecodeCost is the recurrent core of one layer of s for nDec decode
-// tokens, one per request: every request's state read and written back.
+// tokens, one per request: every request's state read and written back,
+// one stream per (request, head) (Pairs: the update kernels run a thread
+// block per request and head, as decode attention runs one per request and
+// KV head, whose efficiency prices them where the profile has no fit of
+// their own).
 //
 //	FLOPs    = nDec x heads x decodeFlops
 //	ActBytes = nDec x (convDim + outDim) x act
@@ -251,6 +255,7 @@ func mixerDecodeCost(s *stateMixer, nDec int, act, ssm Precision) Cost {
 		ActBytes:         n * float64(s.convDim+s.outDim) * act.Bits / 8,
 		KVBytes:          n * 2 * s.stateBytes(act, ssm),
 		ComputePrecision: act.Compute,
+		Pairs:            nDec * s.heads,
 	}
 }
 

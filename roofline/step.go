@@ -428,12 +428,17 @@ func (m *StepModel) op(acc *stepAcc, c Cost, count int, pk *peak, e *hardware.Op
 // seqOp is op for a kernel that serves seqHeads (request, KV head) pairs in
 // one launch (prefill or decode attention): each run also costs
 // e.PerSeqHeadUS per pair, as in BatchedOpSeconds. That time is device
-// work and is not scaled by the launch factor. With a cache (Cost only) its
+// work and is not scaled by the launch factor. c.Pairs, when 0, is set to
+// seqHeads (a memory curve indexed by bytes per pair reads it). With a
+// cache (Cost only) its
 // times come from boundedTimes, which gives the same price with fewer
 // curve evaluations; memoryFirst says which time is likely the larger.
 func (m *StepModel) seqOp(acc *stepAcc, c Cost, count, seqHeads int, pk *peak, e *hardware.OpEfficiency, cache *tokenCache, memoryFirst bool) {
 	if count <= 0 {
 		return
+	}
+	if c.Pairs == 0 {
+		c.Pairs = seqHeads
 	}
 	var tc, tm float64
 	if cache != nil && acc.ops == nil {

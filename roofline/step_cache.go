@@ -76,7 +76,7 @@ func (m *StepModel) boundedTimes(c *Cost, pk *peak, e *hardware.OpEfficiency, ca
 	}
 	// opTerms' and opTimes' expressions.
 	exactTc := func() float64 { return f / (pk.flops * e.ComputeAt(f, c.M, c.N, c.K)) * m.computeScale }
-	exactTm := func() float64 { return b / (m.bw * e.Memory.At(b)) }
+	exactTm := func() float64 { return b / (m.bw * e.MemoryAt(b, c.Pairs)) }
 	if memoryFirst {
 		tm = exactTm()
 		// The compute curve is non-decreasing, so ComputeAt(f) >= lo and the
@@ -89,7 +89,7 @@ func (m *StepModel) boundedTimes(c *Cost, pk *peak, e *hardware.OpEfficiency, ca
 		return exactTc(), tm
 	}
 	tc = exactTc()
-	if lo := cache.curveLow(e.Memory, b); lo > 0 {
+	if lo := cache.curveLow(e.Memory, e.MemoryIndexOf(b, c.Pairs)); lo > 0 {
 		if up := b / (m.bw * lo); up < tc {
 			return tc, up
 		}
@@ -365,7 +365,7 @@ func (c *CachedStep) DecodeCost(n int, keySum int64) (cost StepCost, ok bool) {
 	if m.nFull > 0 && (flops > 0 || bytes > 0) {
 		var tc, tm float64
 		if flops > 0 && bytes > 0 && !e.Tiled() {
-			tm = bytes / (m.bw * e.Memory.At(bytes))
+			tm = bytes / (m.bw * e.MemoryAt(bytes, n*m.kvHeadsPG))
 			if c.decLows == nil {
 				c.decLows = c.cache.lowsFor(e.Compute)
 			}
@@ -420,7 +420,8 @@ const DecodeBoundRel = 1e-11
 // efficiency, or when decode attention is not memory-bound by a margin.
 //
 // Decode attention's memory time is bytes (1 + g) / (bandwidth Max) with
-// g = (Half/bytes)^p (Curve.At), which curvePow evaluates to about 1e-14
+// g = (Half/x)^p (Curve.At) at the curve's index x, the bytes or the bytes
+// per (request, KV head) pair (OpEfficiency.MemoryIndexOf), which curvePow evaluates to about 1e-14
 // relative; the rest of the price is summed once per request count. The
 // error of s is that and a few roundings, as for DecodeCost's own value.
 func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok bool) {
@@ -441,7 +442,7 @@ func (c *CachedStep) DecodeSecondsBound(n int, keySum int64) (s, err float64, ok
 	if !(flops > 0 && bytes > 0) {
 		return 0, 0, false
 	}
-	g, gok := c.decPow.g(bytes)
+	g, gok := c.decPow.g(e.MemoryIndexOf(bytes, n*m.kvHeadsPG))
 	if !gok {
 		return 0, 0, false
 	}
@@ -530,7 +531,7 @@ func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
 		return 0, 0, false
 	}
 	tc := pf * (1 + gc) / (m.pPrefAttn.flops * ep.Compute.Max) * m.computeScale
-	if lo := c.cache.curveLow(ep.Memory, pb); !(pb < tc*m.bw*lo*(1-1e-9)) {
+	if lo := c.cache.curveLow(ep.Memory, ep.MemoryIndexOf(pb, g.nPre*m.kvHeadsPG)); !(pb < tc*m.bw*lo*(1-1e-9)) {
 		return 0, 0, false // not compute-bound by a margin (or no bound)
 	}
 	gpu += (tc+ep.SeqHeadSeconds(g.nPre*m.kvHeadsPG))*L + ep.LaunchUS*1e-6*acc.launchScale*L
@@ -544,7 +545,7 @@ func (c *CachedStep) StepSecondsBound(in *StepInput) (s, err float64, ok bool) {
 		if !(df > 0 && db > 0) || ed.Tiled() || dp == nil {
 			return 0, 0, false
 		}
-		gm, gok := dp.g(db)
+		gm, gok := dp.g(ed.MemoryIndexOf(db, g.nDec*m.kvHeadsPG))
 		if !gok {
 			return 0, 0, false
 		}

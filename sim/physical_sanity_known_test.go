@@ -128,6 +128,7 @@ func knownDecodeOver() map[knownKey]known {
 		{"gate_up_proj", "l4"}:                           {1.80, reasonSmallGEMM},
 		{"gate_up_proj", "l40s"}:                         {1.93, reasonSmallGEMM},
 		{"gate_up_proj", "rtx-4090"}:                     {2.96, reasonSmallGEMM},
+		{"gate_up_proj", "rtx-pro-6000"}:                 {2.15, reasonSmallGEMM},
 		{"gate_up_proj", "t4"}:                           {2.93, reasonSmallGEMM},
 		{"gate_up_proj", "v100"}:                         {3.90, reasonSmallGEMM},
 		{"mla_q_absorb", "b200"}:                         {5.79, reasonMLATables},
@@ -136,6 +137,7 @@ func knownDecodeOver() map[knownKey]known {
 		{"o_proj", "b200"}:                               {125.45, reasonB200FP8Block},
 		{"o_proj", "h100@vllm-0.24.0"}:                   {20.12, reasonHopper024FP8Block},
 		{"o_proj", "h200@vllm-0.24.0"}:                   {23.77, reasonHopper024FP8Block},
+		{"o_proj", "rtx-pro-6000"}:                       {2.96, reasonSmallGEMM},
 		{"o_proj", "t4"}:                                 {4.25, reasonSmallGEMM},
 		{"o_proj", "v100"}:                               {5.81, reasonSmallGEMM},
 		{"per_request_kv_head_us", "b200"}:               {8.08, reasonKVHead},
@@ -147,6 +149,7 @@ func knownDecodeOver() map[knownKey]known {
 		{"qkv_proj", "h100-pcie"}:                        {2.86, reasonSmallGEMM},
 		{"qkv_proj", "h200"}:                             {3.62, reasonSmallGEMM},
 		{"router", "t4"}:                                 {4.05, reasonSmallGEMM},
+		{"router", "rtx-pro-6000"}:                       {2.87, reasonSmallGEMM},
 		{"router", "v100"}:                               {5.30, reasonSmallGEMM},
 	}
 }

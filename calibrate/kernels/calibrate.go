@@ -144,6 +144,10 @@ type Result struct {
 	// fused-MoE families carry the DefaultTiles term (families with rows
 	// of both tuned and default tile configurations only).
 	MoETiles []MoETilesChoice `json:"moe_default_tiles,omitempty"`
+	// MemoryIndex are the shape-slice cross-validations that chose which
+	// families read their memory curve at bytes per (request, KV head)
+	// pair (MemoryIndexChoice), in family order.
+	MemoryIndex []MemoryIndexChoice `json:"memory_index,omitempty"`
 }
 
 // minRows is the row count below which a family fit is flagged.
@@ -243,6 +247,9 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	if res.MoETiles, err = applyMoETilesSelection(fams, def, opts.Seed); err != nil {
 		return nil, err
 	}
+	if res.MemoryIndex, err = applyMemoryIndexSelection(fams, def, opts.Seed); err != nil {
+		return nil, err
+	}
 	ns, _ := allReduceByGPUs(k)
 	total := len(fams) + len(ns)
 	var mu sync.Mutex
@@ -331,7 +338,7 @@ func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
 		out.warnings = append(out.warnings, fmt.Sprintf("%s: only %d rows (< %d): fit is weakly constrained", f.name, len(f.samples), minRows))
 	}
 	seed := familySeed(opts.Seed, f.name)
-	init := f.get(def)
+	init := f.start(def)
 	fe := FamilyError{Family: f.name}
 	var warm *[nParams]float64
 	if opts.HoldoutFraction > 0 && len(f.samples) >= 2 {

@@ -70,8 +70,8 @@ type CVOptions struct {
 // weight shape n x k, an attention kernel's batch x KV heads, else the
 // FLOPs) and cut into Folds contiguous ranges of about equal row count
 // (rows of one key value never split); each range in turn is predicted by
-// the family's efficiency refitted (the same fit as Calibrate, tiling
-// chosen on the training rows) on the other ranges only, so every
+// the family's efficiency refitted (the same fit as Calibrate, tiling and
+// memory index chosen on the training rows) on the other ranges only, so every
 // prediction is of shapes the fit never saw, the outer ranges by
 // extrapolation. All-reduce families are not refitted here (their fit is
 // per GPU count on a handful of sizes) and are left out. Deterministic for
@@ -143,7 +143,13 @@ func sliceFamily(f opFamily, def *hardware.Profile, o CVOptions) (*FamilyPredict
 	seed := familySeed(o.Seed, f.name)
 	for h := 0; h <= cur; h++ {
 		train, hold := foldSplit(f.samples, idx, fold, h)
-		fit, err := fitTiled(train, f.get(def), f.tiles, seed, o.Restarts)
+		// The memory index is chosen on the training slices only.
+		ft := []opFamily{f}
+		ft[0].samples = train
+		if _, err := applyMemoryIndexSelection(ft, def, o.Seed); err != nil {
+			return nil, err
+		}
+		fit, err := fitTiled(train, ft[0].start(def), f.tiles, seed, o.Restarts)
 		if err != nil {
 			return nil, err
 		}

@@ -36,6 +36,11 @@ type opFamily struct {
 	// sample), the group a grouped cross-validation holds out together
 	// (fused-MoE families, SelectMoEDefaultTiles).
 	groups []string
+	// pairBytes: the family's memory curve may be read at its bytes per
+	// (request, KV head) pair instead of its bytes (selectMemoryIndex);
+	// memIndex is the index its fits use (the selection sets it).
+	pairBytes bool
+	memIndex  hardware.MemoryIndex
 }
 
 // gemmTiles are the output tilings (TileM, TileN) a GEMM family's compute
@@ -172,7 +177,11 @@ func families(k *Tables, g *hardware.GPU) ([]opFamily, []string) {
 		}
 	}
 	if len(k.GenerationAttention) > 0 {
-		fams = append(fams, fieldFamily(FamilyAttentionDecode, dec, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionDecode }))
+		f := fieldFamily(FamilyAttentionDecode, dec, func(p *hardware.Profile) *hardware.OpEfficiency { return &p.AttentionDecode })
+		// A paged decode kernel streams each (request, KV head) pair's KV
+		// in its own thread block (hardware.MemoryByPairBytes).
+		f.pairBytes = true
+		fams = append(fams, f)
 	}
 	mf, mw := moeFamilies(k, g)
 	fams = append(fams, mf...)

@@ -62,7 +62,7 @@ func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 	if s.DefaultTiles {
 		peak /= e.DefaultTilesSlowdown(s.FLOPs)
 	}
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K}, s.SeqHeads, e, peak, bw) + s.OffsetSeconds
+	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K, Pairs: s.SeqHeads}, s.SeqHeads, e, peak, bw) + s.OffsetSeconds
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -236,7 +236,7 @@ func prepare(samples []Sample, e hardware.OpEfficiency) *prepared {
 		}
 		if s.Bytes > 0 {
 			p.tm[i] = s.Bytes / s.BandwidthBytesPerSec
-			p.logB[i] = math.Log(s.Bytes)
+			p.logB[i] = math.Log(e.MemoryIndexOf(s.Bytes, s.SeqHeads))
 		}
 		p.logT[i] = math.Log(s.Seconds)
 	}
@@ -360,7 +360,8 @@ var errNoSamples = errors.New("no samples to fit")
 // BFGS on up to MaxFitRows rows and the better kept. Max stays in (0, 1], Half > 0
 // and Exp in [0.25, 4] by construction. init's TileM and TileN are kept,
 // not fitted: when set, the compute curve is indexed by the output tile
-// count (Sample.M, N).
+// count (Sample.M, N); so is its MemoryIndex (the memory curve is read at
+// bytes per pair under hardware.MemoryByPairBytes).
 // Cost: O((1 + localStarts) * restarts * (nmExplore + evaluations) *
 // SearchRows), with evaluations (each a loss and its gradient, about 1.5
 // loss passes) at most 2 maxEvals per start and typically a few hundred.
@@ -605,6 +606,8 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		all = prepare(samples, init)
 	}
 	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, p.tiles, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
+	// The memory curve was fitted on init's index (prepare's logB).
+	r.Efficiency.MemoryIndex = init.MemoryIndex
 	copy(r.x[:], x)
 	return r, nil
 }

@@ -39,7 +39,7 @@ func (c *FitCache) fit(f opFamily, def *hardware.Profile, opts Options) familyFi
 	if c == nil {
 		return fitFamily(f, def, opts)
 	}
-	key := familyKey(f, f.get(def), opts)
+	key := familyKey(f, f.start(def), opts)
 	c.mu.Lock()
 	out, ok := c.fits[key]
 	if ok {

@@ -148,11 +148,17 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 			Out      string                `json:"out"`
 			Files    []kernels.FileCount   `json:"files"`
 			Families []kernels.FamilyError `json:"families"`
-			Warnings []string              `json:"warnings"`
-		}{g.Name, opts.Out, res.Files, res.Families, res.Warnings})
+			// MemoryIndex: how each attention family's memory curve index
+			// was chosen (kernels.MemoryIndexChoice).
+			MemoryIndex []kernels.MemoryIndexChoice `json:"memory_index,omitempty"`
+			Warnings    []string                    `json:"warnings"`
+		}{g.Name, opts.Out, res.Files, res.Families, res.MemoryIndex, res.Warnings})
 	}
 	if err := printFamilyFits(s.out, res.Families, res.Warnings); err != nil {
 		return err
+	}
+	for _, c := range res.MemoryIndex {
+		fmt.Fprintln(s.out, c.String())
 	}
 	fmt.Fprintf(s.out, "wrote %s\n", opts.Out)
 	return nil
