@@ -91,7 +91,7 @@ func (s *Server) handleValidateRun(r *http.Request) (any, error) {
 		// Seed 1 is sim validate serving's --seed default, so the page and
 		// the command print the same numbers. The rows stop being simulated
 		// when the client goes away.
-		if rep, err = serving.ValidateContext(r.Context(), rows, serving.Options{Seed: 1}); err != nil {
+		if rep, err = serving.ValidateDistinct(r.Context(), rows, serving.Options{Seed: 1}); err != nil {
 			return nil, errorf(http.StatusServiceUnavailable, "validate: stopped: %v", err)
 		}
 	}

@@ -186,9 +186,12 @@ type Report struct {
 	Rows                   []Result `json:"rows"`
 	// SkippedRows counts the rows that could not be priced (Result.Skipped
 	// set); they are in no error statistic.
-	SkippedRows int    `json:"skipped_rows"`
-	TTFT        Errors `json:"ttft"`
-	TPOT        Errors `json:"tpot"`
+	SkippedRows int `json:"skipped_rows"`
+	// RepeatedRows counts the rows left out as repeats of an earlier row's
+	// measurement (ValidateDistinct); Rows holds the others.
+	RepeatedRows int    `json:"repeated_rows,omitempty"`
+	TTFT         Errors `json:"ttft"`
+	TPOT         Errors `json:"tpot"`
 	// Groups breaks the errors down by model, GPU and TP.
 	Groups []Group `json:"groups"`
 }
@@ -500,6 +503,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	writeNotes(w, r.Rows)
+	if r.RepeatedRows > 0 {
+		fmt.Fprintf(w, "left out %d rows repeating an earlier row's configuration and measured TTFT and TPOT (one run listed twice): each run counts once\n", r.RepeatedRows)
+	}
 	if r.SkippedRows > 0 {
 		fmt.Fprintf(w, "skipped %d of %d rows: the errors above are over the other %d\n", r.SkippedRows, len(r.Rows), len(r.Rows)-r.SkippedRows)
 	}

@@ -1,5 +1,7 @@
 package serving
 
+import "context"
+
 // sameMeasurement is the part of a row that identifies one measurement:
 // every configuration column and both measured values. The row's ID, line
 // and harness provenance are left out, since one run exported twice (a
@@ -35,4 +37,16 @@ func DistinctMeasurements(rows []Row) (kept []Row, repeats int) {
 		kept = append(kept, r)
 	}
 	return kept, repeats
+}
+
+// ValidateDistinct is ValidateContext over DistinctMeasurements(rows): each
+// benchmark run counts once in the report's rows and error statistics, and
+// the report's RepeatedRows says how many rows were left out.
+func ValidateDistinct(ctx context.Context, rows []Row, opts Options) (*Report, error) {
+	kept, repeats := DistinctMeasurements(rows)
+	rep, err := ValidateContext(ctx, kept, opts)
+	if rep != nil {
+		rep.RepeatedRows = repeats
+	}
+	return rep, err
 }

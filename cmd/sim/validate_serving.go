@@ -89,7 +89,7 @@ named and counted in the summary, and the command then exits non-zero
 			if err := checkServingRows(o.File, rows, o.RequestsPerClient); err != nil { // calibrate_truth.go
 				return err
 			}
-			rep, err := serving.ValidateContext(cmd.Context(), rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
+			rep, err := serving.ValidateDistinct(cmd.Context(), rows, serving.Options{RequestsPerClient: o.RequestsPerClient,
 				BenchRequestsPerClient: o.BenchRequests, Campaign: camp, RowRelease: o.BackendVersion, Seed: o.Seed, KVDType: o.KVDType, Model: aiconfigurator.Models(o.File)})
 			if err != nil {
 				return err
