@@ -52,6 +52,11 @@ const (
 	TableCustomAllReduce     Table = "comm/custom_allreduce_perf"
 	TableMLAContext          Table = "mla/mla_context_module_perf"
 	TableMLAGeneration       Table = "mla/mla_generation_module_perf"
+	// TableMLAContextKernel and TableMLAGenerationKernel are the earlier
+	// MLA layout (vLLM 0.14.0's tables): the attention backend's forward
+	// only, not the whole module.
+	TableMLAContextKernel    Table = "mla/context_mla_perf"
+	TableMLAGenerationKernel Table = "mla/generation_mla_perf"
 	TableGDN                 Table = "linear_attention/gdn_perf"
 	TableMLABMM              Table = "mla_bmm/mla_bmm_perf"
 	TableDSAContext          Table = "sparse_attention/dsa_context_module_perf"

@@ -38,45 +38,62 @@ const (
 // ReadAICMixers reads the token-mixer kernel tables of system at release:
 // the MLA context and generation module tables, mla_bmm, the Gated
 // DeltaNet linear_attention table (gdn_perf) and the DeepSeek sparse
-// attention module tables (sparse_attention/dsa_*). Each is optional: a table
-// the database lacks at or before release is noted and left empty. The
-// tables' files, rows and checksums are in the result's Files.
+// attention module tables (sparse_attention/dsa_*). Where no MLA module
+// table is at or before release, the earlier kernel-level MLA tables
+// (context_mla_perf, generation_mla_perf: the attention backend's forward
+// only, kernels.MLAModuleRow.BackendOnly) stand in, with a note. Each is
+// optional: a table the database lacks at or before release is noted and
+// left empty. The tables' files, rows and checksums are in the result's
+// Files.
 func ReadAICMixers(db *aic.DB, system string, release aic.Release) (*kernels.Tables, *AICRead, error) {
 	rep := &AICRead{}
 	k := &kernels.Tables{Dir: db.Systems, Engine: fmt.Sprintf("vllm-%s kernels", release)}
 	models, dsaModels := collectorMLAModels(), collectorDSAModels()
+	// Each step reads the first of its tables the database holds at or
+	// before release; conv gets which one.
 	steps := []struct {
-		t    aic.Table
-		conv func(*aic.Rows) ([]string, error)
+		tables []aic.Table
+		conv   func(aic.Table, *aic.Rows) ([]string, error)
 	}{
-		{aic.TableMLABMM, func(r *aic.Rows) (n []string, err error) { k.MLABMM, err = mlaBMMRows(r); return }},
-		{aic.TableMLAContext, func(r *aic.Rows) (n []string, err error) {
+		{[]aic.Table{aic.TableMLABMM}, func(_ aic.Table, r *aic.Rows) (n []string, err error) { k.MLABMM, err = mlaBMMRows(r); return }},
+		{[]aic.Table{aic.TableMLAContext, aic.TableMLAContextKernel}, func(t aic.Table, r *aic.Rows) (n []string, err error) {
+			if t == aic.TableMLAContextKernel {
+				k.MLAContext, err = mlaBackendRows(r, "context")
+				return
+			}
 			k.MLAContext, n, err = mlaModuleRows(r, "context", models)
 			return
 		}},
-		{aic.TableMLAGeneration, func(r *aic.Rows) (n []string, err error) {
+		{[]aic.Table{aic.TableMLAGeneration, aic.TableMLAGenerationKernel}, func(t aic.Table, r *aic.Rows) (n []string, err error) {
+			if t == aic.TableMLAGenerationKernel {
+				k.MLAGeneration, err = mlaBackendRows(r, "generation")
+				return
+			}
 			k.MLAGeneration, n, err = mlaModuleRows(r, "generation", models)
 			return
 		}},
-		{aic.TableGDN, func(r *aic.Rows) (n []string, err error) { k.GDN, err = gdnRows(r); return }},
-		{aic.TableDSAContext, func(r *aic.Rows) (n []string, err error) {
+		{[]aic.Table{aic.TableGDN}, func(_ aic.Table, r *aic.Rows) (n []string, err error) { k.GDN, err = gdnRows(r); return }},
+		{[]aic.Table{aic.TableDSAContext}, func(_ aic.Table, r *aic.Rows) (n []string, err error) {
 			k.DSAContext, n, err = dsaModuleRows(r, "context", dsaModels)
 			return
 		}},
-		{aic.TableDSAGeneration, func(r *aic.Rows) (n []string, err error) {
+		{[]aic.Table{aic.TableDSAGeneration}, func(_ aic.Table, r *aic.Rows) (n []string, err error) {
 			k.DSAGeneration, n, err = dsaModuleRows(r, "generation", dsaModels)
 			return
 		}},
 	}
 	for _, s := range steps {
-		ref, err := db.Resolve(system, s.t, release)
+		ref, t, err := resolveFirst(db, system, s.tables, release)
 		var nf *aic.NotFoundError
 		if errors.As(err, &nf) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: no %s table at or before %s; not read", system, s.t, release))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: no %s table at or before %s; not read", system, s.tables[0], release))
 			continue
 		}
 		if err != nil {
 			return nil, nil, err
+		}
+		if t != s.tables[0] {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: no %s table at or before %s; read the kernel-level %s (the attention backend's forward only)", system, s.tables[0], release, t))
 		}
 		rep.Refs = append(rep.Refs, ref)
 		rep.Notes = append(rep.Notes, ref.Notes...)
@@ -89,7 +106,7 @@ func ReadAICMixers(db *aic.DB, system string, release aic.Release) (*kernels.Tab
 			file = filepath.ToSlash(r)
 		}
 		k.Files = append(k.Files, kernels.FileCount{File: file, Rows: rows.Len(), SHA256: rows.SHA256})
-		notes, err := s.conv(rows)
+		notes, err := s.conv(t, rows)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -97,6 +114,52 @@ func ReadAICMixers(db *aic.DB, system string, release aic.Release) (*kernels.Tab
 	}
 	k.Provenance = fmt.Sprintf("NVIDIA AIConfigurator kernel database (%s, vLLM %s), Apache-2.0", system, release)
 	return k, rep, nil
+}
+
+// resolveFirst resolves the first of tables that system holds at or
+// before release, and which one; a *aic.NotFoundError (the first table's)
+// when none is there.
+func resolveFirst(db *aic.DB, system string, tables []aic.Table, release aic.Release) (aic.Ref, aic.Table, error) {
+	var first error
+	for _, t := range tables {
+		ref, err := db.Resolve(system, t, release)
+		var nf *aic.NotFoundError
+		if errors.As(err, &nf) {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		return ref, t, err
+	}
+	return aic.Ref{}, "", first
+}
+
+// collectorMLABackendWidths are the widths AIConfigurator's kernel-level
+// vLLM MLA collector runs the backend at (collector/vllm/collect_mla.py
+// with collector/common_test_cases.py's DeepSeek-V3 entry: kv_lora_rank
+// 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128; q_lora
+// 1536 and the hidden size do not enter the backend's forward, whose
+// query comes projected). Its tables have no model column.
+func collectorMLABackendWidths() kernels.MLAWidths {
+	return kernels.MLAWidths{Hidden: 7168, QLoRA: 1536, KVLoRA: 512, Nope: 128, Rope: 64, V: 128}
+}
+
+// mlaBackendRows converts a kernel-level MLA table (context_mla_perf,
+// generation_mla_perf): the backend's forward at num_heads heads per GPU
+// (the collector divides the model's heads by tp_size before it logs
+// them), batch_size requests; context rows prefill isl tokens, generation
+// rows decode one token over step keys (the collector's sequence length:
+// it runs seq_lens = step with one query token). Its kv_b_proj and the
+// absorbed W_UK/W_UV copies are 16-bit, so GEMMType is bfloat16.
+func mlaBackendRows(r *aic.Rows, phase string) ([]kernels.MLAModuleRow, error) {
+	w := collectorMLABackendWidths()
+	return convert(r, func(rr *rowReader) (kernels.MLAModuleRow, bool) {
+		return kernels.MLAModuleRow{Phase: phase, BackendOnly: true, KernelSource: rr.text("kernel_source"), MLADtype: rr.text("mla_dtype"),
+			KVDtype: rr.text("kv_cache_dtype"), GEMMType: "bfloat16", Heads: rr.int("num_heads", 1),
+			Batch: rr.int("batch_size", 1), ISL: rr.int("isl", 1), Step: rr.int("step", 0), Widths: w,
+			LatencyMS: rr.latency()}, rr.err == nil
+	})
 }
 
 // mlaModuleRows converts an MLA module table (phase "context" or

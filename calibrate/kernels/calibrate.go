@@ -7,7 +7,7 @@
 //
 // Reading order: tables.go (the measured rows and Source), costs.go (each
 // row as a roofline.Cost), families.go (rows grouped into the profile's
-// operator families, as Samples), fit.go (Nelder-Mead fit of one family's
+// operator families, as Samples), fit.go (quasi-Newton fit of one family's
 // OpEfficiency on log time), allreduce.go (latency + bandwidth fit of
 // all-reduce), calibrate.go (Calibrate: hold-out split, fits, error table,
 // profile), validate.go (Validate: errors of a profile on every row).
@@ -46,7 +46,7 @@ type Options struct {
 	// HoldoutFraction is the share of each family's rows held out of the
 	// first fit to measure prediction error, in [0, 0.5]; 0.2 is usual.
 	HoldoutFraction float64
-	// Restarts is the number of Nelder-Mead starts per family (>= 1;
+	// Restarts is the number of wide random starts per family (>= 1;
 	// 0 means 8).
 	Restarts int
 	// Command is the command line recorded in the profile's kernels stage.

@@ -226,25 +226,28 @@ func withOffset(ss []Sample, extra func(i int) float64) []Sample {
 
 // fitDSAPair fits the two curves of one phase on rows attn and idx by
 // dsaFitRounds alternating fits, starting from the indexer at first
-// principles.
+// principles. A curve's second and later fits are of the same rows with
+// the other curve's share updated, so they start from its previous
+// optimum (and the default start) instead of from every restart.
 func fitDSAPair(attn, idx []Sample, f *dsaRows, seed uint64, restarts int) (dsaPair, error) {
 	e := dsaPair{attn: f.initAttn, idx: f.fpIdx}
+	var lastAttn, lastIdx *[nParams]float64
 	for round := range dsaFitRounds {
 		if round%2 == 0 {
 			ss := withOffset(attn, func(i int) float64 { return idx[i].Predict(e.idx) })
-			r, err := FitOpEfficiency(ss, f.initAttn, seed, restarts)
+			r, err := fitOp(ss, f.initAttn, seed, fitOptions{restarts: restarts, warm: lastAttn})
 			if err != nil {
 				return e, err
 			}
-			e.attn = r.Efficiency
+			e.attn, lastAttn = r.Efficiency, &r.x
 			continue
 		}
 		ss := withOffset(idx, func(i int) float64 { return attn[i].Predict(e.attn) })
-		r, err := FitOpEfficiency(ss, f.initIdx, seed+1, restarts)
+		r, err := fitOp(ss, f.initIdx, seed+1, fitOptions{restarts: restarts, warm: lastIdx})
 		if err != nil {
 			return e, err
 		}
-		e.idx = r.Efficiency
+		e.idx, lastIdx = r.Efficiency, &r.x
 	}
 	return e, nil
 }

@@ -72,8 +72,8 @@ const MaxFitRows = 3000
 
 // SearchRows is the most rows the multi-start search sees: the restarts
 // run on a seeded random subset of this size (the loss surface of a
-// thousand rows already has the full set's shape), and only the best
-// start is polished on up to MaxFitRows rows.
+// thousand rows already has the full set's shape), and only the two best
+// starts are polished on up to MaxFitRows rows.
 const SearchRows = 1000
 
 // Exponent bounds of a fitted curve.
@@ -105,6 +105,16 @@ const (
 //	        (hostFloorFit), which then holds the memory curve and the
 //	        launch at their start
 const nParams = 19
+
+// localStarts is the number of starts around the default start that join
+// each restart of a fit (fitOp), maxEvals the most loss-and-gradient
+// evaluations of one quasi-Newton run, and nmExplore the Nelder-Mead
+// evaluations that explore from a start before one (searchFrom).
+const (
+	localStarts = 2
+	maxEvals    = 1000
+	nmExplore   = 600
+)
 
 // KernelLossScale is the log error (about 10%) beyond which a kernel row's
 // loss grows linearly rather than quadratically (softL1). Repeated runs and
@@ -356,13 +366,19 @@ var errNoSamples = errors.New("no samples to fit")
 // one operator family to samples by robust least squares on log time
 // (softL1 at KernelLossScale: rows within about 10% weigh as in least
 // squares, rows far off weigh linearly), with
-// Nelder-Mead started from init and from restarts-1 further points drawn
-// from a PCG source seeded with seed (deterministic: the same inputs and
-// seed give the same result). The best start is polished by one more
-// Nelder-Mead run. Max stays in (0, 1], Half > 0 and Exp in [0.25, 4] by
-// construction. init's TileM and TileN are kept, not fitted: when set, the
-// compute curve is indexed by the output tile count (Sample.M, N).
-// Cost: O(restarts * evaluations * len(samples)).
+// a search (searchFrom: a short Nelder-Mead exploration, then limited-memory
+// BFGS on the loss's analytic gradient, prepared.lossGrad) started from
+// init, from restarts-1 further points drawn from a PCG source seeded with
+// seed, and from localStarts x restarts points around init's
+// (deterministic: the same inputs and seed give the same result). The
+// starts search on up to SearchRows rows; the two best are polished by
+// BFGS on up to MaxFitRows rows and the better kept. Max stays in (0, 1], Half > 0
+// and Exp in [0.25, 4] by construction. init's TileM and TileN are kept,
+// not fitted: when set, the compute curve is indexed by the output tile
+// count (Sample.M, N).
+// Cost: O((1 + localStarts) * restarts * (nmExplore + evaluations) *
+// SearchRows), with evaluations (each a loss and its gradient, about 1.5
+// loss passes) at most 2 maxEvals per start and typically a few hundred.
 func FitOpEfficiency(samples []Sample, init hardware.OpEfficiency, seed uint64, restarts int) (FitResult, error) {
 	return fitOp(samples, init, seed, fitOptions{restarts: restarts})
 }
@@ -416,7 +432,7 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	x0[0], x0[1], x0[2] = curveTo(cInit, medF)
 	x0[3], x0[4], x0[5] = curveTo(init.Memory, medB)
 	// Launch starts at 90% of the fastest measured run: small kernels are
-	// launch-bound, and a start far from it leaves Nelder-Mead stranded.
+	// launch-bound, and a start far from it leaves the search stranded.
 	minT := math.Inf(1)
 	for _, s := range samples {
 		if r := s.Seconds - s.OffsetSeconds; r > 0 {
@@ -483,10 +499,9 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		_, x0[16], x0[17] = curveTo(d, medF)
 		x0[15] = fit.Logit(math.Min(d.Max/hardware.MaxDefaultTilesSlowdown, 1-1e-9))
 	}
-	// Nelder-Mead moves only the parameters the samples can show: the
+	// The optimiser moves only the parameters the samples can show: the
 	// per-pair, depth and L2 terms of a family without such rows stay at
 	// their start (inactive coordinates only ever met a pull toward it).
-	// Fewer dimensions make each simplex far cheaper to converge.
 	act := activeParams(p)
 	prior := append([]float64(nil), x0...)
 	expand := func(xa []float64) []float64 {
@@ -496,6 +511,8 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		}
 		return x
 	}
+	// objOn is the objective on p's rows: the loss with the pull toward the
+	// start; objGradOn also writes its gradient.
 	objOn := func(p *prepared) func(xa []float64) float64 {
 		return func(xa []float64) float64 {
 			var pen float64
@@ -506,12 +523,23 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 			return p.loss(expand(xa)) + 1e-8*pen
 		}
 	}
-	obj := objOn(p)
-	searchObj := obj
+	objGradOn := func(p *prepared) func(xa, ga []float64) float64 {
+		g := make([]float64, nParams)
+		return func(xa, ga []float64) float64 {
+			v := p.lossGrad(expand(xa), g)
+			var pen float64
+			for i, j := range act {
+				d := xa[i] - prior[j]
+				pen += d * d
+				ga[i] = g[j] + 2e-8*d
+			}
+			return v + 1e-8*pen
+		}
+	}
+	searchP := p
 	if len(searchSet) < len(fitSet) {
-		ps := prepare(searchSet, init)
-		ps.host = p.host
-		searchObj = objOn(ps)
+		searchP = prepare(searchSet, init)
+		searchP.host = p.host
 	}
 	project := func(x []float64) []float64 {
 		xa := make([]float64, len(act))
@@ -567,20 +595,42 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		}
 		starts = append(starts, project(s))
 	}
+	// Quasi-Newton runs are cheap, so each restart is joined by
+	// localStarts more starts drawn around the default start (every
+	// coordinate the rows constrain moved by up to +-2): a second basin
+	// near the usual optimum is found from there more often than from the
+	// wide restarts. A warm-started fit keeps its two starts.
+	if fo.warm == nil {
+		for r := 0; r < localStarts*restarts; r++ {
+			s := append([]float64(nil), x0...)
+			for _, j := range act {
+				s[j] += (rng.Float64() - 0.5) * 4
+			}
+			starts = append(starts, project(s))
+		}
+	}
 	results := make([][]float64, len(starts))
 	vals := make([]float64, len(starts))
 	// Starts are independent problems; results are collected by index, so
 	// the outcome does not depend on scheduling.
 	onTwoWorkers(len(starts), func(i int) {
-		results[i], vals[i] = fit.NelderMead(searchObj, starts[i], 4000)
+		results[i], vals[i] = searchFrom(objOn(searchP), objGradOn(searchP), starts[i])
 	})
-	best := 0
-	for i := range vals {
-		if vals[i] < vals[best] {
-			best = i
+	// The two best searches are polished on the fit rows and the better
+	// kept: the search rows are a subset, and their best is not always the
+	// full set's.
+	order := make([]int, len(starts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] < vals[order[b]] })
+	var xa []float64
+	bestVal := math.Inf(1)
+	for _, i := range order[:min(2, len(order))] {
+		if x, v := fit.LBFGS(objGradOn(p), results[i], maxEvals); v < bestVal {
+			xa, bestVal = x, v
 		}
 	}
-	xa, _ := fit.NelderMead(obj, results[best], 4000)
 	x := expand(xa)
 	all := p
 	if len(fitSet) < len(samples) {
@@ -590,6 +640,24 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, p.tiles, p.host, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
 	copy(r.x[:], x)
 	return r, nil
+}
+
+// searchFrom runs the two searches of one start and returns the better
+// end point and its value: limited-memory BFGS from where nmExplore
+// Nelder-Mead evaluations of f took x0, and from x0 itself (fg is f with
+// its gradient). The simplex's first moves are large and cross the kinks
+// of the model (the max of the compute and memory times, row by row) at
+// which a gradient method stops, so it reaches basins that the gradient
+// search alone misses; the quasi-Newton run then converges within the
+// basin in a few hundred evaluations, where the simplex would need
+// thousands.
+func searchFrom(f func([]float64) float64, fg func(x, g []float64) float64, x0 []float64) ([]float64, float64) {
+	xn, _ := fit.NelderMead(f, x0, nmExplore)
+	x, v := fit.LBFGS(fg, xn, maxEvals)
+	if x2, v2 := fit.LBFGS(fg, x0, maxEvals); v2 < v {
+		return x2, v2
+	}
+	return x, v
 }
 
 // onTwoWorkers calls f(0) ... f(n-1) on two goroutines and returns when

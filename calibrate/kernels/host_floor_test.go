@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/roofsim/roofsim/calibrate"
@@ -115,6 +116,39 @@ func TestHostFloorRef(t *testing.T) {
 	} {
 		if got := hostFloorRef(c.name, c.have); got != c.want {
 			t.Errorf("hostFloorRef(%s) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// lossGrad with a host floor (fitOptions.hostFloor) matches central finite
+// differences of loss in every coordinate the fit moves, at random points
+// where the floor sets some rows and not others.
+func TestLossGradHostFloor(t *testing.T) {
+	p := prepare(gradSamples(), hardware.OpEfficiency{TileM: 128, TileN: 128})
+	p.host = true
+	rng := rand.New(rand.NewPCG(13, 3))
+	g := make([]float64, nParams)
+	for trial := range 20 {
+		x := []float64{0.5, 20, 0, 1, 14, 0, 1, -2, 5, -7, -7, -9, 16, 0, 4, -1, 3, 0, math.Log(30)}
+		for j := range x {
+			x[j] += 2 * (rng.Float64() - 0.5)
+		}
+		v := p.lossGrad(x, g)
+		if want := p.loss(x); math.Abs(v-want) > 1e-12*math.Abs(want) {
+			t.Fatalf("trial %d: lossGrad value %.17g, loss %.17g", trial, v, want)
+		}
+		var scale float64
+		for _, gj := range g {
+			scale = math.Max(scale, math.Abs(gj))
+		}
+		for _, j := range activeParams(p) {
+			const h = 1e-6
+			xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
+			xp[j] += h
+			xm[j] -= h
+			if fd := (p.loss(xp) - p.loss(xm)) / (2 * h); math.Abs(fd-g[j]) > 1e-5*scale+1e-9 {
+				t.Errorf("trial %d, x[%d]: gradient %.9g, finite difference %.9g", trial, j, g[j], fd)
+			}
 		}
 	}
 }

@@ -13,9 +13,18 @@ type MLAWidths struct {
 // of a model of widths Widths with Heads query heads on the GPU, run over
 // Batch requests. Phase "context": each request prefills ISL new tokens
 // with nothing cached. Phase "generation": each request decodes one token
-// over Step cached tokens.
+// over Step cached tokens. With BackendOnly the row times less than the
+// module: only the attention backend's forward (see BackendOnly).
 type MLAModuleRow struct {
 	Phase string
+	// BackendOnly: the row times the MLA attention backend's forward alone
+	// (vLLM's MLA impl: for context kv_b_proj's up-projection and the
+	// expanded attention, for generation the two absorbed per-head matmuls
+	// around the latent decode kernel), not the module's q/kv/o
+	// projections, latent norms and rotary. AIConfigurator's earlier
+	// kernel-level collector timed that (vLLM 0.14.0's context_mla_perf and
+	// generation_mla_perf tables).
+	BackendOnly bool
 	// KernelSource is the attention backend that ran (FLASHINFER_MLA,
 	// FLASH_ATTN, ...).
 	KernelSource string

@@ -92,9 +92,13 @@ type MixerResult struct {
 	Fits []MixerFit `json:"fits"`
 	// Profile is a copy of the base profile whose MixerKernels hold the
 	// kept fits (and only them).
-	Profile  *hardware.Profile `json:"-"`
-	Files    []FileCount       `json:"files"`
-	Warnings []string          `json:"warnings"`
+	Profile *hardware.Profile `json:"-"`
+	// Unfitted are the families with no table rows to fit (no table at or
+	// before the release, or none of the rows the fit takes), in
+	// hardware.MixerKernels order: they keep first-principles pricing.
+	Unfitted []hardware.MixerKernel `json:"unfitted,omitempty"`
+	Files    []FileCount            `json:"files"`
+	Warnings []string               `json:"warnings"`
 }
 
 // mixerFamily is one family's rows as samples, with the shape axes they
@@ -165,6 +169,9 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 		},
 	}
 	total := len(builders) + 2
+	if o.Progress != nil {
+		o.Progress(0, total, "")
+	}
 	for i, b := range builders {
 		f, warns := b(prof)
 		res.Warnings = append(res.Warnings, warns...)
@@ -219,6 +226,11 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 		res.Fits = append(res.Fits, attn, idx)
 		if o.Progress != nil {
 			o.Progress(len(builders)+i+1, total, string(f.attnKernel))
+		}
+	}
+	for _, k := range hardware.MixerKernels() {
+		if !slices.ContainsFunc(res.Fits, func(f MixerFit) bool { return f.Family == k }) {
+			res.Unfitted = append(res.Unfitted, k)
 		}
 	}
 	if err := prof.Validate(); err != nil {
@@ -366,8 +378,9 @@ func mlaModuleFamily(rows []MLAModuleRow, g *hardware.GPU, p *hardware.Profile, 
 // kv_a_layernorm, rotary over H + 1 heads of R, then for context
 // kv_b_proj [T x H (P + V)] over Lkv and for generation the two absorbed
 // per-head matmuls (priced with bmm), and o_proj [T x hidden] over H V.
-// GEMMs take the profile's bf16 GEMM efficiency, norms and rotary its
-// element-wise one.
+// A BackendOnly row has only kv_b_proj (context) or the two per-head
+// matmuls (generation) beside the kernel. GEMMs take the profile's bf16
+// GEMM efficiency, norms and rotary its element-wise one.
 func mlaModuleOffset(r MLAModuleRow, g *hardware.GPU, p *hardware.Profile, bmm hardware.OpEfficiency, pr mixerPrecisions) float64 {
 	w, H, act := r.Widths, r.Heads, pr.bf16
 	T := r.Batch
@@ -391,6 +404,9 @@ func mlaModuleOffset(r MLAModuleRow, g *hardware.GPU, p *hardware.Profile, bmm h
 		gemms[0] = roofline.GEMM(T, H*(w.Nope+w.Rope), w.Hidden, act, act)
 		gemms = append(gemms, roofline.GEMM(T, latent, w.Hidden, act, act))
 	}
+	if r.BackendOnly {
+		gemms = nil
+	}
 	t := 0.0
 	for _, c := range gemms {
 		t += roofline.OpSeconds(c, gemm, pr.peak, bw)
@@ -407,6 +423,9 @@ func mlaModuleOffset(r MLAModuleRow, g *hardware.GPU, p *hardware.Profile, bmm h
 	}
 	if w.QLoRA > 0 {
 		norms = append(norms, roofline.Elementwise("q_a_layernorm", T*w.QLoRA, 4, 1, 1, act))
+	}
+	if r.BackendOnly {
+		norms = nil
 	}
 	for _, c := range norms {
 		t += roofline.OpSeconds(c, ew, ewPeak, bw)

@@ -60,6 +60,31 @@ func TestMLAModuleOffsetByHand(t *testing.T) {
 	}
 }
 
+// TestMLABackendOffsetByHand: a BackendOnly row (the attention backend's
+// forward, kernel-level tables) has beside the kernel only what the
+// backend runs: for generation the two absorbed per-head matmuls, for
+// context kv_b_proj; bytes summed by hand as in TestMLAModuleOffsetByHand.
+func TestMLABackendOffsetByHand(t *testing.T) {
+	g, p := mixerGPU(), mixerIdealProfile()
+	bf16, err := roofline.LookupPrecision("bf16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := mixerPrecisions{bf16: bf16, peak: 1e21}
+	const H = 16.0
+	gemm := func(m, n, k float64) float64 { return 2 * (k*n + m*k + m*n) }
+	r := MLAModuleRow{Phase: "generation", BackendOnly: true, Heads: 16, Batch: 4, Step: 100, Widths: dsv3}
+	want := (2*(H*128*512+4*H*640) + 2*(H*512*128+4*H*640)) / 1e12 // mla_q_absorb, mla_v_up
+	if got := mlaModuleOffset(r, g, p, p.GEMM, pr); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("generation offset %.9g s, want %.9g s", got, want)
+	}
+	rc := MLAModuleRow{Phase: "context", BackendOnly: true, Heads: 16, Batch: 2, ISL: 3, Widths: dsv3}
+	wantC := gemm(6, H*256, 512) / 1e12 // kv_b_proj over the 6 prompt tokens
+	if got := mlaModuleOffset(rc, g, p, p.GEMM, pr); math.Abs(got-wantC) > 1e-9*wantC {
+		t.Errorf("context offset %.9g s, want %.9g s", got, wantC)
+	}
+}
+
 // TestCalibrateMixersRecoversKernel: decode-module and GDN rows timed by a
 // known kernel efficiency (plus the module's other operators) are fitted
 // back within 2% on every row and cross-validated within 5%; first

@@ -1,7 +1,8 @@
 // Package plan reads the rebuild plan of the shipped profiles
 // (hardware/profiles-plan.yaml): the ordered `sim calibrate` commands that
 // build every per-release profile from the shared data, and the profiles
-// that are kept as shipped (legacy, with the reason). It orders the steps
+// whose earlier stages are kept as shipped (legacy, with the reason, and
+// the trailing stages the plan re-runs on top of them). It orders the steps
 // (a step waits for the earlier steps that touch one of its files), maps a
 // step's paths onto a data directory and an output directory, and compares
 // a rebuilt profile with the shipped one key by key within a float
@@ -39,9 +40,12 @@ const DataPrefix = "../shared/data/"
 
 // Plan is a parsed plan file.
 type Plan struct {
-	// Steps are the commands, in the order they must take effect.
+	// Steps are the commands, in the order they must take effect: the plan
+	// file's steps, then (appended by Parse) each legacy entry's trailing
+	// steps, in entry order (Step.LegacyFile names their file).
 	Steps []Step `yaml:"steps"`
-	// Legacy lists shipped profiles the plan does not rebuild.
+	// Legacy lists shipped profiles whose earlier stages the plan does not
+	// rebuild.
 	Legacy []Legacy `yaml:"legacy"`
 }
 
@@ -50,14 +54,40 @@ type Plan struct {
 // quoting).
 type Step struct {
 	Run string `yaml:"run"`
+	// legacy is the legacy file whose trailing stage this step is; "" for
+	// a step of the plan file's steps.
+	legacy string
 }
 
-// Legacy is a shipped profile kept as it is, with why it is not rebuilt.
+// LegacyFile is the legacy profile whose trailing stage the step re-runs
+// (a Legacy entry's Steps), or "" for a step that builds its files.
+func (s Step) LegacyFile() string { return s.legacy }
+
+// Legacy is a shipped profile whose earlier stages are kept as they are,
+// with why they are not rebuilt. Steps are its trailing stages that are
+// reproducible from the data: each updates the file (--update) and names
+// no other, and the plan re-runs them on the shipped file, whose earlier
+// stages they leave as they are; a check therefore rebuilds them from the
+// shipped copy and compares the whole file. A trailing step must give the
+// same file when re-run on its own output (a stage that replaces what it
+// wrote before, as `sim calibrate mixers` does), which that check tests.
 type Legacy struct {
 	// File is the profile's path from the repository root
 	// (hardware/profiles/h100.yaml).
 	File   string `yaml:"file"`
 	Reason string `yaml:"reason"`
+	Steps  []Step `yaml:"steps"`
+}
+
+// Trailing lists the legacy entries that carry trailing steps.
+func (p *Plan) Trailing() []Legacy {
+	var out []Legacy
+	for _, l := range p.Legacy {
+		if len(l.Steps) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Error is a plan file that cannot be used: the file, the field and why.
@@ -88,7 +118,9 @@ func profileFlag(flag string) bool {
 // Parse reads a plan from data; name labels errors. Every step must be a
 // `sim calibrate` command naming at least one profile file below
 // hardware/profiles/ or engine/profiles/; a legacy entry needs a file and a reason and may not
-// be a file the steps build.
+// be a file the steps build; its steps, if any, must each update its file
+// (--update) and name no other. Parse appends the legacy entries' steps to
+// Steps.
 func Parse(data []byte, name string) (*Plan, error) {
 	var p Plan
 	if _, err := yamlstrict.Decode(data, &p); err != nil {
@@ -97,23 +129,11 @@ func Parse(data []byte, name string) (*Plan, error) {
 	if len(p.Steps) == 0 {
 		return nil, &Error{File: name, Field: "steps", Reason: "at least one step is required"}
 	}
-	seen := map[string]int{}
+	seen := map[string]string{}
 	for i, s := range p.Steps {
-		field := fmt.Sprintf("steps[%d].run", i)
-		w := strings.Fields(s.Run)
-		if len(w) < 2 || w[0] != "sim" || w[1] != "calibrate" {
-			return nil, &Error{File: name, Field: field, Reason: fmt.Sprintf("%q: want a `sim calibrate ...` command", s.Run)}
-		}
-		if j, dup := seen[strings.Join(w, " ")]; dup {
-			return nil, &Error{File: name, Field: field, Reason: fmt.Sprintf("repeats steps[%d]", j)}
-		}
-		seen[strings.Join(w, " ")] = i
-		files, err := s.profiles()
-		if err != nil {
-			return nil, &Error{File: name, Field: field, Reason: err.Error()}
-		}
-		if len(files) == 0 {
-			return nil, &Error{File: name, Field: field, Reason: "names no profile file (--out, --update, --carry or --engine-profile below " + strings.Join(profileDirs(), " or ") + ")"}
+		if err := checkStep(s, fmt.Sprintf("steps[%d].run", i), seen); err != nil {
+			err.File = name
+			return nil, err
 		}
 	}
 	built := p.Files()
@@ -127,8 +147,50 @@ func Parse(data []byte, name string) (*Plan, error) {
 		case slices.Contains(built, l.File):
 			return nil, &Error{File: name, Field: field + ".file", Reason: fmt.Sprintf("%s is built by the steps; a file is either rebuilt or legacy", l.File)}
 		}
+		for j, s := range l.Steps {
+			f := fmt.Sprintf("%s.steps[%d].run", field, j)
+			if err := checkStep(s, f, seen); err != nil {
+				err.File = name
+				return nil, err
+			}
+			refs, _ := s.profileRefs() // checked by checkStep
+			for _, r := range refs {
+				if r.file != l.File || r.flag != "--update" {
+					return nil, &Error{File: name, Field: f, Reason: fmt.Sprintf("%s %s: a legacy file's trailing step updates that file (--update %s) and names no other", r.flag, r.file, l.File)}
+				}
+			}
+		}
+	}
+	for _, l := range p.Legacy {
+		for _, s := range l.Steps {
+			s.legacy = l.File
+			p.Steps = append(p.Steps, s)
+		}
 	}
 	return &p, nil
+}
+
+// checkStep checks that s is a `sim calibrate` command naming at least one
+// profile file and not a repeat of a step in seen (normalised command ->
+// field), which it adds it to; field labels the error.
+func checkStep(s Step, field string, seen map[string]string) *Error {
+	w := strings.Fields(s.Run)
+	if len(w) < 2 || w[0] != "sim" || w[1] != "calibrate" {
+		return &Error{Field: field, Reason: fmt.Sprintf("%q: want a `sim calibrate ...` command", s.Run)}
+	}
+	key := strings.Join(w, " ")
+	if other, dup := seen[key]; dup {
+		return &Error{Field: field, Reason: "repeats " + strings.TrimSuffix(other, ".run")}
+	}
+	seen[key] = field
+	files, err := s.profiles()
+	if err != nil {
+		return &Error{Field: field, Reason: err.Error()}
+	}
+	if len(files) == 0 {
+		return &Error{Field: field, Reason: "names no profile file (--out, --update, --carry or --engine-profile below " + strings.Join(profileDirs(), " or ") + ")"}
+	}
+	return nil
 }
 
 // Args are the step's words after "sim".

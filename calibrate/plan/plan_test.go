@@ -56,6 +56,10 @@ func TestParseRejects(t *testing.T) {
 		{"legacy also built", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/a.yaml\n    reason: old\n", "legacy[0].file"},
 		{"legacy outside profiles", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: h100.yaml\n    reason: old\n", "legacy[0].file"},
 		{"unknown key", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\n    args: x\n", ""},
+		{"legacy step creates", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/h100.yaml\n    reason: old\n    steps:\n      - run: sim calibrate --out hardware/profiles/h100.yaml\n", "legacy[0].steps[0].run"},
+		{"legacy step names another file", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/h100.yaml\n    reason: old\n    steps:\n      - run: sim calibrate mixers --update hardware/profiles/h100.yaml,hardware/profiles/a.yaml\n", "legacy[0].steps[0].run"},
+		{"legacy step repeats a step", "steps:\n  - run: sim calibrate --update hardware/profiles/h100.yaml --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/b.yaml\n    reason: old\n    steps:\n      - run: sim calibrate  --update hardware/profiles/h100.yaml --out hardware/profiles/a.yaml\n", "legacy[0].steps[0].run"},
+		{"legacy step not calibrate", "steps:\n  - run: sim calibrate --out hardware/profiles/a.yaml\nlegacy:\n  - file: hardware/profiles/h100.yaml\n    reason: old\n    steps:\n      - run: sim run --update hardware/profiles/h100.yaml\n", "legacy[0].steps[0].run"},
 	} {
 		_, err := Parse([]byte(c.doc), "p.yaml")
 		var pe *Error
@@ -66,6 +70,44 @@ func TestParseRejects(t *testing.T) {
 		if pe.Field != c.field {
 			t.Errorf("%s: field %q, want %q (%v)", c.name, pe.Field, c.field, err)
 		}
+	}
+}
+
+// A legacy entry's trailing steps join the steps after the plan file's
+// own, name their file (which Files, Deps, StepsFor, Seeds and Select then
+// treat as any other) and say whose trailing stage they are.
+func TestLegacyTrailingSteps(t *testing.T) {
+	doc := twoGPUs + `  - file: hardware/profiles/h200.yaml
+    reason: made by older commands
+    steps:
+      - run: sim calibrate mixers --aic ../shared/data/aic --gpu h200 --engine vllm@0.14.0 --update hardware/profiles/h200.yaml
+      - run: sim calibrate moe --aic ../shared/data/aic --gpu h200 --engine vllm@0.14.0 --update=hardware/profiles/h200.yaml
+`
+	p, err := Parse([]byte(doc), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h200 = "hardware/profiles/h200.yaml"
+	if len(p.Steps) != 6 || p.Steps[3].LegacyFile() != "" || p.Steps[4].LegacyFile() != h200 || p.Steps[5].LegacyFile() != h200 {
+		t.Fatalf("steps %+v: want the two trailing steps last, of %s", p.Steps, h200)
+	}
+	if got := p.Files(); !slices.Contains(got, h200) || slices.Contains(got, "hardware/profiles/h100.yaml") {
+		t.Errorf("Files = %v: want h200.yaml (trailing steps) and not h100.yaml (none)", got)
+	}
+	if got := p.Deps(5); !slices.Equal(got, []int{4}) {
+		t.Errorf("Deps(5) = %v, want [4]", got)
+	}
+	if got := p.StepsFor(h200); len(got) != 2 || !strings.Contains(got[0], "mixers") {
+		t.Errorf("StepsFor(h200) = %q", got)
+	}
+	if got := p.Seeds([]string{h200}); !slices.Equal(got, []string{h200}) {
+		t.Errorf("Seeds(h200) = %v: a legacy file starts from the shipped copy", got)
+	}
+	if steps, files, err := p.Select([]string{h200}); err != nil || !slices.Equal(steps, []int{4, 5}) || !slices.Equal(files, []string{h200}) {
+		t.Errorf("Select(h200) = %v, %v, %v", steps, files, err)
+	}
+	if got := p.Trailing(); len(got) != 1 || got[0].File != h200 {
+		t.Errorf("Trailing = %+v", got)
 	}
 }
 
@@ -178,6 +220,10 @@ func TestShippedPlanMatchesProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	built := p.Files()
+	trailing := map[string]bool{}
+	for _, l := range p.Trailing() {
+		trailing[l.File] = true
+	}
 	for _, f := range built {
 		raw, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
@@ -196,7 +242,13 @@ func TestShippedPlanMatchesProfiles(t *testing.T) {
 		for _, st := range prof.Provenance {
 			got = append(got, st.Command)
 		}
-		if want := p.StepsFor(f); !slices.Equal(got, want) {
+		want := p.StepsFor(f)
+		if trailing[f] && len(got) >= len(want) {
+			// A legacy file: its last stages are the plan's trailing steps,
+			// the earlier ones are kept as shipped.
+			got = got[len(got)-len(want):]
+		}
+		if !slices.Equal(got, want) {
 			t.Errorf("%s: provenance commands\n  %s\nwant the plan's steps naming it\n  %s", f, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
 	}

@@ -118,14 +118,8 @@ func runCalibrate(s streams, opts *calibrateOptions, command string) error {
 	co := kernels.DefaultOptions()
 	co.GPU, co.Seed, co.HoldoutFraction, co.Command, co.DataDir = g, opts.Seed, opts.Holdout, command, dataDir()
 	co.Cache, co.Start = opts.fits, src.Start
-	bar := newMeter(s.errOut, 0, opts.Quiet, "calibrating", "families")
-	co.Progress = func(done, total int, family string) {
-		if family != "" {
-			bar.Note(family + " fitted")
-		}
-		bar.SetTotal(int64(total))
-		bar.Set(int64(done))
-	}
+	bar, progress := familyMeter(s.errOut, opts.Quiet, "calibrating") // calibrate_progress.go
+	co.Progress = progress
 	res, err := kernels.Calibrate(src.Source, co)
 	bar.Finish()
 	if err != nil {

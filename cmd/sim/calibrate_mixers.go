@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/roofsim/roofsim/calibrate"
 	"github.com/roofsim/roofsim/calibrate/aiconfigurator"
@@ -19,6 +20,7 @@ type calibrateMixersOptions struct {
 	Seed   uint64
 	Folds  int
 	JSON   bool
+	Quiet  bool
 }
 
 func newCalibrateMixersCmd(s streams) *cobra.Command {
@@ -60,6 +62,7 @@ without it the GPU's current profile is used and nothing is written.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the optimizer restarts")
 	f.IntVar(&o.Folds, "folds", 5, "contiguous shape ranges per axis held out in turn (>= 2)")
 	f.BoolVar(&o.JSON, "json", false, "print the fits as JSON")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
 
@@ -95,7 +98,9 @@ func runCalibrateMixers(s streams, o *calibrateMixersOptions, command string) er
 	for _, n := range rep.Notes {
 		fmt.Fprintf(s.errOut, "note: %s\n", n)
 	}
-	res, err := kernels.CalibrateMixers(tables, kernels.MixerOptions{GPU: g, Base: base, Folds: o.Folds, Seed: o.Seed})
+	bar, progress := familyMeter(s.errOut, o.Quiet, "fitting mixer kernels") // calibrate_progress.go
+	res, err := kernels.CalibrateMixers(tables, kernels.MixerOptions{GPU: g, Base: base, Folds: o.Folds, Seed: o.Seed, Progress: progress})
+	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("calibrate mixers: %w", err)
 	}
@@ -121,13 +126,14 @@ func runCalibrateMixers(s streams, o *calibrateMixersOptions, command string) er
 	}
 	if o.JSON {
 		return writeJSON(s.out, struct {
-			GPU      string             `json:"gpu"`
-			System   string             `json:"system"`
-			Release  string             `json:"release"`
-			Fits     []kernels.MixerFit `json:"fits"`
-			Warnings []string           `json:"warnings"`
-			Updated  string             `json:"updated,omitempty"`
-		}{g.Name, system, rel.String(), res.Fits, res.Warnings, o.Update})
+			GPU      string                 `json:"gpu"`
+			System   string                 `json:"system"`
+			Release  string                 `json:"release"`
+			Fits     []kernels.MixerFit     `json:"fits"`
+			Unfitted []hardware.MixerKernel `json:"unfitted,omitempty"`
+			Warnings []string               `json:"warnings"`
+			Updated  string                 `json:"updated,omitempty"`
+		}{g.Name, system, rel.String(), res.Fits, res.Unfitted, res.Warnings, o.Update})
 	}
 	if err := printMixerFits(s.out, res); err != nil {
 		return err
@@ -138,8 +144,9 @@ func runCalibrateMixers(s streams, o *calibrateMixersOptions, command string) er
 	return nil
 }
 
-// mixersNote is the mixers stage's note: the data set, and per family
-// the rows, the errors and whether the fit was kept.
+// mixersNote is the mixers stage's note: the data set, per family the
+// rows, the errors and whether the fit was kept, and the families with no
+// table rows (first principles).
 func mixersNote(prov string, res *kernels.MixerResult) string {
 	n := prov
 	for _, f := range res.Fits {
@@ -154,7 +161,19 @@ func mixersNote(prov string, res *kernels.MixerResult) string {
 		n += fmt.Sprintf("; %s: %d rows, first principles %.1f%%, fitted %.1f%%, shape-slice CV %.1f%% median |error|, %s",
 			f.Family, f.Rows, f.FirstPrinciples.MedianAPE, f.Fitted.MedianAPE, f.CVMedian, verdict)
 	}
+	if len(res.Unfitted) > 0 {
+		n += "; no table rows, first principles: " + joinMixers(res.Unfitted)
+	}
 	return n
+}
+
+// joinMixers joins family names with ", ".
+func joinMixers(ks []hardware.MixerKernel) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
 }
 
 // printMixerFits prints one line per family and axis: first-principles,
@@ -180,6 +199,9 @@ func printMixerFits(w io.Writer, res *kernels.MixerResult) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(res.Unfitted) > 0 {
+		fmt.Fprintf(w, "no table rows, first principles: %s\n", joinMixers(res.Unfitted))
 	}
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)

@@ -26,6 +26,7 @@ type calibrateMoEOptions struct {
 	// per-format curves (kernels.Options.MoEShapesOnly).
 	ShapesOnly bool
 	JSON       bool
+	Quiet      bool
 	// fits is the family-fit cache of a plan run (calibrate_plan.go).
 	fits *kernels.FitCache
 }
@@ -81,6 +82,7 @@ stage's note names the command that fitted them).`,
 	f.BoolVar(&o.PerShape, "per-shape", false, "also fit each measured expert shape (no EP) on its own rows and keep the entries that beat the per-format curve on its held-out 16-256-token rows")
 	f.BoolVar(&o.ShapesOnly, "shapes-only", false, "fit only the shape entries (as --per-shape), against the GPU profile's own per-format curves, which are kept")
 	f.BoolVar(&o.JSON, "json", false, "print the error table and warnings as JSON")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
 
@@ -119,7 +121,10 @@ func runCalibrateMoE(s streams, o *calibrateMoEOptions, command string) error {
 	co.Cache, co.Start = o.fits, src.Start
 	co.MoEPerShape = o.PerShape || o.ShapesOnly
 	co.MoEShapesOnly = o.ShapesOnly
+	bar, progress := familyMeter(s.errOut, o.Quiet, "fitting fused-MoE kernels") // calibrate_progress.go
+	co.Progress = progress
 	res, err := kernels.CalibrateMoE(src.Source, co, shapes...)
+	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("calibrate moe: %w", err)
 	}

@@ -1,11 +1,12 @@
 // Package fit holds the numerical pieces every calibration fit shares: the
 // logistic transform that keeps a fitted fraction in (0, 1), the robust
-// softL1 loss on log errors, and a Nelder-Mead minimiser
-// (gonum/optimize) with the settings the kernel fits use.
+// softL1 loss on log errors, and the Nelder-Mead and limited-memory BFGS
+// minimisers (gonum/optimize) with the settings the fits use.
 package fit
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/optimize"
 )
@@ -53,6 +54,44 @@ func NelderMead(f func([]float64) float64, x0 []float64, evals int) ([]float64, 
 	res, err := optimize.Minimize(prob, x0, set, &optimize.NelderMead{})
 	if res == nil || err != nil && res.X == nil {
 		return append([]float64(nil), x0...), f(x0)
+	}
+	return res.X, res.F
+}
+
+// LBFGS minimises f from x0 by limited-memory BFGS (gonum/optimize) with
+// the gradient fg writes: fg(x, grad) returns f(x) and stores its gradient
+// in grad. It stops after at most evals evaluations of fg, when the
+// gradient's norm falls below 1e-10, or when the best value changes by
+// less than 1e-12 absolute or 1e-10 relative over 20 iterations, and
+// returns the best point and its value (x0 itself when the optimiser
+// cannot start). A line search that fails (a kink of a piecewise model)
+// ends the run at the best point found. Deterministic: one goroutine, and
+// the value and gradient at a point are computed once.
+func LBFGS(fg func(x, grad []float64) float64, x0 []float64, evals int) ([]float64, float64) {
+	n := len(x0)
+	lastX, lastG := make([]float64, n), make([]float64, n)
+	lastF, have := 0.0, false
+	at := func(x []float64) {
+		if have && slices.Equal(x, lastX) {
+			return
+		}
+		copy(lastX, x)
+		lastF = fg(lastX, lastG)
+		have = true
+	}
+	prob := optimize.Problem{
+		Func: func(x []float64) float64 { at(x); return lastF },
+		Grad: func(grad, x []float64) { at(x); copy(grad, lastG) },
+	}
+	set := &optimize.Settings{
+		FuncEvaluations:   evals,
+		GradientThreshold: 1e-10,
+		Converger:         &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-10, Iterations: 20},
+	}
+	res, err := optimize.Minimize(prob, x0, set, &optimize.LBFGS{})
+	if res == nil || err != nil && res.X == nil {
+		x := append([]float64(nil), x0...)
+		return x, fg(x, make([]float64, n))
 	}
 	return res.X, res.F
 }

@@ -44,3 +44,28 @@ func TestNelderMeadBowl(t *testing.T) {
 		t.Errorf("minimum at %v (%g), want (3, -1)", x, v)
 	}
 }
+
+// LBFGS finds the minimum of the Rosenbrock valley, (1, 1), from its usual
+// start, with the gradient by hand: d/dx = -2(1-x) - 400x(y-x^2),
+// d/dy = 200(y-x^2); and gives the same point twice.
+func TestLBFGSRosenbrock(t *testing.T) {
+	calls := 0
+	fg := func(x, g []float64) float64 {
+		calls++
+		a, b := 1-x[0], x[1]-x[0]*x[0]
+		g[0] = -2*a - 400*x[0]*b
+		g[1] = 200 * b
+		return a*a + 100*b*b
+	}
+	x, v := LBFGS(fg, []float64{-1.2, 1}, 1000)
+	if math.Abs(x[0]-1) > 1e-5 || math.Abs(x[1]-1) > 1e-5 || v > 1e-10 {
+		t.Errorf("minimum at %v (%g), want (1, 1)", x, v)
+	}
+	if calls > 200 {
+		t.Errorf("%d evaluations, want under 200 (a quasi-Newton run)", calls)
+	}
+	x2, v2 := LBFGS(fg, []float64{-1.2, 1}, 1000)
+	if x2[0] != x[0] || x2[1] != x[1] || v2 != v {
+		t.Errorf("second run %v (%g), first %v (%g): not deterministic", x2, v2, x, v)
+	}
+}
