@@ -133,22 +133,6 @@ func TestLossGradHostFloor(t *testing.T) {
 		for j := range x {
 			x[j] += 2 * (rng.Float64() - 0.5)
 		}
-		v := p.lossGrad(x, g)
-		if want := p.loss(x); math.Abs(v-want) > 1e-12*math.Abs(want) {
-			t.Fatalf("trial %d: lossGrad value %.17g, loss %.17g", trial, v, want)
-		}
-		var scale float64
-		for _, gj := range g {
-			scale = math.Max(scale, math.Abs(gj))
-		}
-		for _, j := range activeParams(p) {
-			const h = 1e-6
-			xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
-			xp[j] += h
-			xm[j] -= h
-			if fd := (p.loss(xp) - p.loss(xm)) / (2 * h); math.Abs(fd-g[j]) > 1e-5*scale+1e-9 {
-				t.Errorf("trial %d, x[%d]: gradient %.9g, finite difference %.9g", trial, j, g[j], fd)
-			}
-		}
+		checkGradFD(t, p, x, g, activeParams(p), trial)
 	}
 }
