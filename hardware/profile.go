@@ -133,6 +133,16 @@ type OpEfficiency struct {
 	// and does not use it. Fitted by calibration so that Memory describes
 	// DRAM alone. 0: no L2 term.
 	L2Speedup float64 `yaml:"l2_speedup,omitempty" json:"l2_speedup,omitempty"`
+	// BenchHostUS describes how the kernel benchmarks were timed, not
+	// serving: the host time in microseconds to dispatch one call of an
+	// operator that the benchmark ran eagerly (no CUDA graph), back to
+	// back. The host then issues each call while the GPU runs the one
+	// before, so a call takes max(GPU time, BenchHostUS) (BenchSeconds):
+	// small calls are all measured at the host's pace. Serving replays its
+	// steps as CUDA graphs or overlaps the host with the GPU, so the step
+	// model does not use it. Fitted by calibration where the rows show it,
+	// so that the other terms describe the GPU alone. 0: no host floor.
+	BenchHostUS float64 `yaml:"bench_host_us,omitempty" json:"bench_host_us,omitempty"`
 	// TokenTile, for a fused-MoE entry (FusedMoE), is the token tile of a
 	// grouped kernel that pads each expert's tokens to whole tiles (the
 	// 16-row MMA tile of vLLM's Triton and Marlin MoE kernels; llama.cpp's

@@ -140,6 +140,7 @@ func TestProfileValidate(t *testing.T) {
 		{"gemm input element negative", func(p *Profile) { p.GEMM.InputElementNS = -1 }, "gemm.input_element_ns: must be >= 0"},
 		{"gemm input spill negative", func(p *Profile) { p.GEMM.InputSpillNS = -1 }, "gemm.input_spill_ns: must be >= 0"},
 		{"attention decode l2 speedup negative", func(p *Profile) { p.AttentionDecode.L2Speedup = -0.5 }, "attention_decode.l2_speedup: must be >= 0"},
+		{"gemm bench host negative", func(p *Profile) { p.GEMM.BenchHostUS = -1 }, "gemm.bench_host_us: must be in [0, 1000000], got -1"},
 		{"gemm input spill without size", func(p *Profile) { p.GEMM.InputSpillNS = 0.03 }, "gemm.input_spill_elements: must be > 0 when input_spill_ns is set (the input size where the spill phases in)"},
 		{"gemm output element negative", func(p *Profile) {
 			p.GEMMByPrecision = map[string]OpEfficiency{"fp8": {Compute: Curve{Max: 0.5}, Memory: Curve{Max: 0.9}, OutputElementNS: -0.5}}
@@ -291,7 +292,7 @@ func TestProfileAllReduceSecondsFallsBackToInterconnect(t *testing.T) {
 
 func TestParseProfileStrict(t *testing.T) {
 	_, err := ParseProfile([]byte("gemm:\n  compute: {max: 0.5}\n  memory: {max: 0.5}\n  lanch_us: 3\n"), "p.yaml")
-	if err == nil || !strings.Contains(err.Error(), "p.yaml:4: gemm.lanch_us: unknown field (known: compute, ") {
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:4: gemm.lanch_us: unknown field (known: bench_host_us, compute, ") {
 		t.Fatalf("err = %v", err)
 	}
 }

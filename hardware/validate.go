@@ -299,6 +299,9 @@ func (o OpEfficiency) validate(prefix string) *FieldError {
 			return err
 		}
 	}
+	if err := overhead(prefix+".bench_host_us", o.BenchHostUS); err != nil {
+		return err
+	}
 	if o.InputSpillNS > 0 && o.InputSpillElements == 0 {
 		return fieldErr(prefix+".input_spill_elements", "must be > 0 when input_spill_ns is set (the input size where the spill phases in)")
 	}

@@ -185,7 +185,7 @@ func (m *StepModel) dsaTokenOps(acc *stepAcc, T int) {
 	x := s.dsa
 	ops := DSAIndexerTokenOps(T, m.hidden, s.qLoRA, x.idxHeads, x.idxDim, m.attnW, m.act)
 	m.op(acc, ops[0], L, &m.pAttn, &m.effAttn)
-	m.op(acc, ops[1], L, &m.pAct, &m.effAttn)
+	m.op(acc, ops[1], L, &m.pAct, &m.effActGEMM)
 	m.op(acc, ops[2], L, &m.pAct, &p.Elementwise)
 	m.op(acc, ops[3], L, &m.pAct, &p.Elementwise)
 }

@@ -10,6 +10,10 @@ type stepEfficiencies struct {
 	// GEMM efficiencies for the weight, router, attention-projection and
 	// LM-head peaks.
 	effGEMM, effEmb, effAttn, effLMH hardware.OpEfficiency
+	// effActGEMM is the GEMM efficiency of the activations' own precision,
+	// for a GEMM whose weights are kept in it whatever the checkpoint's
+	// format (DeepSeek sparse attention's wk_weights_proj).
+	effActGEMM hardware.OpEfficiency
 	// effMoE is the routed experts' per-FLOPs efficiency (the fused-kernel
 	// entry, when the profile has one, is chosen by initFused).
 	effMoE hardware.OpEfficiency
@@ -41,6 +45,7 @@ func pickEfficiencies(p *hardware.Profile, g *hardware.GPU, pl *precisionPlan) s
 	}
 	e.effGEMM, e.effEmb = gemm(pl.w, pl.pGEMM.key), gemm(pl.emb, pl.pEmb.key)
 	e.effAttn, e.effLMH = gemm(pl.attnW, pl.pAttn.key), gemm(pl.lmh, pl.pLMH.key)
+	e.effActGEMM = gemm(pl.act, pl.pAct.key)
 	e.effMoE = p.MoE
 	if x, ok := p.MoEByPrecision[pl.expW.Name]; ok {
 		e.effMoE = x

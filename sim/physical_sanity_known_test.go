@@ -35,14 +35,6 @@ const (
 		"the profile's fits to the release's mla and mla_bmm tables (sim calibrate mixers, docs/mixer-kernels.md): the " +
 		"module tables' small calls sit on a per-call floor of a few to tens of us, which the fits take into the " +
 		"kernels' curves and per-request term rather than into launch costs, so a CUDA-graph decode step keeps it"
-	reasonB200FP8Block = "the B200 profile read from AIConfigurator's vLLM 0.24.0 tables (merged from main just before " +
-		"this was recorded, not analysed here) prices fp8_block projection GEMMs at m = 1 (o_proj, MLA's q_b_proj) at " +
-		"tens of ms per decode step of MiniMax-M2.5, Qwen3-235B-A22B-FP8 and DeepSeek-V3 at TP 4-8, up to 125 x " +
-		"the step's roofline floor"
-	reasonHopper024FP8Block = "the H100 and H200 vLLM 0.24.0 profiles' fp8_block GEMM fit (DeepGEMM rows of the 0.24.0 " +
-		"tables, memory max at its bound 1) prices m = 1 projections at TP 8 (o_proj of MiniMax-M2.5 and " +
-		"Qwen3-235B-A22B-FP8, DeepSeek-V3's q_b_proj) at 15-24 x the step's roofline floor, as the B200 0.24.0 " +
-		"profile does (reasonB200FP8Block)"
 	reasonActiveFraction = "the GB10 profile's fitted moe_active_fraction (0.667, from llama.cpp rows) caps the experts " +
 		"a step touches at 2/3 of them, so at batch >= 8 Mixtral reads 2/3 of its experts where uniform routing of " +
 		"independent requests touches all 8"
@@ -134,16 +126,11 @@ func knownDecodeOver() map[knownKey]known {
 		{"mla_q_absorb", "b200"}:                         {5.79, reasonMLATables},
 		{"mla_q_absorb", "t4"}:                           {5.44, reasonMLA},
 		{"mla_q_absorb", "v100"}:                         {7.49, reasonMLA},
-		{"o_proj", "b200"}:                               {125.45, reasonB200FP8Block},
-		{"o_proj", "h100@vllm-0.24.0"}:                   {20.12, reasonHopper024FP8Block},
-		{"o_proj", "h200@vllm-0.24.0"}:                   {23.77, reasonHopper024FP8Block},
 		{"o_proj", "rtx-pro-6000"}:                       {2.96, reasonSmallGEMM},
 		{"o_proj", "t4"}:                                 {4.25, reasonSmallGEMM},
 		{"o_proj", "v100"}:                               {5.81, reasonSmallGEMM},
 		{"per_request_kv_head_us", "b200"}:               {8.08, reasonKVHead},
 		{"per_request_kv_head_us", "b300"}:               {8.15, reasonKVHead},
-		{"q_b_proj", "b200"}:                             {75.13, reasonB200FP8Block},
-		{"q_b_proj", "h200@vllm-0.24.0"}:                 {16.54, reasonHopper024FP8Block},
 		{"qkv_proj", "b200"}:                             {3.50, reasonSmallGEMM},
 		{"qkv_proj", "h100"}:                             {2.89, reasonSmallGEMM},
 		{"qkv_proj", "h100-pcie"}:                        {2.86, reasonSmallGEMM},

@@ -138,32 +138,42 @@ func sanityDeployments(t *testing.T) []sanityDeployment {
 		for _, gpu := range hardware.List() {
 			for _, v := range sanityVariants(t, &gpu) {
 				for _, tp := range sanityTPs {
-					st := settings.DefaultDeployment()
-					st.TP = tp
-					st.Engine = v.engine
-					st.Serving.MaxModelLen = min(sanityMaxModelLen, cfg.MaxPositionEmbeddings)
-					c, g := cfg, gpu
-					p, err := sim.Prepare(sim.Deployment{Model: &c, GPU: &g, Settings: st})
-					var fe *settings.FieldError
-					var nf *sim.DoesNotFitError
-					switch {
-					case err == nil:
-					case errors.As(err, &nf):
-						continue
-					case errors.As(err, &fe) && (fe.Key == "tp" || fe.Key == "serving.max_model_len"):
-						continue
-					default:
-						t.Fatalf("%s on %s tp %d: %v", cfg.Name, v.name, tp, err)
+					if d, ok := sanityDeploy(t, cfg, gpu, v, tp); ok {
+						out = append(out, d)
 					}
-					d := sanityDeployment{cfg: &c, gpu: &g, name: v.name, tp: tp, prep: p,
-						kvTokens: p.Scheduler.NumGPUBlocks * p.Scheduler.BlockSize}
-					d.peak = fastestPeak(t, &d)
-					out = append(out, d)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// sanityDeploy prepares cfg on gpu's kernel profile v at TP tp with the
+// default settings; false when it does not fit or TP does not divide the
+// heads (sanityDeployments). Any other error fails the test.
+func sanityDeploy(t *testing.T, cfg model.Config, gpu hardware.GPU, v sanityVariant, tp int) (sanityDeployment, bool) {
+	t.Helper()
+	st := settings.DefaultDeployment()
+	st.TP = tp
+	st.Engine = v.engine
+	st.Serving.MaxModelLen = min(sanityMaxModelLen, cfg.MaxPositionEmbeddings)
+	c, g := cfg, gpu
+	p, err := sim.Prepare(sim.Deployment{Model: &c, GPU: &g, Settings: st})
+	var fe *settings.FieldError
+	var nf *sim.DoesNotFitError
+	switch {
+	case err == nil:
+	case errors.As(err, &nf):
+		return sanityDeployment{}, false
+	case errors.As(err, &fe) && (fe.Key == "tp" || fe.Key == "serving.max_model_len"):
+		return sanityDeployment{}, false
+	default:
+		t.Fatalf("%s on %s tp %d: %v", cfg.Name, v.name, tp, err)
+	}
+	d := sanityDeployment{cfg: &c, gpu: &g, name: v.name, tp: tp, prep: p,
+		kvTokens: p.Scheduler.NumGPUBlocks * p.Scheduler.BlockSize}
+	d.peak = fastestPeak(t, &d)
+	return d, true
 }
 
 // precisionBits is the bits per element of a resolved dtype name.
@@ -384,7 +394,15 @@ func TestCatalogDecodeWithinRooflineBounds(t *testing.T) {
 	if len(deps) == 0 {
 		t.Fatal("no catalog deployment fits")
 	}
-	knownOver, knownUnder := knownDecodeOver(), knownDecodeUnder()
+	checkDecodeBounds(t, deps, knownDecodeOver(), knownDecodeUnder())
+}
+
+// checkDecodeBounds prices every decode case of deps (sanityBatches x
+// sanityContexts where the cache holds them) and fails on the cases out of
+// bounds that the known tables do not record, on recorded entries they
+// exceed, and on recorded entries that no longer occur.
+func checkDecodeBounds(t *testing.T, deps []sanityDeployment, knownOver, knownUnder map[knownKey]known) {
+	t.Helper()
 	var under, over []sanityCase
 	worstOver, worstUnder := map[knownKey]float64{}, map[knownKey]float64{}
 	checked := 0

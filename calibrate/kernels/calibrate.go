@@ -148,6 +148,10 @@ type Result struct {
 	// families read their memory curve at bytes per (request, KV head)
 	// pair (MemoryIndexChoice), in family order.
 	MemoryIndex []MemoryIndexChoice `json:"memory_index,omitempty"`
+	// HostFloors are the choices, per GEMM family with a reference family,
+	// between its free fit and a fit with the benchmark's host floor
+	// (applyHostFloors).
+	HostFloors []HostFloorChoice `json:"host_floors,omitempty"`
 }
 
 // minRows is the row count below which a family fit is flagged.
@@ -288,6 +292,9 @@ func calibrateTables(k *Tables, opts Options) (*Result, error) {
 	}
 	close(next)
 	wg.Wait()
+	if res.HostFloors, err = applyHostFloors(fams, outs, opts); err != nil {
+		return nil, err
+	}
 	for i, f := range fams {
 		o := outs[i]
 		res.Warnings = append(res.Warnings, o.warnings...)
@@ -353,17 +360,9 @@ func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
 		init.TileM, init.TileN = fit.Efficiency.TileM, fit.Efficiency.TileN
 		f.tiles = nil
 		warm = &fit.x
-		fe.Train = calibrate.SummarizeAPE(apes(train, fit.Efficiency))
-		fe.Holdout = calibrate.SummarizeAPE(apes(hold, fit.Efficiency))
-		rg := rangeOf(train)
-		for _, s := range hold {
-			if !rg.Contains(s.FLOPs, s.Bytes) {
-				fe.Extrapolated++
-			}
-		}
-		if fe.Extrapolated > 0 {
-			out.warnings = append(out.warnings, fmt.Sprintf("%s: %d held-out rows lie outside the training size range (extrapolation)", f.name, fe.Extrapolated))
-		}
+		var w []string
+		fe, w = holdoutErrors(f.name, train, hold, fit.Efficiency)
+		out.warnings = append(out.warnings, w...)
 	}
 	// The refit on all rows starts from the training fit, which saw 80% of
 	// them: its optimum is next to the full one, so the search needs no
@@ -385,6 +384,23 @@ func fitFamily(f opFamily, def *hardware.Profile, opts Options) familyFit {
 	out.warnings = append(out.warnings, boundWarnings(f.name, full.Efficiency)...)
 	out.fe, out.eff = fe, full.Efficiency
 	return out
+}
+
+// holdoutErrors are family name's errors of e, fitted on train, on train
+// and on hold, with a warning when held-out rows lie outside the training
+// rows' size range.
+func holdoutErrors(name string, train, hold []Sample, e hardware.OpEfficiency) (FamilyError, []string) {
+	fe := FamilyError{Family: name, Train: calibrate.SummarizeAPE(apes(train, e)), Holdout: calibrate.SummarizeAPE(apes(hold, e))}
+	rg := rangeOf(train)
+	for _, s := range hold {
+		if !rg.Contains(s.FLOPs, s.Bytes) {
+			fe.Extrapolated++
+		}
+	}
+	if fe.Extrapolated == 0 {
+		return fe, nil
+	}
+	return fe, []string{fmt.Sprintf("%s: %d held-out rows lie outside the training size range (extrapolation)", name, fe.Extrapolated)}
 }
 
 // fitTiled fits samples with each tiling in tiles (init's own when tiles

@@ -55,14 +55,15 @@ type Sample struct {
 }
 
 // Predict is the model time of s under e: roofline.BatchedOpSeconds (which
-// is roofline.OpSeconds when s.SeqHeads is 0), plus s.OffsetSeconds.
+// is roofline.OpSeconds when s.SeqHeads is 0), plus s.OffsetSeconds, at
+// least e's host floor (hardware.OpEfficiency.BenchSeconds).
 func (s Sample) Predict(e hardware.OpEfficiency) float64 {
 	bw := e.BenchBandwidth(s.BandwidthBytesPerSec, s.Bytes, s.L2Bytes)
 	peak := s.PeakFLOPS * e.ExpertDepthFactor(s.Depth)
 	if s.DefaultTiles {
 		peak /= e.DefaultTilesSlowdown(s.FLOPs)
 	}
-	return roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K, Pairs: s.SeqHeads}, s.SeqHeads, e, peak, bw) + s.OffsetSeconds
+	return e.BenchSeconds(roofline.BatchedOpSeconds(roofline.Cost{FLOPs: s.FLOPs, ActBytes: s.Bytes, M: s.M, N: s.N, K: s.K, Pairs: s.SeqHeads}, s.SeqHeads, e, peak, bw) + s.OffsetSeconds)
 }
 
 // MaxFitRows is the most rows the optimizer sees per fit; larger families
@@ -100,7 +101,10 @@ const (
 //	x[15..17] DefaultTiles curve: Max = MaxDefaultTilesSlowdown sigmoid(x15),
 //	        Half = exp(x16), Exp as the other curves; fitted when some
 //	        samples have DefaultTiles and some do not
-const nParams = 18
+//	x[18]   BenchHostUS = exp(x18), fitted only with fitOptions.hostFloor
+//	        (hostFloorFit), which then holds the memory curve and the
+//	        launch at their start
+const nParams = 19
 
 // localStarts is the number of starts around the default start that join
 // each restart of a fit (fitOp), maxEvals the most loss-and-gradient
@@ -140,7 +144,7 @@ func curveTo(c hardware.Curve, logX float64) (a, b, e float64) {
 
 // effFrom is the efficiency at parameter vector x, with tm x tn output
 // tiles (0 x 0: compute curve indexed by FLOPs).
-func effFrom(x []float64, perSeq, depth, l2, expDepth, tiles bool, tm, tn int) hardware.OpEfficiency {
+func effFrom(x []float64, perSeq, depth, l2, expDepth, tiles, host bool, tm, tn int) hardware.OpEfficiency {
 	e := hardware.OpEfficiency{
 		Compute:  curveFrom(x[0], x[1], x[2]),
 		Memory:   curveFrom(x[3], x[4], x[5]),
@@ -159,6 +163,9 @@ func effFrom(x []float64, perSeq, depth, l2, expDepth, tiles bool, tm, tn int) h
 	}
 	if tiles {
 		e.DefaultTiles = defaultTilesFrom(x[15], x[16], x[17])
+	}
+	if host {
+		e.BenchHostUS = math.Exp(x[18])
 	}
 	if depth && e.Tiled() {
 		e.KHalf = math.Exp(x[8])
@@ -189,6 +196,7 @@ type prepared struct {
 	expDepth   bool      // some sample has Depth > 0: ExpertKHalf is fitted
 	dflt       []bool    // Sample.DefaultTiles
 	tiles      bool      // some samples have DefaultTiles and some not: the DefaultTiles curve is fitted
+	host       bool      // fitOptions.hostFloor: BenchHostUS is fitted
 }
 
 // defaultTilesFrom is the DefaultTiles curve at its fit coordinates.
@@ -262,6 +270,10 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	launch := math.Exp(x[6]) * 1e-6
 	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
 	var dt hardware.Curve
+	var host float64
+	if p.host {
+		host = math.Exp(x[18]) * 1e-6
+	}
 	if p.tiles {
 		dt = defaultTilesFrom(x[15], x[16], x[17])
 	}
@@ -321,6 +333,9 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			t += outNS * p.mn[i]
 		}
 		t += p.off[i]
+		if p.host {
+			t = max(t, host)
+		}
 		d := math.Log(t) - p.logT[i]
 		if robust {
 			sum += fit.SoftL1(d, KernelLossScale)
@@ -376,6 +391,9 @@ type fitOptions struct {
 	// (a fit on a subset of these rows): the search starts from it and
 	// from the default start only, instead of from restarts points.
 	warm *[nParams]float64
+	// hostFloor fits the benchmark's host floor (BenchHostUS) and holds
+	// init's memory curve and launch fixed (hostFloorFit).
+	hostFloor bool
 }
 
 // fitOp is FitOpEfficiency with fitOptions.
@@ -400,6 +418,7 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		searchSet = pick(fitSet, idx)
 	}
 	p := prepare(fitSet, init)
+	p.host = fo.hostFloor
 	medF, medB := medianLog(p.logF), medianLog(p.logB)
 	// A tiny pull toward the start point keeps parameters that the data
 	// cannot identify (e.g. the compute curve of a memory-bound family)
@@ -425,6 +444,13 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		minT = 1e-6
 	}
 	x0[6] = math.Log(math.Max(0.9*minT*1e6, 0.01))
+	// The host floor starts at the fastest measured run; the launch it
+	// hides is held at init's (hostFloorFit).
+	x0[18] = x0[6]
+	if fo.hostFloor {
+		x0[6] = math.Log(math.Max(init.LaunchUS, 0.01))
+		x0[18] = math.Log(math.Max(minT*1e6, 0.01))
+	}
 	// The per-pair cost starts at init's value, or 0.1 us (a few hundred
 	// cycles per request and KV head) when init has none.
 	x0[7] = math.Log(0.1)
@@ -514,6 +540,7 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	searchP := p
 	if len(searchSet) < len(fitSet) {
 		searchP = prepare(searchSet, init)
+		searchP.host = p.host
 	}
 	project := func(x []float64) []float64 {
 		xa := make([]float64, len(act))
@@ -555,6 +582,11 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		s[14] = x0[14]
 		if p.expDepth {
 			s[14] += (rng.Float64() - 0.5) * 4
+		}
+		s[18] = x0[18]
+		if p.host {
+			s[3], s[4], s[5], s[6] = x0[3], x0[4], x0[5], x0[6]
+			s[18] += (rng.Float64() - 0.5) * 2
 		}
 		s[15], s[16], s[17] = x0[15], x0[16], x0[17]
 		if p.tiles {
@@ -604,8 +636,9 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 	all := p
 	if len(fitSet) < len(samples) {
 		all = prepare(samples, init)
+		all.host = p.host
 	}
-	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, p.tiles, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
+	r := FitResult{Efficiency: effFrom(x, p.perSeq, p.depth, p.l2, p.expDepth, p.tiles, p.host, init.TileM, init.TileN), Loss: all.loss(x), RMSLogError: all.rmsLogError(x)}
 	// The memory curve was fitted on init's index (prepare's logB).
 	r.Efficiency.MemoryIndex = init.MemoryIndex
 	copy(r.x[:], x)
@@ -652,10 +685,14 @@ func onTwoWorkers(n int, f func(i int)) {
 }
 
 // activeParams lists the parameter indices the samples of p constrain:
-// both curves and the launch cost always, the per-pair cost, the depth
-// terms and the L2 speedup only when some sample has that structure.
+// both curves and the launch cost always (the compute curve and the host
+// floor instead with a host floor, hostFloorFit), the per-pair cost, the
+// depth terms and the L2 speedup only when some sample has that structure.
 func activeParams(p *prepared) []int {
 	act := []int{0, 1, 2, 3, 4, 5, 6}
+	if p.host {
+		act = []int{0, 1, 2, 18}
+	}
 	if p.perSeq {
 		act = append(act, 7)
 	}

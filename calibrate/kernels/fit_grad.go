@@ -28,6 +28,10 @@ func (p *prepared) lossGrad(x, g []float64) float64 {
 	dem := (maxExp - minExp) * s5 * (1 - s5) // dEm/dx5
 	bc, bm := x[1], x[4]
 	launch := math.Exp(x[6]) * 1e-6
+	var host float64
+	if p.host {
+		host = math.Exp(x[18]) * 1e-6
+	}
 	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
 	var dtMax, dtHalfLog, dtExp, s15, s17 float64
 	if p.tiles {
@@ -103,11 +107,21 @@ func (p *prepared) lossGrad(x, g []float64) float64 {
 			t += outNS * p.mn[i]
 		}
 		t += p.off[i]
+		// A row at the host floor (fitOptions.hostFloor) is set by the
+		// floor alone, as eval's max keeps the GPU time on a tie.
+		floored := p.host && host > t
+		if floored {
+			t = host
+		}
 		d := math.Log(t) - p.logT[i]
 		q := math.Sqrt(1 + (d/c)*(d/c))
 		sum += 2 * c * c * (q - 1)
 		// dloss_i/dt = 2 d / (q t); scaled by 1/n at the end.
 		w := 2 * d / (q * t)
+		if floored {
+			g[18] += w * host
+			continue
+		}
 		switch {
 		case memory:
 			a := w * tmv
