@@ -262,33 +262,47 @@ func (p *prepared) loss(x []float64) float64 { return p.eval(x, true) }
 // rmsLogError is sqrt(mean squared log error) of the model at x.
 func (p *prepared) rmsLogError(x []float64) float64 { return math.Sqrt(p.eval(x, false)) }
 
+// termValues are the fitted terms of parameter vector x outside the two
+// curves, in the units the model adds them: launch and host floor in
+// seconds, perSeq in seconds per sequence-head, kHalf and spillH in k
+// steps and elements, inNS, outNS and spillNS in ns per element, l2s and
+// expKHalf dimensionless. A term the prepared rows do not fit is 0.
+type termValues struct {
+	launch, host, perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
+}
+
+// terms decodes x's terms (termValues) as eval and lossGrad both read them.
+func (p *prepared) terms(x []float64) termValues {
+	v := termValues{launch: math.Exp(x[6]) * 1e-6}
+	if p.host {
+		v.host = math.Exp(x[18]) * 1e-6
+	}
+	if p.expDepth {
+		v.expKHalf = math.Exp(x[14])
+	}
+	if p.l2 {
+		v.l2s = math.Exp(x[13])
+	}
+	if p.perSeq {
+		v.perSeq = math.Exp(x[7]) * 1e-6
+	}
+	if p.depth {
+		v.kHalf, v.inNS, v.outNS = math.Exp(x[8]), math.Exp(x[9]), math.Exp(x[10])
+		v.spillNS, v.spillH = math.Exp(x[11]), math.Exp(x[12])
+	}
+	return v
+}
+
 // eval is the mean softL1 (robust) or squared log error of the model at x.
 func (p *prepared) eval(x []float64, robust bool) float64 {
 	mc, ec := fit.Sigmoid(x[0]), minExp+(maxExp-minExp)*fit.Sigmoid(x[2])
 	mm, em := fit.Sigmoid(x[3]), minExp+(maxExp-minExp)*fit.Sigmoid(x[5])
 	bc, bm := x[1], x[4]
-	launch := math.Exp(x[6]) * 1e-6
-	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
+	tv := p.terms(x)
+	launch, host, perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf := tv.launch, tv.host, tv.perSeq, tv.kHalf, tv.inNS, tv.outNS, tv.spillNS, tv.spillH, tv.l2s, tv.expKHalf
 	var dt hardware.Curve
-	var host float64
-	if p.host {
-		host = math.Exp(x[18]) * 1e-6
-	}
 	if p.tiles {
 		dt = defaultTilesFrom(x[15], x[16], x[17])
-	}
-	if p.expDepth {
-		expKHalf = math.Exp(x[14])
-	}
-	if p.l2 {
-		l2s = math.Exp(x[13])
-	}
-	if p.perSeq {
-		perSeq = math.Exp(x[7]) * 1e-6
-	}
-	if p.depth {
-		kHalf, inNS, outNS = math.Exp(x[8]), math.Exp(x[9]), math.Exp(x[10])
-		spillNS, spillH = math.Exp(x[11]), math.Exp(x[12])
 	}
 	var sum float64
 	for i := range p.logT {

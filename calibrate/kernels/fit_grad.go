@@ -27,31 +27,14 @@ func (p *prepared) lossGrad(x, g []float64) float64 {
 	dec := (maxExp - minExp) * s2 * (1 - s2) // dEc/dx2
 	dem := (maxExp - minExp) * s5 * (1 - s5) // dEm/dx5
 	bc, bm := x[1], x[4]
-	launch := math.Exp(x[6]) * 1e-6
-	var host float64
-	if p.host {
-		host = math.Exp(x[18]) * 1e-6
-	}
-	var perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf float64
+	tv := p.terms(x)
+	launch, host, perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf := tv.launch, tv.host, tv.perSeq, tv.kHalf, tv.inNS, tv.outNS, tv.spillNS, tv.spillH, tv.l2s, tv.expKHalf
 	var dtMax, dtHalfLog, dtExp, s15, s17 float64
 	if p.tiles {
 		s15, s17 = fit.Sigmoid(x[15]), fit.Sigmoid(x[17])
 		dtMax = hardware.MaxDefaultTilesSlowdown * s15
 		dtHalfLog = x[16]
 		dtExp = minExp + (maxExp-minExp)*s17
-	}
-	if p.expDepth {
-		expKHalf = math.Exp(x[14])
-	}
-	if p.l2 {
-		l2s = math.Exp(x[13])
-	}
-	if p.perSeq {
-		perSeq = math.Exp(x[7]) * 1e-6
-	}
-	if p.depth {
-		kHalf, inNS, outNS = math.Exp(x[8]), math.Exp(x[9]), math.Exp(x[10])
-		spillNS, spillH = math.Exp(x[11]), math.Exp(x[12])
 	}
 	const c = KernelLossScale
 	var sum float64
