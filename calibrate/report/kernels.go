@@ -28,7 +28,7 @@ func kernelGroups(ctx context.Context, o *Options) (SourceNote, []group, []TermS
 		Fitted: "each GPU's shipped profile on every row of its kernel tables (the shipped kernel curves were fitted on all of them)",
 		CrossValidated: fmt.Sprintf("shape slices: each family's rows ordered by shape (GEMM weight n x k, attention batch x KV heads, "+
 			"else FLOPs) and cut into %d contiguous ranges; each range predicted by the family refitted on the others "+
-			"(%d Nelder-Mead start(s), tiling and decode attention's memory index chosen on the training ranges), so the outer ranges are extrapolations; "+
+			"(%d start(s) of the kernel fit, each a short Nelder-Mead exploration finished by L-BFGS; tiling and decode attention's memory index chosen on the training ranges), so the outer ranges are extrapolations; "+
 			"all-reduce is not refitted", folds, restarts),
 	}
 	root := filepath.Join(o.DataDir, "kernels")

@@ -54,7 +54,7 @@ about 2 together.`,
 	f.StringVar(&o.Out, "out", "", "write the JSON report to this file (required)")
 	f.StringSliceVar(&o.Sources, "sources", nil, fmt.Sprintf("only these sources (%v)", report.SourceNames()))
 	f.IntVar(&o.KernelFolds, "kernel-folds", 3, "shape slices per kernel family")
-	f.IntVar(&o.KernelRestarts, "kernel-restarts", 1, "Nelder-Mead starts per kernel refit")
+	f.IntVar(&o.KernelRestarts, "kernel-restarts", 1, "starts per kernel refit (each a short Nelder-Mead exploration finished by L-BFGS)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output on stderr")
 	return cmd
 }
