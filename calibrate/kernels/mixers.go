@@ -192,9 +192,13 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 			return nil, fmt.Errorf("%s: %w", f.kernel, err)
 		}
 		res.Warnings = append(res.Warnings, boundWarnings(string(f.kernel), fit.Efficiency)...)
-		if h := fit.HostFloor; h != nil && h.Kept {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: rows timed eagerly at a host floor of %.1f us per call: kept it (loss %.4f, %.4f without); the step model does not charge it",
-				f.kernel, h.HostUS, h.FloorLoss, h.FreeLoss))
+		if h := fit.HostFloor; h != nil {
+			verdict := "kept it; the step model does not charge it"
+			if !h.Kept {
+				verdict = "not kept, fitted without one"
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: rows timed eagerly, fitted at a host floor of %.1f us per call (loss %.4f, %.4f without): %s",
+				f.kernel, h.HostUS, h.FloorLoss, h.FreeLoss, verdict))
 		}
 		if fit.Kept {
 			if prof.MixerKernels == nil {
