@@ -6,10 +6,11 @@ import "fmt"
 // (collector/vllm/collect_mla.py, run_attention_torch, removed upstream in
 // commit 3e63654dc; it wrote vLLM 0.14.0's context_mla_perf and
 // generation_mla_perf, read here as BackendOnly rows) times six forward
-// calls back to back between two CUDA events, with no CUDA graph, and its
-// module collector (collect_mla_module_v2.py, run_mla_module) times the
-// context module eagerly as well (benchmark_with_power with
-// allow_graph_fail). Such a row measures the slower of the GPU and the
+// calls back to back between two CUDA events, with no CUDA graph. Its
+// module collector (collect_mla_module_v2.py, run_mla_module) times with
+// collector/helper.py's benchmark_with_power and allow_graph_fail, which
+// runs eagerly when CUDA-graph capture fails; the context modules are
+// timed so. Such a row measures the slower of the GPU and the
 // host dispatching the next call: every small call takes about the same
 // host time whatever its shape. The fit then describes the rows by
 // max(GPU time, BenchHostUS) (hardware.OpEfficiency.BenchSeconds), a term
