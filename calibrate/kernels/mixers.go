@@ -251,7 +251,7 @@ func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 	out.Efficiency, out.Fitted = full.Efficiency, calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
 	err = axisSlicesCV(&out, f.axes, f.keys, o.Folds, func(idx, fold []int, h int) ([]float64, error) {
 		train, hold := foldSplit(f.samples, idx, fold, h)
-		fit, err := FitOpEfficiency(train, f.init, seed, o.Restarts)
+		fit, err := FitOpEfficiency(train, f.init, seed, foldRestarts(o.Restarts))
 		if err != nil {
 			return nil, err
 		}
