@@ -46,6 +46,7 @@ type MixerOptions struct {
 	// Folds is the number of contiguous shape ranges per axis (>= 2).
 	Folds int
 	// Seed and Restarts are the fits' (FitOpEfficiency); Restarts 0 means 8.
+	// A shape-slice fold's fit uses at most FoldRestarts.
 	Seed     uint64
 	Restarts int
 	// Progress, when set, is called after each family with the families
