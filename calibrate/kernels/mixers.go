@@ -46,6 +46,7 @@ type MixerOptions struct {
 	// Folds is the number of contiguous shape ranges per axis (>= 2).
 	Folds int
 	// Seed and Restarts are the fits' (FitOpEfficiency); Restarts 0 means 8.
+	// A shape-slice fold's fit uses at most FoldRestarts.
 	Seed     uint64
 	Restarts int
 	// Progress, when set, is called after each family with the families
@@ -272,9 +273,12 @@ func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 		}
 	}
 	out.Efficiency, out.Fitted = full.Efficiency, calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
+	// The folds keep the chosen form (free or host floor) with fewer restarts (foldRestarts).
 	err = axisSlicesCV(&out, f.axes, f.keys, o.Folds, func(idx, fold []int, h int) ([]float64, error) {
 		train, hold := foldSplit(f.samples, idx, fold, h)
-		fit, err := fitOp(train, f.init, seed, fo)
+		ffo := fo
+		ffo.restarts = foldRestarts(o.Restarts)
+		fit, err := fitOp(train, f.init, seed, ffo)
 		if err != nil {
 			return nil, err
 		}
