@@ -72,6 +72,16 @@ func familyTables(family string) []aic.Table {
 	return nil
 }
 
+// FamilyTableFiles are the file names of the tables an operator family's
+// rows come from ("gemm_perf.parquet", ...).
+func FamilyTableFiles(family string) []string {
+	var out []string
+	for _, t := range familyTables(family) {
+		out = append(out, t.File())
+	}
+	return out
+}
+
 // ncclTable names the NCCL table (read from comm/nccl/<version>/, not
 // from a release directory; aic.DB.NCCL).
 const ncclTable aic.Table = "comm/nccl_perf"
@@ -93,8 +103,8 @@ func PredictWith(pr *kernels.Prepared, p *hardware.Profile, fitted map[string]bo
 	out := make([]TransferFamily, len(preds))
 	for i, fp := range preds {
 		out[i] = TransferFamily{FamilyPredictions: fp}
-		for _, t := range familyTables(fp.Family) {
-			if s := shaOf[t.File()]; s != "" && fitted[s] {
+		for _, name := range FamilyTableFiles(fp.Family) {
+			if s := shaOf[name]; s != "" && fitted[s] {
 				out[i].Training = true
 			}
 		}
@@ -138,6 +148,24 @@ func FittedTables(db *aic.DB, owner *hardware.GPU, p *hardware.Profile) (map[str
 	if nccl, _, _, err := db.NCCL(system); err == nil {
 		paths = append(paths, nccl)
 	}
+	// A stage fitted on another system's CSV conversions (shared/data/
+	// kernels/<system>/<table>.csv, e.g. a fused_moe fit carried from a
+	// donor GPU) was fitted on that system's table of the same release.
+	for _, st := range p.Provenance {
+		for _, d := range st.Data {
+			parts := strings.Split(d.Path, "/")
+			if len(parts) != 3 || parts[0] != "kernels" {
+				continue
+			}
+			t, ok := csvTable(parts[2])
+			if !ok {
+				continue
+			}
+			if ref, err := db.Resolve(parts[1], t, aic.Release(e.Version)); err == nil {
+				paths = append(paths, ref.Path)
+			}
+		}
+	}
 	for _, p := range paths {
 		data, err := safefile.ReadFile(p, safefile.Table)
 		if err != nil {
@@ -147,6 +175,25 @@ func FittedTables(db *aic.DB, owner *hardware.GPU, p *hardware.Profile) (map[str
 		out[hex.EncodeToString(sum[:])] = true
 	}
 	return out, nil
+}
+
+// csvTable is the table a CSV conversion in shared/data/kernels/<system>/
+// holds, by file name (the NCCL table is per system, not per release, and
+// is counted with the owner's).
+func csvTable(name string) (aic.Table, bool) {
+	switch name {
+	case "gemm.csv":
+		return aic.TableGEMM, true
+	case "context_attention.csv":
+		return aic.TableContextAttention, true
+	case "generation_attention.csv":
+		return aic.TableGenerationAttention, true
+	case "custom_allreduce.csv":
+		return aic.TableCustomAllReduce, true
+	case "moe.csv":
+		return aic.TableMoE, true
+	}
+	return "", false
 }
 
 // ProfileChoice is a kernel profile picked for a GPU and engine release,

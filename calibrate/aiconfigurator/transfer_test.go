@@ -150,6 +150,8 @@ func TestFittedTablesSharedData(t *testing.T) {
 		{"h100", "0.14.0", "h100_sxm", aic.TableMoE, "0.14.0", true},         // the single file's CSV conversion
 		{"l40s", "0.14.0", "l40s", aic.TableCustomAllReduce, "0.22.0", true}, // a byte-identical copy
 		{"l40s", "0.14.0", "l40s", aic.TableGEMM, "0.24.0", false},
+		{"h200", "0.14.0", "h100_sxm", aic.TableMoE, "0.14.0", true}, // h200.yaml's fused_moe_from: h100
+		{"h200", "0.14.0", "h100_sxm", aic.TableGEMM, "0.14.0", false},
 	} {
 		g, err := hardware.Lookup(tc.gpu)
 		if err != nil {

@@ -3,7 +3,9 @@ package report
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/roofsim/roofsim/calibrate/aic"
@@ -23,6 +25,10 @@ const aicDir = "aic"
 // transferSource is one transfer source's result.
 type transferSource struct {
 	groups []group
+	// seen are the (GPU, profile, table bytes) of the groups reported: a
+	// release whose tables are another's (reuse.yaml, the nearest earlier
+	// release's) repeats no rows.
+	seen map[string]bool
 	// used lists, per GPU and release, the profile that predicted; left
 	// what was not reported and why.
 	used, left []string
@@ -50,7 +56,7 @@ func transfers(ctx context.Context, o *Options) (*transferResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &transferResults{}
+	res := &transferResults{release: transferSource{seen: map[string]bool{}}, gpu: transferSource{seen: map[string]bool{}}}
 	for _, sys := range systems {
 		g, err := hardware.Lookup(sys)
 		if err != nil {
@@ -60,6 +66,10 @@ func transfers(ctx context.Context, o *Options) (*transferResults, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Newest first: where one release reuses another's table, the
+		// rows are reported under the release that measured them
+		// (reuse.yaml donors are the newer release).
+		slices.Reverse(rels)
 		for _, rel := range rels {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -107,18 +117,27 @@ func transferPair(db *aic.DB, sys string, g *hardware.GPU, rel aic.Release, res 
 		if err != nil {
 			return err
 		}
-		var training []string
+		var training, repeated []string
 		for i, f := range cv {
 			if f.Training {
 				training = append(training, f.Family)
 				continue
 			}
+			key := strings.Join(append([]string{g.Name, held.Label, f.Family}, tableSHAs(k, f.Family)...), " ")
+			if ts.seen[key] {
+				repeated = append(repeated, f.Family)
+				continue
+			}
+			ts.seen[key] = true
 			ts.groups = append(ts.groups, group{source: source, gpu: g.Name, engine: "vllm-" + rel.String(), model: "-",
 				metric: f.Family, unit: "s", fitted: pairsOf(picked[i].Pred, picked[i].Meas), cv: pairsOf(f.Pred, f.Meas), cvGroup: cvGroup})
 		}
 		ts.used = append(ts.used, where+" by "+held.Label)
 		if len(training) > 0 {
 			ts.left = append(ts.left, fmt.Sprintf("%s %s (tables the profile was fitted on)", where, strings.Join(training, ", ")))
+		}
+		if len(repeated) > 0 {
+			ts.left = append(ts.left, fmt.Sprintf("%s %s (the same tables as a newer release's, reported there)", where, strings.Join(repeated, ", ")))
 		}
 		return nil
 	}
@@ -137,6 +156,19 @@ func transferPair(db *aic.DB, sys string, g *hardware.GPU, rel aic.Release, res 
 		return err
 	}
 	return add(&res.gpu, SourceGPUTransfer, "the GPU: the profile it would borrow", held)
+}
+
+// tableSHAs are the SHA-256 digests of the files family's rows come from.
+func tableSHAs(k *kernels.Tables, family string) []string {
+	var out []string
+	for _, name := range aiconfigurator.FamilyTableFiles(family) {
+		for _, f := range k.Files {
+			if path.Base(f.File) == name {
+				out = append(out, f.SHA256)
+			}
+		}
+	}
+	return out
 }
 
 // transferNote fills note's data and the per-(GPU, release) list of the
