@@ -185,36 +185,36 @@ func transferNote(note *SourceNote, ts transferSource) {
 // the GPU's own profile of the nearest other release
 // (aiconfigurator.LeaveReleaseOut).
 func releaseTransferGroups(ctx context.Context, o *Options) (SourceNote, []group, []TermSelection, error) {
-	note := SourceNote{
+	return transferSourceGroups(ctx, o, SourceNote{
 		Fitted: "the profile roofsim picks for the GPU and release (`--engine vllm@X`): fitted on these tables where the GPU " +
-			"has a profile of exactly this release (b200, h100, h200, rtx-pro-6000 0.24.0; the single files' own releases), " +
-			"elsewhere itself a transfer from the nearest earlier release",
+			"has a profile of exactly this release (a per-release file, or a single file's own release), elsewhere itself " +
+			"a transfer from another release (the nearest earlier, else the earliest)",
 		CrossValidated: "leave one release out: the GPU's own profile of the nearest other release (earlier, else later), " +
 			"which never saw these tables; families whose table bytes that profile was fitted on (a reuse copy, the " +
 			"GPU's NCCL table under all-reduce) are left out",
-	}
-	res, err := transfers(ctx, o)
-	if err != nil {
-		return note, nil, nil, err
-	}
-	transferNote(&note, res.release)
-	return note, res.release.groups, nil, nil
+	}, func(r *transferResults) transferSource { return r.release })
 }
 
 // gpuTransferGroups: each GPU's tables at each release predicted by the
 // profile it would borrow if it had none (aiconfigurator.LeaveGPUOut).
 func gpuTransferGroups(ctx context.Context, o *Options) (SourceNote, []group, []TermSelection, error) {
-	note := SourceNote{
+	return transferSourceGroups(ctx, o, SourceNote{
 		Fitted: "the profile roofsim picks for the GPU and release (as in release_transfer)",
 		CrossValidated: "leave one GPU out: the profile the GPU would borrow if it had none of its own (the nearest calibrated " +
 			"GPU of its architecture family, its profile for the release or the nearest earlier, applied to this GPU's own peaks " +
 			"and bandwidth; all-reduce from its own interconnect's defaults), or the built-in defaults where no other GPU " +
 			"of its family is calibrated",
-	}
+	}, func(r *transferResults) transferSource { return r.gpu })
+}
+
+// transferSourceGroups is one transfer source: note completed with part's
+// lists, and part's groups.
+func transferSourceGroups(ctx context.Context, o *Options, note SourceNote, part func(*transferResults) transferSource) (SourceNote, []group, []TermSelection, error) {
 	res, err := transfers(ctx, o)
 	if err != nil {
 		return note, nil, nil, err
 	}
-	transferNote(&note, res.gpu)
-	return note, res.gpu.groups, nil, nil
+	ts := part(res)
+	transferNote(&note, ts)
+	return note, ts.groups, nil, nil
 }
