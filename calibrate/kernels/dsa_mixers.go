@@ -275,7 +275,7 @@ func fitDSA(f *dsaRows, o MixerOptions) (attnFit, idxFit MixerFit, err error) {
 			}
 		}
 		ta, tx := f.subset(train)
-		e, err := fitDSAPair(ta, tx, f, seed, o.Restarts)
+		e, err := fitDSAPair(ta, tx, f, seed, foldRestarts(o.Restarts))
 		if err != nil {
 			return nil, err
 		}

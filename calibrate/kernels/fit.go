@@ -301,8 +301,10 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 	tv := p.terms(x)
 	launch, host, perSeq, kHalf, inNS, outNS, spillNS, spillH, l2s, expKHalf := tv.launch, tv.host, tv.perSeq, tv.kHalf, tv.inNS, tv.outNS, tv.spillNS, tv.spillH, tv.l2s, tv.expKHalf
 	var dt hardware.Curve
+	var dtLogHalf float64
 	if p.tiles {
 		dt = defaultTilesFrom(x[15], x[16], x[17])
+		dtLogHalf = math.Log(dt.Half)
 	}
 	var sum float64
 	for i := range p.logT {
@@ -320,7 +322,7 @@ func (p *prepared) eval(x []float64, robust bool) float64 {
 			if p.tiles && p.dflt[i] {
 				// DefaultTilesSlowdown at the row's tokens per expert
 				// (logF), as hardware.Curve.At computes it.
-				t *= 1 + dt.Max/(1+math.Exp(dt.Exp*(math.Log(dt.Half)-p.logF[i])))
+				t *= 1 + dt.Max/(1+math.Exp(dt.Exp*(dtLogHalf-p.logF[i])))
 			}
 		}
 		if tm := p.tm[i]; tm > 0 {
@@ -639,11 +641,19 @@ func fitOp(samples []Sample, init hardware.OpEfficiency, seed uint64, fo fitOpti
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] < vals[order[b]] })
+	// The polishes are independent too: they run side by side and are
+	// compared in the order of their searches' values.
+	top := order[:min(2, len(order))]
+	polished := make([][]float64, len(top))
+	polishedVals := make([]float64, len(top))
+	onTwoWorkers(len(top), func(k int) {
+		polished[k], polishedVals[k] = fit.LBFGS(objGradOn(p), results[top[k]], maxEvals)
+	})
 	var xa []float64
 	bestVal := math.Inf(1)
-	for _, i := range order[:min(2, len(order))] {
-		if x, v := fit.LBFGS(objGradOn(p), results[i], maxEvals); v < bestVal {
-			xa, bestVal = x, v
+	for k := range top {
+		if polishedVals[k] < bestVal {
+			xa, bestVal = polished[k], polishedVals[k]
 		}
 	}
 	x := expand(xa)

@@ -46,6 +46,7 @@ type MixerOptions struct {
 	// Folds is the number of contiguous shape ranges per axis (>= 2).
 	Folds int
 	// Seed and Restarts are the fits' (FitOpEfficiency); Restarts 0 means 8.
+	// A shape-slice fold's fit uses at most FoldRestarts.
 	Seed     uint64
 	Restarts int
 	// Progress, when set, is called after each family with the families
@@ -85,6 +86,10 @@ type MixerFit struct {
 	// dsa_mixers.go): the rows and errors are the module's, counted once,
 	// under that family; "" for a family fitted alone.
 	JointWith hardware.MixerKernel `json:"joint_with,omitempty"`
+	// HostFloor is the choice between the free fit and one with a
+	// benchmark host floor, made for a family whose rows were timed
+	// eagerly (mixerHostFloor); nil for the others.
+	HostFloor *HostFloorChoice `json:"host_floor,omitempty"`
 }
 
 // MixerResult is the outcome of CalibrateMixers.
@@ -111,6 +116,11 @@ type mixerFamily struct {
 	keys [][]float64
 	fp   hardware.OpEfficiency
 	init hardware.OpEfficiency
+	// eager: the rows were timed eagerly, one call after another, so each
+	// measures max(GPU time, host dispatch) (mixerHostFloor); ref is then
+	// the efficiency whose memory curve and launch the fit holds.
+	eager bool
+	ref   hardware.OpEfficiency
 }
 
 func (f *mixerFamily) add(s Sample, keys ...float64) {
@@ -183,6 +193,14 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 			return nil, fmt.Errorf("%s: %w", f.kernel, err)
 		}
 		res.Warnings = append(res.Warnings, boundWarnings(string(f.kernel), fit.Efficiency)...)
+		if h := fit.HostFloor; h != nil {
+			verdict := "kept it; the step model does not charge it"
+			if !h.Kept {
+				verdict = "not kept, fitted without one"
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: rows timed eagerly, fitted at a host floor of %.1f us per call (loss %.4f, %.4f without): %s",
+				f.kernel, h.HostUS, h.FloorLoss, h.FreeLoss, verdict))
+		}
 		if fit.Kept {
 			if prof.MixerKernels == nil {
 				prof.MixerKernels = map[hardware.MixerKernel]hardware.OpEfficiency{}
@@ -244,14 +262,23 @@ func CalibrateMixers(k *Tables, o MixerOptions) (*MixerResult, error) {
 func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 	seed := familySeed(o.Seed, string(f.kernel))
 	out := MixerFit{Family: f.kernel, Rows: len(f.samples), FirstPrinciples: calibrate.SummarizeAPE(apes(f.samples, f.fp))}
-	full, err := FitOpEfficiency(f.samples, f.init, seed, o.Restarts)
+	fo := fitOptions{restarts: o.Restarts}
+	full, err := fitOp(f.samples, f.init, seed, fo)
 	if err != nil {
 		return out, err
 	}
+	if f.eager {
+		if full, fo, err = mixerHostFloor(f, full, seed, o.Restarts, &out); err != nil {
+			return out, err
+		}
+	}
 	out.Efficiency, out.Fitted = full.Efficiency, calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
+	// The folds keep the chosen form (free or host floor) with fewer restarts (foldRestarts).
 	err = axisSlicesCV(&out, f.axes, f.keys, o.Folds, func(idx, fold []int, h int) ([]float64, error) {
 		train, hold := foldSplit(f.samples, idx, fold, h)
-		fit, err := FitOpEfficiency(train, f.init, seed, o.Restarts)
+		ffo := fo
+		ffo.restarts = foldRestarts(o.Restarts)
+		fit, err := fitOp(train, f.init, seed, ffo)
 		if err != nil {
 			return nil, err
 		}
@@ -343,13 +370,17 @@ func mlaModuleFamily(rows []MLAModuleRow, g *hardware.GPU, p *hardware.Profile, 
 	var f *mixerFamily
 	if phase == "context" {
 		f = newMixerFamily(hardware.MixerMLAPrefill, p.AttentionPrefill, hardware.DefaultProfile().AttentionPrefill, "heads", "batch", "prompt length")
+		f.ref = p.AttentionPrefill
 	} else {
 		f = newMixerFamily(hardware.MixerMLADecode, roofline.MLADecodeEfficiency(p, p.GEMMFor("bf16")), hardware.DefaultProfile().AttentionDecode, "heads", "batch", "context length")
+		f.ref = p.AttentionDecode
 	}
+	f.eager = true
 	for _, r := range kept {
 		if r.KernelSource != src {
 			continue
 		}
+		f.eager = f.eager && mlaRowEager(r)
 		w := r.Widths
 		d := roofline.MLADims{KVLoRA: w.KVLoRA, Nope: w.Nope, Rope: w.Rope, V: w.V}
 		var c roofline.Cost

@@ -160,6 +160,9 @@ func mixersNote(prov string, res *kernels.MixerResult) string {
 		}
 		n += fmt.Sprintf("; %s: %d rows, first principles %.1f%%, fitted %.1f%%, shape-slice CV %.1f%% median |error|, %s",
 			f.Family, f.Rows, f.FirstPrinciples.MedianAPE, f.Fitted.MedianAPE, f.CVMedian, verdict)
+		if h := f.HostFloor; h != nil && h.Kept {
+			n += fmt.Sprintf(", eager rows on a host floor of %.1f us per call (benchmark only)", h.HostUS)
+		}
 	}
 	if len(res.Unfitted) > 0 {
 		n += "; no table rows, first principles: " + joinMixers(res.Unfitted)
