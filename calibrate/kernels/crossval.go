@@ -31,26 +31,7 @@ func Predictions(gpu *hardware.GPU, src Source) ([]FamilyPredictions, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := gpu.EffectiveProfile()
-	fams, _ := families(k, gpu)
-	var out []FamilyPredictions
-	for _, f := range fams {
-		e := f.get(p)
-		fp := FamilyPredictions{Family: f.name}
-		for _, s := range f.samples {
-			fp.Pred, fp.Meas = append(fp.Pred, s.Predict(e)), append(fp.Meas, s.Seconds)
-		}
-		out = append(out, fp)
-	}
-	ns, byN := allReduceByGPUs(k)
-	for _, n := range ns {
-		fp := FamilyPredictions{Family: fmt.Sprintf("%s%d", FamilyAllReducePrefix, n)}
-		for _, pt := range byN[n] {
-			fp.Pred, fp.Meas = append(fp.Pred, p.AllReduceSeconds(gpu, pt.Bytes, pt.NumGPUs)), append(fp.Meas, pt.Seconds)
-		}
-		out = append(out, fp)
-	}
-	return out, nil
+	return Prepare(gpu, k).Predict(gpu.EffectiveProfile()), nil
 }
 
 // CVOptions configures ShapeSliceCV.

@@ -137,3 +137,49 @@ func PointsContext(ctx context.Context, gpu *hardware.GPU, src Source, perFamily
 	}
 	return out, nil
 }
+
+// Prepared is a GPU's tables as validation prices them (the operator
+// families and the all-reduce points), built once so that several profiles
+// can predict them: building the families (the MoE rows' routing most of
+// all) costs seconds per table set, predicting with a profile a fraction
+// of that.
+type Prepared struct {
+	gpu  *hardware.GPU
+	fams []opFamily
+	// arNs are the all-reduce GPU counts, ascending; arByN their points.
+	arNs  []int
+	arByN map[int][]ARPoint
+	// Tables are the tables prepared.
+	Tables *Tables
+}
+
+// Prepare builds k's families for GPU g (its peaks, bandwidth and L2; the
+// profile is not read).
+func Prepare(g *hardware.GPU, k *Tables) *Prepared {
+	fams, _ := families(k, g)
+	ns, byN := allReduceByGPUs(k)
+	return &Prepared{gpu: g, fams: fams, arNs: ns, arByN: byN, Tables: k}
+}
+
+// Predict predicts every row with profile p on the prepared GPU's peaks
+// and bandwidth: per family in Validate's order (all-reduce per GPU count
+// last), each row's prediction and measurement. O(rows).
+func (pr *Prepared) Predict(p *hardware.Profile) []FamilyPredictions {
+	var out []FamilyPredictions
+	for _, f := range pr.fams {
+		e := f.get(p)
+		fp := FamilyPredictions{Family: f.name}
+		for _, s := range f.samples {
+			fp.Pred, fp.Meas = append(fp.Pred, s.Predict(e)), append(fp.Meas, s.Seconds)
+		}
+		out = append(out, fp)
+	}
+	for _, n := range pr.arNs {
+		fp := FamilyPredictions{Family: fmt.Sprintf("%s%d", FamilyAllReducePrefix, n)}
+		for _, pt := range pr.arByN[n] {
+			fp.Pred, fp.Meas = append(fp.Pred, p.AllReduceSeconds(pr.gpu, pt.Bytes, pt.NumGPUs)), append(fp.Meas, pt.Seconds)
+		}
+		out = append(out, fp)
+	}
+	return out
+}

@@ -103,6 +103,10 @@ type Options struct {
 	Command string
 	// Progress, when set, is called with a line saying what runs next.
 	Progress func(what string)
+
+	// transfer holds both transfer sources' results, computed by the
+	// first of them to run (transfer.go).
+	transfer *transferResults
 }
 
 // The report's sources.
@@ -112,11 +116,16 @@ const (
 	SourceClosedLoop = "closed_loop"
 	SourceGB10       = "gb10_llamacpp"
 	SourceOpenLoop   = "open_loop"
+	// SourceReleaseTransfer and SourceGPUTransfer predict each GPU's
+	// AIConfigurator tables at each release with a profile fitted on
+	// another release of the GPU, or on another GPU (transfer.go).
+	SourceReleaseTransfer = "release_transfer"
+	SourceGPUTransfer     = "gpu_transfer"
 )
 
 // SourceNames lists the sources in report order.
 func SourceNames() []string {
-	return []string{SourceKernels, SourceSteps, SourceClosedLoop, SourceGB10, SourceOpenLoop}
+	return []string{SourceKernels, SourceSteps, SourceClosedLoop, SourceGB10, SourceOpenLoop, SourceReleaseTransfer, SourceGPUTransfer}
 }
 
 // sourceFunc runs one source: its note, its groups and the term forms it
@@ -125,11 +134,13 @@ type sourceFunc func(ctx context.Context, o *Options) (SourceNote, []group, []Te
 
 func sources() map[string]sourceFunc {
 	return map[string]sourceFunc{
-		SourceKernels:    kernelGroups,
-		SourceSteps:      stepGroups,
-		SourceClosedLoop: closedLoopGroups,
-		SourceGB10:       gb10Groups,
-		SourceOpenLoop:   openLoopGroups,
+		SourceKernels:         kernelGroups,
+		SourceSteps:           stepGroups,
+		SourceClosedLoop:      closedLoopGroups,
+		SourceGB10:            gb10Groups,
+		SourceOpenLoop:        openLoopGroups,
+		SourceReleaseTransfer: releaseTransferGroups,
+		SourceGPUTransfer:     gpuTransferGroups,
 	}
 }
 

@@ -82,20 +82,8 @@ func btoi(b bool) int {
 	return 0
 }
 
-// sourcePolicy is the kernel choice of engine release e on g's architecture,
-// from e's engine profile (the nearest release's; engine/profiles): its
-// kernel paths that name the kernel tables' kernel_source, matched at e's
-// release. nil when e has no engine profile.
+// sourcePolicy is the kernel choice of engine release e on g's architecture
+// (aiconfigurator.EnginePolicy).
 func sourcePolicy(e engine.Engine, g *hardware.GPU) aiconfigurator.SourcePolicy {
-	prof, _, err := e.Profile()
-	if err != nil {
-		return nil
-	}
-	return func(op hardware.KernelOp, dtype string) (string, string, bool) {
-		kp, ok := prof.Match(hardware.KernelQuery{Op: op, Arch: g.Arch, DType: dtype, Release: e.Version})
-		if !ok || kp.KernelSource == "" {
-			return "", "", false
-		}
-		return kp.KernelSource, kp.Source, true
-	}
+	return aiconfigurator.EnginePolicy(e, g)
 }

@@ -13,9 +13,12 @@ import (
 type validateKernelsOptions struct {
 	GPU     string
 	Kernels string
-	Vidur   []string
-	JSON    bool
-	Quiet   bool
+	// AIC, Engine, ProfileEngine and ProfileGPU select the release
+	// transfer mode (validate_transfer.go).
+	AIC, Engine, ProfileEngine, ProfileGPU string
+	Vidur                                  []string
+	JSON                                   bool
+	Quiet                                  bool
 }
 
 func newValidateCmd(s streams) *cobra.Command {
@@ -40,16 +43,29 @@ func newValidateKernelsCmd(s streams) *cobra.Command {
 errors per operator family.
 
 Time: the H100 tables (about 86,000 rows) take about 4 s, most of it reading
-them; a progress line shows it is alive (--quiet silences it).`,
-		Example: "  sim validate kernels --gpu h100 --kernels ../shared/data/kernels/h100_sxm",
-		Args:    noArgs,
+them; a progress line shows it is alive (--quiet silences it).
+
+With --aic and --engine vllm@X, the GPU's AIConfigurator tables of release X
+are predicted by the kernel profile roofsim picks for X, or by the one
+--profile-engine (another release) or --profile-gpu (another GPU, borrowed)
+names: a transfer test, no refit. Families whose tables have the same bytes
+as a table that profile was fitted on (the release's own, a reuse copy) are
+marked "training": their errors are fitted errors, not transfer errors.`,
+		Example: "  sim validate kernels --gpu h100 --kernels ../shared/data/kernels/h100_sxm\n" +
+			"  sim validate kernels --gpu h100 --aic ../shared/data/aic --engine vllm@0.22.0\n" +
+			"  sim validate kernels --gpu l40s --aic ../shared/data/aic --engine vllm@0.24.0 --profile-gpu h100",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runValidateKernels(s, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.GPU, "gpu", "", "catalog GPU name or GPU YAML file (required)")
-	f.StringVar(&opts.Kernels, "kernels", "", "directory of kernel tables (required)")
+	f.StringVar(&opts.Kernels, "kernels", "", "directory of kernel tables (this or --aic)")
+	f.StringVar(&opts.AIC, "aic", "", "AIConfigurator database (../shared/data/aic): predict the GPU's tables of the --engine release (this or --kernels)")
+	f.StringVar(&opts.Engine, "engine", "", "with --aic: the vLLM release whose tables are predicted, as in vllm@0.22.0")
+	f.StringVar(&opts.ProfileEngine, "profile-engine", "", "with --aic: price with the profile roofsim picks for this release instead of --engine's")
+	f.StringVar(&opts.ProfileGPU, "profile-gpu", "", "with --aic: price with this GPU's profile, borrowed (scaled by --gpu's own peaks and bandwidth)")
 	f.StringSliceVar(&opts.Vidur, "vidur", nil, "Vidur <model>.mlp.csv tables to cross-check the GEMM profile against (repeatable)")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
@@ -60,8 +76,11 @@ func runValidateKernels(s streams, opts *validateKernelsOptions) error {
 	if opts.GPU == "" {
 		return usageError{fmt.Errorf("validate kernels: --gpu is required")}
 	}
+	if opts.AIC != "" || opts.Engine != "" || opts.ProfileEngine != "" || opts.ProfileGPU != "" {
+		return runValidateTransfer(s, opts)
+	}
 	if opts.Kernels == "" {
-		return usageError{fmt.Errorf("validate kernels: --kernels is required")}
+		return usageError{fmt.Errorf("validate kernels: --kernels or --aic is required")}
 	}
 	g, err := hardware.Resolve(opts.GPU)
 	if err != nil {

@@ -34,7 +34,10 @@ fpm_steps (per-step tables under fpm/, leave one TP out), closed_loop
 (e2e/closed_loop_vllm*.csv, leave one model out within its benchmark
 harness, the campaign terms chosen by that cross-validation), gb10_llamacpp
 (gb10/measurements.csv, leave one model out), open_loop
-(e2e/open_loop_vllm_h100, leave one model family out). docs/accuracy.md's tables and the README's headline numbers are
+(e2e/open_loop_vllm_h100, leave one model family out), release_transfer and
+gpu_transfer (aic/: each GPU's tables at each vLLM release predicted by its own
+profile of another release, or by the profile it would borrow from another
+GPU; no refit). docs/accuracy.md's tables and the README's headline numbers are
 generated from docs/accuracy.json (go test ./calibrate/report -run TestAccuracyDoc
 -update-accuracy-doc).
 
