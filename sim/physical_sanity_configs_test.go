@@ -75,6 +75,7 @@ const reasonDSADecodeTables = "DeepSeek sparse attention decode of GLM-5.2 at TP
 func knownConfigDecodeOver() map[knownKey]known {
 	return map[knownKey]known{
 		{"attention_decode_dsa", "b200"}:             {11.64, reasonDSADecodeTables},
+		{"attention_decode_dsa", "b300@vllm-0.24.0"}: {12.19, reasonDSADecodeTables},
 		{"attention_decode_dsa", "h200@vllm-0.24.0"}: {8.69, reasonDSADecodeTables},
 		{"experts", "h200@vllm-0.24.0"}:              {3.73, reasonFusedMoE},
 	}

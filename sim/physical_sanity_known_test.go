@@ -148,6 +148,40 @@ func knownDecodeOver() map[knownKey]known {
 		{"router", "t4"}:                                 {4.05, reasonSmallGEMM},
 		{"router", "rtx-pro-6000"}:                       {2.87, reasonSmallGEMM},
 		{"router", "v100"}:                               {5.30, reasonSmallGEMM},
+
+		// The per-release profiles of vLLM 0.19.0 (h100, rtx-pro-6000) and 0.24.0
+		// (b300, l40s): the same mechanisms on those releases' kernel fits. The
+		// rtx-pro-6000 0.19.0 o_proj and q_b_proj ratios are small projection
+		// shards of the fp8 block-scaled MLA model (q_b_proj exists only with a
+		// q LoRA rank), priced by that release's fp8_block GEMM curve, whose
+		// memory half-point is 152 MB: its tables time those kernels slower than
+		// 0.24.0's (the 0.24.0 file predicts them 61 % too fast).
+		{"attention_decode", "b300@vllm-0.24.0"}:                 {11.94, reasonDecodeAttention},
+		{"attention_decode", "h100@vllm-0.19.0"}:                 {2.21, reasonDecodeAttention},
+		{"attention_decode", "l40s@vllm-0.24.0"}:                 {2.11, reasonDecodeAttention},
+		{"attention_decode", "rtx-pro-6000@vllm-0.19.0"}:         {2.02, reasonDecodeAttention},
+		{"attention_decode_mla", "b300@vllm-0.24.0"}:             {19.04, reasonMLATables},
+		{"attention_decode_mla", "h100@vllm-0.19.0"}:             {7.70, reasonMLATables},
+		{"attention_decode_mla", "l40s@vllm-0.24.0"}:             {2.76, reasonMLATables},
+		{"attention_decode_mla", "rtx-pro-6000@vllm-0.19.0"}:     {3.66, reasonMLATables},
+		{"attention_decode_sliding", "b300@vllm-0.24.0"}:         {4.90, reasonDecodeAttention},
+		{"attention_decode_sliding", "h100@vllm-0.19.0"}:         {1.67, reasonDecodeAttention},
+		{"attention_decode_sliding", "l40s@vllm-0.24.0"}:         {1.67, reasonDecodeAttention},
+		{"attention_decode_sliding", "rtx-pro-6000@vllm-0.19.0"}: {1.73, reasonDecodeAttention},
+		{"down_proj", "b300@vllm-0.24.0"}:                        {4.39, reasonSmallGEMM},
+		{"experts", "b300@vllm-0.24.0"}:                          {11.08, reasonFusedMoE},
+		{"experts", "h100@vllm-0.19.0"}:                          {7.18, reasonFusedMoE},
+		{"experts", "l40s@vllm-0.24.0"}:                          {2.26, reasonFusedMoE},
+		{"experts", "rtx-pro-6000@vllm-0.19.0"}:                  {4.94, reasonFusedMoE},
+		{"gate_up_proj", "b300@vllm-0.24.0"}:                     {5.48, reasonSmallGEMM},
+		{"gate_up_proj", "h100@vllm-0.19.0"}:                     {1.72, reasonSmallGEMM},
+		{"gate_up_proj", "l40s@vllm-0.24.0"}:                     {2.02, reasonSmallGEMM},
+		{"gate_up_proj", "rtx-pro-6000@vllm-0.19.0"}:             {2.42, reasonSmallGEMM},
+		{"o_proj", "rtx-pro-6000@vllm-0.19.0"}:                   {17.25, reasonSmallGEMM},
+		{"per_request_kv_head_us", "b300@vllm-0.24.0"}:           {8.13, reasonKVHead},
+		{"q_b_proj", "rtx-pro-6000@vllm-0.19.0"}:                 {10.67, reasonSmallGEMM},
+		{"qkv_proj", "b300@vllm-0.24.0"}:                         {12.45, reasonSmallGEMM},
+		{"qkv_proj", "h100@vllm-0.19.0"}:                         {2.39, reasonSmallGEMM},
 	}
 }
 

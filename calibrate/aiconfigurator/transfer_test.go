@@ -83,10 +83,12 @@ func TestLeaveOut(t *testing.T) {
 		gpu, rel, want string
 		ok             bool
 	}{
-		{"h100", "0.24.0", "h100 vllm-0.14.0 kernels", true},
-		{"h100", "0.14.0", "h100 vllm-0.24.0 kernels", true},
-		{"h100", "0.22.0", "h100 vllm-0.14.0 kernels", true}, // no 0.22.0 profile: the one it picks anyway
-		{"b300", "0.19.0", "", false},                        // its only profile is 0.19.0's
+		{"h100", "0.24.0", "h100 vllm-0.19.0 kernels", true},
+		{"h100", "0.14.0", "h100 vllm-0.19.0 kernels", true},
+		{"h100", "0.22.0", "h100 vllm-0.19.0 kernels", true}, // no 0.22.0 profile: the one it picks anyway
+		{"h200", "0.24.0", "h200 vllm-0.14.0 kernels", true}, // no 0.19.0 file: the single file
+		{"a100-80gb", "0.14.0", "", false},                   // its only profile is 0.14.0's
+		{"b300", "0.19.0", "b300 vllm-0.24.0 kernels", true},
 		{"b300", "0.24.0", "b300 vllm-0.19.0 kernels", true},
 	} {
 		g, err := hardware.Lookup(tc.gpu)
