@@ -49,3 +49,22 @@ func TestRunHopperReleaseProfiles(t *testing.T) {
 		}
 	}
 }
+
+// The text summary says in one line which release's kernel profile stands
+// in for the run's when the release has none of its own, and says nothing
+// when it has.
+func TestRunTextSaysReleaseFallback(t *testing.T) {
+	for _, c := range []struct {
+		engine string
+		want   bool
+	}{{"vllm@0.22.0", true}, {"vllm@0.24.0", false}} {
+		code, stdout, errOut := cli(t, "run", "--workload", "testdata/small.yaml", "--gpu", "h100", "--max-model-len", "8192", "--engine", c.engine)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.engine, code, errOut)
+		}
+		got := strings.Count(stdout, "note: h100 has no vllm 0.22.0 kernel profile; using the nearest earlier release, 0.19.0\n")
+		if (got == 1) != c.want || got > 1 {
+			t.Errorf("%s: the fallback note appears %d times in the text summary; want it %v:\n%s", c.engine, got, c.want, stdout)
+		}
+	}
+}

@@ -49,6 +49,13 @@ func writeSummaryText(w io.Writer, p *pipeline.Plan, res *sim.Result, result *tr
 	for _, n := range p.ModelNotes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	// How the mixers and the proposer are priced, and which release's
+	// kernel profile stands in for the run's (run.json's notes hold them too).
+	for _, n := range []string{p.Prepared.MixerKernelNote, p.Prepared.SpeculativeNote, p.Prepared.ProfileNote} {
+		if n != "" {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
 	fmt.Fprintf(w, "GPU profile: %s\n\n", profileLine(p.GPU.EffectiveProfile()))
 	if result.Pools != nil {
 		writePoolsText(w, p, result.Pools)
