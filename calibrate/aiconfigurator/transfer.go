@@ -182,15 +182,15 @@ func FittedTables(db *aic.DB, owner *hardware.GPU, p *hardware.Profile) (map[str
 // is counted with the owner's).
 func csvTable(name string) (aic.Table, bool) {
 	switch name {
-	case "gemm.csv":
+	case FileGEMM:
 		return aic.TableGEMM, true
-	case "context_attention.csv":
+	case FileContextAttention:
 		return aic.TableContextAttention, true
-	case "generation_attention.csv":
+	case FileGenerationAttention:
 		return aic.TableGenerationAttention, true
-	case "custom_allreduce.csv":
+	case FileCustomAllReduce:
 		return aic.TableCustomAllReduce, true
-	case "moe.csv":
+	case FileMoE:
 		return aic.TableMoE, true
 	}
 	return "", false

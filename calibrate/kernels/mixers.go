@@ -274,11 +274,10 @@ func fitMixer(f *mixerFamily, o MixerOptions) (MixerFit, error) {
 	}
 	out.Efficiency, out.Fitted = full.Efficiency, calibrate.SummarizeAPE(apes(f.samples, full.Efficiency))
 	// The folds keep the chosen form (free or host floor) with fewer restarts (foldRestarts).
+	fo.restarts = foldRestarts(o.Restarts)
 	err = axisSlicesCV(&out, f.axes, f.keys, o.Folds, func(idx, fold []int, h int) ([]float64, error) {
 		train, hold := foldSplit(f.samples, idx, fold, h)
-		ffo := fo
-		ffo.restarts = foldRestarts(o.Restarts)
-		fit, err := fitOp(train, f.init, seed, ffo)
+		fit, err := fitOp(train, f.init, seed, fo)
 		if err != nil {
 			return nil, err
 		}
